@@ -1,0 +1,29 @@
+# lake — build, test and run targets. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+PKGS := ./...
+
+.PHONY: help tools test lint vet fmt-check unit bench fuzz
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+
+tools: ## install what the build and tests need (librocksdb-dev, npm tools, staticcheck)
+	@scripts/install-deps.sh
+
+test: tools lint unit ## everything CI runs: lint, then every test
+
+lint: tools fmt-check vet ## gofmt, go vet and staticcheck
+	bin/staticcheck $(PKGS)
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+unit: tools ## go test over the whole module
+	$(GO) test -timeout 20m $(PKGS)
+
+bench: tools ## go benchmarks of every package
+	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

@@ -1,0 +1,227 @@
+// Package testenv starts the real servers lake's tests run against (dynalite
+// for DynamoDB, and the others the suites need) on loopback, and stops them
+// when the test ends.
+//
+// A server that cannot be started skips the test on a developer machine,
+// with the command that installs it, and fails it under CI=true: CI never
+// passes by skipping.
+package testenv
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
+)
+
+// Unavailable skips tb with reason, or fails it when CI=true.
+func Unavailable(tb testing.TB, format string, args ...any) {
+	tb.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("required test server unavailable under CI=true: %s", msg)
+	}
+	tb.Skipf("%s (run `make tools` to install the test servers)", msg)
+}
+
+// RepoRoot returns the repository's top folder: the nearest ancestor of the
+// working directory holding tools/npm/package.json.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "tools", "npm", "package.json")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("testenv: no tools/npm/package.json above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Process is a server started for a test.
+type Process struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	mu   sync.Mutex
+	out  strings.Builder
+}
+
+// Start runs name with args, keeps its output for failure reports, and stops
+// it (SIGTERM, then SIGKILL after 5 s) when the test ends.
+func Start(tb testing.TB, name string, args ...string) *Process {
+	tb.Helper()
+	p := &Process{cmd: exec.Command(name, args...), done: make(chan struct{})}
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	pr, pw := io.Pipe()
+	p.cmd.Stdout, p.cmd.Stderr = pw, pw
+	if err := p.cmd.Start(); err != nil {
+		Unavailable(tb, "start %s: %v", name, err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			p.mu.Lock()
+			if p.out.Len() < 1<<20 {
+				p.out.WriteString(sc.Text() + "\n")
+			}
+			p.mu.Unlock()
+		}
+	}()
+	go func() {
+		_ = p.cmd.Wait()
+		pw.Close()
+		close(p.done)
+	}()
+	tb.Cleanup(func() {
+		p.Stop()
+		if tb.Failed() {
+			tb.Logf("%s output:\n%s", name, p.Output())
+		}
+	})
+	return p
+}
+
+// Output returns what the process printed so far.
+func (p *Process) Output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.out.String()
+}
+
+// Stop ends the process group and waits for it.
+func (p *Process) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Exited reports whether the process has ended.
+func (p *Process) Exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// WaitTCP waits until addr accepts TCP connections or the process exits.
+func (p *Process) WaitTCP(tb testing.TB, addr string, timeout time.Duration) {
+	tb.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if p.Exited() {
+			tb.Fatalf("%s exited before listening on %s:\n%s", p.cmd.Path, addr, p.Output())
+		}
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	tb.Fatalf("%s did not listen on %s within %v:\n%s", p.cmd.Path, addr, timeout, p.Output())
+}
+
+// DynamoDB is a running dynalite server.
+type DynamoDB struct {
+	// Endpoint is the server's URL, e.g. http://127.0.0.1:41234.
+	Endpoint string
+	Process  *Process
+}
+
+// StartDynamoDB starts dynalite (npm dynalite@4, pinned in tools/npm) in
+// memory on a free loopback port, tables active at once.
+func StartDynamoDB(tb testing.TB) *DynamoDB {
+	tb.Helper()
+	bin := os.Getenv("LAKE_DYNALITE")
+	if bin == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			Unavailable(tb, "dynalite: %v", err)
+		}
+		bin = filepath.Join(root, "tools", "npm", "node_modules", ".bin", "dynalite")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		Unavailable(tb, "dynalite not installed at %s", bin)
+	}
+	port := FreePort(tb)
+	p := Start(tb, bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	p.WaitTCP(tb, addr, 30*time.Second)
+	return &DynamoDB{Endpoint: "http://" + addr, Process: p}
+}
+
+// Client returns a DynamoDB client for the server with static test
+// credentials and dynamo.RetryOptions installed.
+func (d *DynamoDB) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{
+		Region:       "us-east-1",
+		BaseEndpoint: aws.String(d.Endpoint),
+		Credentials:  credentials.NewStaticCredentialsProvider("test", "test", ""),
+	}, append([]func(*dynamodb.Options){dynamo.RetryOptions(dynamo.RetryPolicy{})}, opts...)...)
+}
+
+var tableSeq struct {
+	sync.Mutex
+	n int
+}
+
+// NewTable creates a fresh, uniquely named table on the server and returns
+// its name.
+func (d *DynamoDB) NewTable(tb testing.TB) string {
+	tb.Helper()
+	tableSeq.Lock()
+	tableSeq.n++
+	name := fmt.Sprintf("lake-test-%d", tableSeq.n)
+	tableSeq.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := dynamo.CreateTable(ctx, d.Client(), name); err != nil {
+		tb.Fatalf("create table: %v", err)
+	}
+	return name
+}

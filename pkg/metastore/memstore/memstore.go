@@ -1,0 +1,177 @@
+// Package memstore is an in-memory metastore.Store for tests and examples.
+// It keeps nothing across processes.
+package memstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/lake-catalog/lake/pkg/metastore"
+)
+
+var errClosed = errors.New("memstore: store is closed")
+
+// Options configures a Store. The zero value is ready to use.
+type Options struct {
+	// MaxValueBytes bounds a value's size; 0 means no limit.
+	MaxValueBytes int
+}
+
+// Store is an in-memory metastore.Store guarded by one RWMutex.
+type Store struct {
+	opts   Options
+	mu     sync.RWMutex
+	data   map[string][]byte
+	closed bool
+}
+
+var (
+	_ metastore.Store        = (*Store)(nil)
+	_ metastore.StatsScanner = (*Store)(nil)
+)
+
+// New returns an empty Store.
+func New(opts Options) *Store {
+	return &Store{opts: opts, data: make(map[string][]byte)}
+}
+
+func (s *Store) check(ctx context.Context, key string, value []byte) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memstore: %w", err)
+	}
+	if err := metastore.ValidateKey(key); err != nil {
+		return err
+	}
+	if s.opts.MaxValueBytes > 0 && len(value) > s.opts.MaxValueBytes {
+		return fmt.Errorf("%w: %d bytes, limit %d", metastore.ErrValueTooLarge, len(value), s.opts.MaxValueBytes)
+	}
+	if s.closed {
+		return errClosed
+	}
+	return nil
+}
+
+// Get implements metastore.Store.
+func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx, key, nil); err != nil {
+		return nil, err
+	}
+	v, ok := s.data[key]
+	if !ok {
+		return nil, fmt.Errorf("memstore: get %q: %w", key, metastore.ErrNotFound)
+	}
+	return clone(v), nil
+}
+
+// Put implements metastore.Store.
+func (s *Store) Put(ctx context.Context, key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx, key, value); err != nil {
+		return err
+	}
+	s.data[key] = clone(value)
+	return nil
+}
+
+// Create implements metastore.Store.
+func (s *Store) Create(ctx context.Context, key string, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx, key, value); err != nil {
+		return err
+	}
+	if _, ok := s.data[key]; ok {
+		return fmt.Errorf("memstore: create %q: %w", key, metastore.ErrExists)
+	}
+	s.data[key] = clone(value)
+	return nil
+}
+
+// CompareAndSwap implements metastore.Store.
+func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx, key, value); err != nil {
+		return err
+	}
+	cur, ok := s.data[key]
+	switch {
+	case !ok:
+		return fmt.Errorf("memstore: swap %q: %w", key, metastore.ErrNotFound)
+	case !bytes.Equal(cur, old):
+		return fmt.Errorf("memstore: swap %q: %w", key, metastore.ErrConflict)
+	}
+	s.data[key] = clone(value)
+	return nil
+}
+
+// Delete implements metastore.Store.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx, key, nil); err != nil {
+		return err
+	}
+	if _, ok := s.data[key]; !ok {
+		return fmt.Errorf("memstore: delete %q: %w", key, metastore.ErrNotFound)
+	}
+	delete(s.data, key)
+	return nil
+}
+
+// ScanPrefix implements metastore.Store.
+func (s *Store) ScanPrefix(ctx context.Context, prefix string) ([]metastore.Entry, error) {
+	entries, _, err := s.ScanPrefixStats(ctx, prefix)
+	return entries, err
+}
+
+// ScanPrefixStats implements metastore.StatsScanner.
+func (s *Store) ScanPrefixStats(ctx context.Context, prefix string) ([]metastore.Entry, metastore.ScanStats, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var stats metastore.ScanStats
+	if err := ctx.Err(); err != nil {
+		return nil, stats, fmt.Errorf("memstore: %w", err)
+	}
+	if s.closed {
+		return nil, stats, errClosed
+	}
+	stats.Pages = 1
+	entries := make([]metastore.Entry, 0)
+	for k, v := range s.data {
+		stats.Scanned++
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			stats.OutsidePrefix++
+			continue
+		}
+		entries = append(entries, metastore.Entry{Key: rest, Value: clone(v)})
+	}
+	slices.SortFunc(entries, func(a, b metastore.Entry) int { return strings.Compare(a.Key, b.Key) })
+	stats.Kept = len(entries)
+	return entries, stats, nil
+}
+
+// Close implements metastore.Store.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.data = nil
+	return nil
+}
+
+// clone copies b, keeping a zero-length value non-nil so it stays a value.
+func clone(b []byte) []byte {
+	out := make([]byte, len(b))
+	copy(out, b)
+	return out
+}

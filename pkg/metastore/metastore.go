@@ -1,0 +1,105 @@
+// Package metastore defines the key-value contract that lake's table
+// registrations live in, the errors every backend maps to, and the scan
+// statistics a backend may report.
+//
+// Backends live in sub-packages (memstore, rocksdb, dynamo) and all pass the
+// conformance suite in metastoretest.
+package metastore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Errors every backend maps to. Callers tell cases apart with errors.Is.
+var (
+	// ErrNotFound: the key holds no value.
+	ErrNotFound = errors.New("metastore: not found")
+	// ErrExists: a create-only put found the key already holding a value.
+	ErrExists = errors.New("metastore: key exists")
+	// ErrConflict: a compare-and-swap found a value other than the expected one.
+	ErrConflict = errors.New("metastore: value changed concurrently")
+	// ErrInvalidKey: the key is empty, not UTF-8, or longer than MaxKeyBytes.
+	ErrInvalidKey = errors.New("metastore: invalid key")
+	// ErrValueTooLarge: the value exceeds what the backend can hold in one item.
+	ErrValueTooLarge = errors.New("metastore: value too large")
+)
+
+// MaxKeyBytes is the longest key any backend accepts: DynamoDB's limit for a
+// partition key.
+const MaxKeyBytes = 2048
+
+// Entry is one key-value pair returned by a prefix scan. Key has the scanned
+// prefix stripped; Value holds the exact bytes stored. The caller owns both.
+type Entry struct {
+	Key   string
+	Value []byte
+}
+
+// Store is a string-keyed store of byte values.
+//
+// All methods are safe for concurrent use by multiple goroutines. Each honours
+// its context: a cancelled or expired context makes the call return an error
+// that errors.Is reports as the context's error, and nothing is written.
+// Byte slices passed in are not retained; slices returned belong to the
+// caller. A zero-length value is a value, distinct from a missing key.
+type Store interface {
+	// Get returns the value stored at key, or ErrNotFound. Reads are strongly
+	// consistent: a Get after a successful write sees that write.
+	Get(ctx context.Context, key string) ([]byte, error)
+	// Put stores value at key, replacing any value there.
+	Put(ctx context.Context, key string, value []byte) error
+	// Create stores value at key only if the key holds no value; otherwise it
+	// returns ErrExists and leaves the stored value unchanged.
+	Create(ctx context.Context, key string, value []byte) error
+	// CompareAndSwap replaces the value at key with value only if the stored
+	// value equals old byte for byte. It returns ErrNotFound when the key holds
+	// no value and ErrConflict when it holds another value.
+	CompareAndSwap(ctx context.Context, key string, old, value []byte) error
+	// Delete removes key. It returns ErrNotFound when the key holds no value.
+	Delete(ctx context.Context, key string) error
+	// ScanPrefix returns every entry whose key starts with prefix, with the
+	// prefix stripped, sorted by stripped key (bytewise). The empty prefix
+	// scans everything. A scan reads one consistent view where the backend
+	// offers one (RocksDB: an implicit snapshot; DynamoDB: a strongly
+	// consistent Scan, consistent per item).
+	ScanPrefix(ctx context.Context, prefix string) ([]Entry, error)
+	// Close releases the store's resources. Calls after Close fail.
+	Close() error
+}
+
+// ScanStats describes what one prefix scan read.
+type ScanStats struct {
+	// Pages is how many pages (DynamoDB) or iterators (RocksDB, memory) the
+	// scan consumed.
+	Pages int
+	// Scanned is how many items the backend returned before filtering.
+	Scanned int
+	// Kept is how many entries the scan returned.
+	Kept int
+	// OutsidePrefix is how many well-formed items lay outside the prefix.
+	OutsidePrefix int
+	// Malformed is how many items were dropped for a wrong shape (a key that
+	// is not a string, a value that is missing or not binary).
+	Malformed int
+}
+
+// StatsScanner is implemented by backends that report what a scan read.
+type StatsScanner interface {
+	ScanPrefixStats(ctx context.Context, prefix string) ([]Entry, ScanStats, error)
+}
+
+// ValidateKey reports whether key is acceptable to every backend.
+func ValidateKey(key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: empty", ErrInvalidKey)
+	case len(key) > MaxKeyBytes:
+		return fmt.Errorf("%w: %d bytes, limit %d", ErrInvalidKey, len(key), MaxKeyBytes)
+	case !utf8.ValidString(key):
+		return fmt.Errorf("%w: not valid UTF-8", ErrInvalidKey)
+	}
+	return nil
+}
