@@ -3,6 +3,8 @@ SHELL := /bin/bash
 GO ?= go
 PKGS := ./...
 
+FUZZTIME ?= 60s
+
 .PHONY: help tools test lint vet fmt-check unit bench fuzz
 
 help: ## list the targets
@@ -27,3 +29,6 @@ unit: tools ## go test over the whole module
 
 bench: tools ## go benchmarks of every package
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+
+fuzz: ## run every fuzz target for FUZZTIME each (default 60s); findings land in testdata/fuzz
+	@scripts/fuzz.sh $(FUZZTIME)

@@ -1,0 +1,137 @@
+package catalog_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+)
+
+const benchTables = 100_000
+
+var benchFixture struct {
+	once     sync.Once
+	scan     catalog.ScanResult
+	snap     *catalog.Snapshot
+	blob     []byte
+	rawBytes int // sum of the raw schema IPC bytes
+}
+
+// fixture registers benchTables tables of 20 columns over 100 tenants.
+func fixture(b *testing.B) {
+	benchFixture.once.Do(func() {
+		st := memstore.New(memstore.Options{})
+		c := catalog.New(st, catalog.Options{})
+		ctx := context.Background()
+		for i := range benchTables {
+			ref := catalog.TableRef{Tenant: fmt.Sprintf("tenant%03d", i%100), Namespace: fmt.Sprintf("ns%02d", i%17), Name: fmt.Sprintf("table_%06d", i)}
+			reg, _, err := c.Register(ctx, ref, catalog.TableSpec{Location: "s3://lake/" + ref.String() + "/", Schema: catalogtest.WideSchema(i, 20)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchFixture.rawBytes += len(reg.SchemaIPC())
+		}
+		var err error
+		benchFixture.scan, err = catalog.ScanTables(ctx, st)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchFixture.snap = catalog.BuildSnapshot(benchFixture.scan, 1, time.Now())
+		if benchFixture.blob, err = catalog.EncodeBlob(benchFixture.snap); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// peakHeap runs fn and returns the most heap it held above the starting
+// point, sampled every millisecond.
+func peakHeap(fn func()) uint64 {
+	runtime.GC()
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(sample)
+	base := sample[0].Value.Uint64()
+	var peak atomic.Uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			metrics.Read(s)
+			if v := s[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	<-done
+	metrics.Read(sample)
+	if v := sample[0].Value.Uint64(); v > peak.Load() {
+		peak.Store(v)
+	}
+	if peak.Load() < base {
+		return 0
+	}
+	return peak.Load() - base
+}
+
+// BenchmarkBuildSnapshot: one scan result of 100,000 registrations of 20
+// columns into a snapshot (every schema decoded to check it).
+func BenchmarkBuildSnapshot(b *testing.B) {
+	fixture(b)
+	var peak uint64
+	for b.Loop() {
+		peak = max(peak, peakHeap(func() { catalog.BuildSnapshot(benchFixture.scan, 2, time.Now()) }))
+	}
+	b.ReportMetric(float64(benchTables)/(b.Elapsed().Seconds()/float64(b.N)), "tables/s")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}
+
+func BenchmarkBlobEncode(b *testing.B) {
+	fixture(b)
+	b.SetBytes(int64(benchFixture.rawBytes))
+	var peak uint64
+	for b.Loop() {
+		peak = max(peak, peakHeap(func() {
+			if _, err := catalog.EncodeBlob(benchFixture.snap); err != nil {
+				b.Fatal(err)
+			}
+		}))
+	}
+	b.ReportMetric(float64(len(benchFixture.blob))/(1<<20), "blob-MB")
+	b.ReportMetric(float64(benchFixture.rawBytes)/(1<<20), "raw-schema-MB")
+	b.ReportMetric(float64(len(benchFixture.blob))/float64(benchFixture.rawBytes), "blob/raw")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}
+
+// BenchmarkBlobDecode: the goal is ≤ 1 s for 100,000 tables here, and a blob
+// of at most half the raw schema bytes. MB/s counts raw schema bytes.
+func BenchmarkBlobDecode(b *testing.B) {
+	fixture(b)
+	b.SetBytes(int64(benchFixture.rawBytes))
+	var peak uint64
+	for b.Loop() {
+		peak = max(peak, peakHeap(func() {
+			s, err := catalog.DecodeBlob(benchFixture.blob, catalog.DecodeOptions{})
+			if err != nil || s.Counts.Tables != benchTables {
+				b.Fatalf("decode: %v", err)
+			}
+		}))
+	}
+	b.ReportMetric(float64(len(benchFixture.blob))/(1<<20), "blob-MB")
+	b.ReportMetric(float64(len(benchFixture.blob))/float64(benchFixture.rawBytes), "blob/raw")
+	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+}

@@ -1,0 +1,374 @@
+package catalog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+)
+
+// The snapshot blob is what refresh publishes and discovery loads:
+//
+//	offset size  field
+//	0      8     magic "LAKESNAP"
+//	8      2     format version (BlobVersion), little endian like every field
+//	10     2     codec: 1 = zstd
+//	12     8     generation
+//	20     8     created at, Unix nanoseconds
+//	28     8     tables
+//	36     8     tables with the schema unavailable
+//	44     8     registrations skipped as malformed
+//	52     8     payload bytes, uncompressed
+//	60     8     body bytes (the compressed payload)
+//	68     32    SHA-256 of the uncompressed payload: the content hash
+//	100    4     CRC-32C of bytes 0–99 and of the body
+//	104    …     body
+//
+// The payload is an Arrow IPC stream of one row per table, sorted by
+// (tenant, namespace, table), with the columns of blobSchema. The content
+// hash covers only the tables, not the generation or time, so a refresh can
+// tell whether anything changed.
+const (
+	BlobMagic      = "LAKESNAP"
+	BlobVersion    = 1
+	blobHeaderSize = 104
+	codecZstd      = 1
+	blobBatchRows  = 16384
+)
+
+// DefaultMaxBlobPayloadBytes bounds the uncompressed payload DecodeBlob
+// accepts: 4 GiB, several million tables.
+const DefaultMaxBlobPayloadBytes = 4 << 30
+
+// Blob errors. Every decode failure wraps exactly one of them.
+var (
+	// ErrBlobMagic: the bytes are not a lake snapshot blob.
+	ErrBlobMagic = errors.New("catalog: not a snapshot blob (bad magic)")
+	// ErrBlobVersion: the blob has a format version this build cannot read.
+	ErrBlobVersion = errors.New("catalog: unsupported snapshot blob version")
+	// ErrBlobCorrupt: truncated, a checksum mismatch, or an invalid payload.
+	ErrBlobCorrupt = errors.New("catalog: corrupt snapshot blob")
+)
+
+// BlobHeader is the fixed header of a snapshot blob.
+type BlobHeader struct {
+	Version      uint16
+	Generation   uint64
+	CreatedAt    time.Time
+	Counts       Counts
+	PayloadBytes uint64
+	BodyBytes    uint64
+	// ContentHash is the SHA-256 of the uncompressed payload: equal hashes
+	// mean the same tables, schemas and registrations.
+	ContentHash [32]byte
+}
+
+var blobSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "tenant", Type: arrow.BinaryTypes.String},
+	{Name: "namespace", Type: arrow.BinaryTypes.String},
+	{Name: "name", Type: arrow.BinaryTypes.String},
+	{Name: "location", Type: arrow.BinaryTypes.String},
+	{Name: "table_type", Type: arrow.BinaryTypes.String},
+	{Name: "version", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "created_at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	{Name: "updated_at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}},
+	{Name: "schema_ipc", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	{Name: "schema_error", Type: arrow.BinaryTypes.String, Nullable: true},
+}, nil)
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// EncodeBlob encodes s as a snapshot blob.
+func EncodeBlob(s *Snapshot) ([]byte, error) {
+	payload, err := encodePayload(s.tables)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: encode blob payload: %w", err)
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("catalog: encode blob: %w", err)
+	}
+	defer enc.Close()
+	out := make([]byte, blobHeaderSize, blobHeaderSize+len(payload)/4)
+	out = enc.EncodeAll(payload, out)
+	h := BlobHeader{
+		Version:      BlobVersion,
+		Generation:   s.Generation,
+		CreatedAt:    s.CreatedAt,
+		Counts:       s.Counts,
+		PayloadBytes: uint64(len(payload)),
+		BodyBytes:    uint64(len(out) - blobHeaderSize),
+		ContentHash:  sha256.Sum256(payload),
+	}
+	putHeader(out[:blobHeaderSize], h)
+	crc := crc32.Update(crc32.Checksum(out[:100], crcTable), crcTable, out[blobHeaderSize:])
+	binary.LittleEndian.PutUint32(out[100:104], crc)
+	return out, nil
+}
+
+func putHeader(b []byte, h BlobHeader) {
+	le := binary.LittleEndian
+	copy(b[0:8], BlobMagic)
+	le.PutUint16(b[8:], h.Version)
+	le.PutUint16(b[10:], codecZstd)
+	le.PutUint64(b[12:], h.Generation)
+	le.PutUint64(b[20:], uint64(h.CreatedAt.UnixNano()))
+	le.PutUint64(b[28:], uint64(h.Counts.Tables))
+	le.PutUint64(b[36:], uint64(h.Counts.SchemaUnavailable))
+	le.PutUint64(b[44:], uint64(h.Counts.Skipped))
+	le.PutUint64(b[52:], h.PayloadBytes)
+	le.PutUint64(b[60:], h.BodyBytes)
+	copy(b[68:100], h.ContentHash[:])
+}
+
+// ReadBlobHeader parses and checks a blob's header (magic, version, codec,
+// length) without verifying the body.
+func ReadBlobHeader(b []byte) (BlobHeader, error) {
+	if len(b) < 8 || string(b[:8]) != BlobMagic {
+		if len(b) > 0 && len(b) < 8 && string(b) == BlobMagic[:len(b)] {
+			return BlobHeader{}, fmt.Errorf("%w: truncated to %d bytes", ErrBlobCorrupt, len(b))
+		}
+		return BlobHeader{}, ErrBlobMagic
+	}
+	if len(b) < blobHeaderSize {
+		return BlobHeader{}, fmt.Errorf("%w: truncated to %d bytes, header is %d", ErrBlobCorrupt, len(b), blobHeaderSize)
+	}
+	le := binary.LittleEndian
+	h := BlobHeader{
+		Version:    le.Uint16(b[8:]),
+		Generation: le.Uint64(b[12:]),
+		CreatedAt:  time.Unix(0, int64(le.Uint64(b[20:]))).UTC(),
+		Counts: Counts{
+			Tables:            int(le.Uint64(b[28:]) & (1<<62 - 1)),
+			SchemaUnavailable: int(le.Uint64(b[36:]) & (1<<62 - 1)),
+			Skipped:           int(le.Uint64(b[44:]) & (1<<62 - 1)),
+		},
+		PayloadBytes: le.Uint64(b[52:]),
+		BodyBytes:    le.Uint64(b[60:]),
+	}
+	copy(h.ContentHash[:], b[68:100])
+	if h.Version != BlobVersion {
+		return BlobHeader{}, fmt.Errorf("%w: version %d, this build reads %d", ErrBlobVersion, h.Version, BlobVersion)
+	}
+	if codec := le.Uint16(b[10:]); codec != codecZstd {
+		return BlobHeader{}, fmt.Errorf("%w: unknown codec %d", ErrBlobCorrupt, codec)
+	}
+	if h.BodyBytes != uint64(len(b)-blobHeaderSize) {
+		return BlobHeader{}, fmt.Errorf("%w: header says %d body bytes, blob has %d", ErrBlobCorrupt, h.BodyBytes, len(b)-blobHeaderSize)
+	}
+	return h, nil
+}
+
+// DecodeOptions bound DecodeBlob.
+type DecodeOptions struct {
+	// MaxPayloadBytes bounds the uncompressed payload. Default
+	// DefaultMaxBlobPayloadBytes.
+	MaxPayloadBytes uint64
+}
+
+// DecodeBlob checks and decodes a snapshot blob: header, CRC-32C, the
+// decompressed size, the content hash, the payload's Arrow schema, every
+// name, the row order and the counts. Any failure wraps ErrBlobMagic,
+// ErrBlobVersion or ErrBlobCorrupt; no input panics.
+func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
+	if opts.MaxPayloadBytes == 0 {
+		opts.MaxPayloadBytes = DefaultMaxBlobPayloadBytes
+	}
+	h, err := ReadBlobHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	crc := crc32.Update(crc32.Checksum(b[:100], crcTable), crcTable, b[blobHeaderSize:])
+	if crc != binary.LittleEndian.Uint32(b[100:104]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrBlobCorrupt)
+	}
+	if h.PayloadBytes > opts.MaxPayloadBytes {
+		return nil, fmt.Errorf("%w: payload of %d bytes exceeds the limit of %d", ErrBlobCorrupt, h.PayloadBytes, opts.MaxPayloadBytes)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(h.PayloadBytes, 1)))
+	if err != nil {
+		return nil, fmt.Errorf("catalog: decode blob: %w", err)
+	}
+	defer dec.Close()
+	payload, err := dec.DecodeAll(b[blobHeaderSize:], make([]byte, 0, h.PayloadBytes))
+	if err != nil {
+		return nil, fmt.Errorf("%w: decompress: %v", ErrBlobCorrupt, err)
+	}
+	if uint64(len(payload)) != h.PayloadBytes {
+		return nil, fmt.Errorf("%w: payload is %d bytes, header says %d", ErrBlobCorrupt, len(payload), h.PayloadBytes)
+	}
+	if sha256.Sum256(payload) != h.ContentHash {
+		return nil, fmt.Errorf("%w: content hash mismatch", ErrBlobCorrupt)
+	}
+	tables, err := decodePayload(payload, h.Counts.Tables)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBlobCorrupt, err)
+	}
+	s := newSnapshot(tables, h.Generation, h.CreatedAt, h.Counts.Skipped)
+	if s.Counts != h.Counts {
+		return nil, fmt.Errorf("%w: payload counts %+v, header says %+v", ErrBlobCorrupt, s.Counts, h.Counts)
+	}
+	return s, nil
+}
+
+func encodePayload(tables []Table) ([]byte, error) {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(blobSchema), ipc.WithAllocator(memory.DefaultAllocator))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, blobSchema)
+	defer b.Release()
+	tenant := b.Field(0).(*array.StringBuilder)
+	namespace := b.Field(1).(*array.StringBuilder)
+	name := b.Field(2).(*array.StringBuilder)
+	location := b.Field(3).(*array.StringBuilder)
+	tableType := b.Field(4).(*array.StringBuilder)
+	version := b.Field(5).(*array.Int64Builder)
+	created := b.Field(6).(*array.TimestampBuilder)
+	updated := b.Field(7).(*array.TimestampBuilder)
+	schema := b.Field(8).(*array.BinaryBuilder)
+	schemaErr := b.Field(9).(*array.StringBuilder)
+	flush := func() error {
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		return w.Write(rec)
+	}
+	for i := range tables {
+		t := &tables[i]
+		tenant.Append(t.Ref.Tenant)
+		namespace.Append(t.Ref.Namespace)
+		name.Append(t.Ref.Name)
+		location.Append(t.Location)
+		tableType.Append(t.TableType)
+		version.Append(t.Version)
+		created.Append(arrow.Timestamp(t.CreatedAt.UnixMicro()))
+		updated.Append(arrow.Timestamp(t.UpdatedAt.UnixMicro()))
+		if t.SchemaIPC != nil {
+			schema.Append(t.SchemaIPC)
+			schemaErr.AppendNull()
+		} else {
+			schema.AppendNull()
+			schemaErr.Append(t.SchemaError)
+		}
+		if (i+1)%blobBatchRows == 0 {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if len(tables)%blobBatchRows != 0 || len(tables) == 0 {
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// decodePayload reads the rows back, copying what it keeps out of the IPC
+// reader's buffers and checking names, order and row count.
+func decodePayload(payload []byte, wantRows int) (tables []Table, err error) {
+	defer func() {
+		// The IPC reader trusts offsets in well-formed-looking messages; a
+		// payload that passed the checksums but is still wrong must not crash.
+		if r := recover(); r != nil {
+			tables, err = nil, fmt.Errorf("malformed payload: %v", r)
+		}
+	}()
+	rdr, err := ipc.NewReader(bytes.NewReader(payload), ipc.WithAllocator(memory.DefaultAllocator),
+		ipc.WithMetadataSizeLimit(int64(len(payload))), ipc.WithBodySizeLimit(int64(len(payload))))
+	if err != nil {
+		return nil, fmt.Errorf("payload: %v", err)
+	}
+	defer rdr.Release()
+	if !rdr.Schema().Equal(blobSchema) {
+		return nil, fmt.Errorf("payload schema %s is not the blob schema", rdr.Schema())
+	}
+	tables = make([]Table, 0, wantRows)
+	intern := make(map[string]string)
+	in := func(s string) string {
+		if v, ok := intern[s]; ok {
+			return v
+		}
+		v := strings.Clone(s)
+		intern[v] = v
+		return v
+	}
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		if err := validateRecord(rec); err != nil {
+			return nil, err
+		}
+		if len(tables)+int(rec.NumRows()) > wantRows {
+			return nil, fmt.Errorf("payload holds more than the %d tables the header counts", wantRows)
+		}
+		cols := rec.Columns()
+		tenant := cols[0].(*array.String)
+		namespace := cols[1].(*array.String)
+		name := cols[2].(*array.String)
+		location := cols[3].(*array.String)
+		tableType := cols[4].(*array.String)
+		version := cols[5].(*array.Int64)
+		created := cols[6].(*array.Timestamp)
+		updated := cols[7].(*array.Timestamp)
+		schema := cols[8].(*array.Binary)
+		schemaErr := cols[9].(*array.String)
+		// One copy of the batch's schema bytes, shared by its tables.
+		schemaData := bytes.Clone(schema.ValueBytes())
+		offsets := schema.ValueOffsets()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			t := Table{
+				Ref:       TableRef{Tenant: in(tenant.Value(i)), Namespace: in(namespace.Value(i)), Name: strings.Clone(name.Value(i))},
+				Location:  strings.Clone(location.Value(i)),
+				TableType: in(tableType.Value(i)),
+				Version:   version.Value(i),
+				CreatedAt: time.UnixMicro(int64(created.Value(i))).UTC(),
+				UpdatedAt: time.UnixMicro(int64(updated.Value(i))).UTC(),
+			}
+			if err := t.Ref.Validate(); err != nil {
+				return nil, err
+			}
+			if n := len(tables); n > 0 && tables[n-1].Ref.Compare(t.Ref) >= 0 {
+				return nil, fmt.Errorf("rows out of order at %s", t.Ref)
+			}
+			switch {
+			case schema.IsValid(i) && schemaErr.IsNull(i):
+				lo, hi := int(offsets[i]-offsets[0]), int(offsets[i+1]-offsets[0])
+				t.SchemaIPC = schemaData[lo:hi:hi]
+			case schema.IsNull(i) && schemaErr.IsValid(i):
+				t.SchemaError = in(schemaErr.Value(i))
+			default:
+				return nil, fmt.Errorf("table %s has both or neither of a schema and a schema error", t.Ref)
+			}
+			tables = append(tables, t)
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return nil, fmt.Errorf("payload: %v", err)
+	}
+	if len(tables) != wantRows {
+		return nil, fmt.Errorf("payload holds %d tables, header counts %d", len(tables), wantRows)
+	}
+	return tables, nil
+}
+
+// validateRecord checks a record's arrays are internally consistent before
+// their values are read.
+func validateRecord(rec arrow.RecordBatch) error {
+	for i, col := range rec.Columns() {
+		if err := array.ValidateFull(col); err != nil {
+			return fmt.Errorf("column %s: %v", blobSchema.Field(i).Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,232 @@
+package catalog_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+)
+
+// clock is a settable time source.
+type clock struct{ now time.Time }
+
+func (c *clock) Now() time.Time { return c.now }
+
+func newCatalog(tb testing.TB) (*catalog.Catalog, metastore.Store, *clock) {
+	tb.Helper()
+	st := memstore.New(memstore.Options{})
+	tb.Cleanup(func() { st.Close() })
+	clk := &clock{now: t0}
+	return catalog.New(st, catalog.Options{Now: clk.Now}), st, clk
+}
+
+var orders = catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}
+
+func mustRegister(tb testing.TB, c *catalog.Catalog, ref catalog.TableRef, spec catalog.TableSpec) catalog.Registration {
+	tb.Helper()
+	reg, created, err := c.Register(context.Background(), ref, spec)
+	if err != nil || !created {
+		tb.Fatalf("Register(%s) = created %v, %v", ref, created, err)
+	}
+	return reg
+}
+
+func storedKeys(tb testing.TB, st metastore.Store) []string {
+	tb.Helper()
+	es, err := st.ScanPrefix(context.Background(), "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var keys []string
+	for _, e := range es {
+		keys = append(keys, e.Key)
+	}
+	return keys
+}
+
+func TestRegisterGetRoundTrip(t *testing.T) {
+	c, _, _ := newCatalog(t)
+	schema := catalogtest.WideSchema(7, 12)
+	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "s3://lake/acme/orders/", Schema: schema})
+	got, err := c.Get(context.Background(), orders)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := got.Schema()
+	if err != nil || !catalog.SchemaEqual(s, schema) {
+		t.Fatalf("stored schema = %v, %v; want %v", s, err, schema)
+	}
+	if got.Version() != 1 || got.TableType() != "TABLE" || got.Location() != "s3://lake/acme/orders/" || !got.CreatedAt().Equal(reg.CreatedAt()) {
+		t.Fatalf("Get = %+v, want %+v", got, reg)
+	}
+}
+
+func TestRegisterIsIdempotentAndConflictsOnChange(t *testing.T) {
+	c, _, clk := newCatalog(t)
+	ctx := context.Background()
+	spec := catalog.TableSpec{Location: "s3://lake/o/", Schema: catalogtest.WideSchema(1, 3)}
+	first := mustRegister(t, c, orders, spec)
+	clk.now = clk.now.Add(time.Hour)
+
+	again, created, err := c.Register(ctx, orders, spec)
+	if err != nil || created {
+		t.Fatalf("identical retry = created %v, %v; want not created, no error", created, err)
+	}
+	if !again.CreatedAt().Equal(first.CreatedAt()) || again.Version() != 1 {
+		t.Fatalf("identical retry returned %+v, want the stored registration", again)
+	}
+
+	for name, changed := range map[string]catalog.TableSpec{
+		"schema":   {Location: spec.Location, Schema: catalogtest.WideSchema(2, 3)},
+		"location": {Location: "s3://lake/elsewhere/", Schema: spec.Schema},
+		"type":     {Location: spec.Location, TableType: "VIEW", Schema: spec.Schema},
+	} {
+		if _, _, err := c.Register(ctx, orders, changed); !errors.Is(err, catalog.ErrExists) {
+			t.Errorf("re-register with another %s error = %v, want ErrExists", name, err)
+		}
+	}
+	got, _ := c.Get(ctx, orders)
+	s, _ := got.Schema()
+	if !catalog.SchemaEqual(s, spec.Schema) || got.Version() != 1 {
+		t.Fatal("a conflicting registration changed the stored one")
+	}
+}
+
+func TestInvalidInputStoresNothing(t *testing.T) {
+	c, st, _ := newCatalog(t)
+	ctx := context.Background()
+	good := catalogtest.WideSchema(1, 2)
+	tests := []struct {
+		name string
+		ref  catalog.TableRef
+		spec catalog.TableSpec
+		want error
+	}{
+		{"bad name", catalog.TableRef{Tenant: "a/b", Namespace: "s", Name: "t"}, catalog.TableSpec{Location: "/x", Schema: good}, catalog.ErrInvalidName},
+		{"no schema", orders, catalog.TableSpec{Location: "/x"}, catalog.ErrInvalidSchema},
+		{"duplicate fields", orders, catalog.TableSpec{Location: "/x", Schema: arrow.NewSchema([]arrow.Field{
+			{Name: "x", Type: arrow.PrimitiveTypes.Int8}, {Name: "x", Type: arrow.PrimitiveTypes.Int8}}, nil)}, catalog.ErrInvalidSchema},
+		{"bad location", orders, catalog.TableSpec{Location: "", Schema: good}, catalog.ErrInvalidRegistration},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := c.Register(ctx, tt.ref, tt.spec); !errors.Is(err, tt.want) {
+				t.Fatalf("Register error = %v, want %v", err, tt.want)
+			}
+			if keys := storedKeys(t, st); len(keys) != 0 {
+				t.Fatalf("invalid registration stored %q", keys)
+			}
+		})
+	}
+}
+
+func TestUpdateBumpsVersion(t *testing.T) {
+	c, _, clk := newCatalog(t)
+	ctx := context.Background()
+	first := mustRegister(t, c, orders, catalog.TableSpec{Location: "s3://lake/o/", Schema: catalogtest.WideSchema(1, 3)})
+	clk.now = clk.now.Add(time.Minute)
+
+	same, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 3)}, catalog.UpdateOptions{})
+	if err != nil || same.Version() != 1 || !same.UpdatedAt().Equal(first.UpdatedAt()) {
+		t.Fatalf("no-op update = %+v, %v; want version 1 unchanged", same, err)
+	}
+
+	newSchema := catalogtest.WideSchema(1, 4)
+	upd, err := c.Update(ctx, orders, catalog.TableSpec{Schema: newSchema}, catalog.UpdateOptions{IfVersion: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upd.Version() != 2 || upd.Location() != "s3://lake/o/" || !upd.CreatedAt().Equal(first.CreatedAt()) || !upd.UpdatedAt().Equal(clk.now.Truncate(time.Microsecond)) {
+		t.Fatalf("update = version %d location %q created %v updated %v", upd.Version(), upd.Location(), upd.CreatedAt(), upd.UpdatedAt())
+	}
+	got, _ := c.Get(ctx, orders)
+	if s, _ := got.Schema(); !catalog.SchemaEqual(s, newSchema) || got.Version() != 2 {
+		t.Fatalf("stored after update: version %d schema %v", got.Version(), s)
+	}
+
+	if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 5)}, catalog.UpdateOptions{IfVersion: 1}); !errors.Is(err, catalog.ErrConflict) {
+		t.Fatalf("update at a stale version error = %v, want ErrConflict", err)
+	}
+	if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 5)}, catalog.UpdateOptions{IfNoSchema: true}); !errors.Is(err, catalog.ErrConflict) {
+		t.Fatalf("backfill of a table with a schema error = %v, want ErrConflict", err)
+	}
+	missing := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "nope"}
+	if _, err := c.Update(ctx, missing, catalog.TableSpec{Schema: newSchema}, catalog.UpdateOptions{}); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("update of a missing table error = %v, want ErrNotFound", err)
+	}
+}
+
+// A backfill gives a legacy registration its schema and keeps its history.
+func TestUpdateBackfillsLegacyRegistration(t *testing.T) {
+	c, st, _ := newCatalog(t)
+	ctx := context.Background()
+	legacy := []byte(`{"location":"/data/orders","table_type":"TABLE","created_at":"2024-03-01T12:00:00Z","version":1}`)
+	if err := st.Put(ctx, "tbl/acme/sales/orders", legacy); err != nil {
+		t.Fatal(err)
+	}
+	schema := catalogtest.WideSchema(4, 6)
+	upd, err := c.Update(ctx, orders, catalog.TableSpec{Schema: schema}, catalog.UpdateOptions{IfNoSchema: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if upd.Version() != 2 || upd.Location() != "/data/orders" || upd.CreatedAt().Year() != 2024 {
+		t.Fatalf("backfilled = %+v", upd)
+	}
+	if s, err := upd.Schema(); err != nil || !catalog.SchemaEqual(s, schema) {
+		t.Fatalf("backfilled schema = %v, %v", s, err)
+	}
+}
+
+// An update racing another writer is re-applied to the newer registration
+// (without IfVersion) and never overwrites it blindly.
+func TestUpdateUnderConcurrentWriters(t *testing.T) {
+	c, _, _ := newCatalog(t)
+	ctx := context.Background()
+	mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 2)})
+	const writers = 8
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			_, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(100+w, 3)}, catalog.UpdateOptions{})
+			errs <- err
+		}()
+	}
+	ok := 0
+	for range writers {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case !errors.Is(err, catalog.ErrConflict):
+			t.Errorf("concurrent update: %v", err)
+		}
+	}
+	got, _ := c.Get(ctx, orders)
+	if got.Version() != int64(1+ok) {
+		t.Fatalf("after %d successful updates the version is %d, want %d: an update was lost", ok, got.Version(), 1+ok)
+	}
+}
+
+func TestDrop(t *testing.T) {
+	c, st, _ := newCatalog(t)
+	ctx := context.Background()
+	mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 2)})
+	if err := c.Drop(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, orders); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("Get after Drop error = %v, want ErrNotFound", err)
+	}
+	if err := c.Drop(ctx, orders); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("second Drop error = %v, want ErrNotFound", err)
+	}
+	if keys := storedKeys(t, st); len(keys) != 0 {
+		t.Fatalf("keys left after Drop: %q", keys)
+	}
+}

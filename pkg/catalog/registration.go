@@ -1,0 +1,265 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// DefaultTableType is the table type of a registration that names none.
+const DefaultTableType = "TABLE"
+
+// Limits on registration fields.
+const (
+	MaxLocationBytes  = 4096
+	MaxTableTypeBytes = 64
+)
+
+// ErrInvalidRegistration is wrapped by errors about a registration's fields
+// other than its names and schema, and by undecodable registration JSON.
+var ErrInvalidRegistration = errors.New("catalog: invalid registration")
+
+// Registration is what the catalog stores for one table. Its fields are set
+// only by this package (NewRegistration, Update, JSON decoding), so other
+// packages cannot assemble an invalid one; read them with the accessors.
+// A Registration is immutable once made and safe to share.
+type Registration struct {
+	location  string
+	tableType string
+	createdAt time.Time
+	updatedAt time.Time
+	version   int64
+	schemaIPC []byte
+}
+
+// TableSpec is what a producer asks to register: the table's data location
+// (a URI such as s3://bucket/prefix/, or an absolute local path), its type
+// (DefaultTableType when empty) and its exact Arrow schema.
+type TableSpec struct {
+	Location  string
+	TableType string
+	Schema    *arrow.Schema
+}
+
+// ValidateLocation checks a table location: a URI with a scheme (s3://…,
+// file://…, gs://…) or an absolute path, at most MaxLocationBytes, without
+// control characters.
+func ValidateLocation(loc string) error {
+	switch {
+	case loc == "":
+		return fmt.Errorf("%w: location is empty", ErrInvalidRegistration)
+	case len(loc) > MaxLocationBytes:
+		return fmt.Errorf("%w: location of %d bytes, limit %d", ErrInvalidRegistration, len(loc), MaxLocationBytes)
+	case strings.IndexFunc(loc, unicode.IsControl) >= 0:
+		return fmt.Errorf("%w: location contains a control character", ErrInvalidRegistration)
+	case strings.HasPrefix(loc, "/"):
+		return nil
+	}
+	u, err := url.Parse(loc)
+	if err != nil || u.Scheme == "" {
+		return fmt.Errorf("%w: location %q is neither a URI with a scheme (s3://bucket/path) nor an absolute path", ErrInvalidRegistration, loc)
+	}
+	return nil
+}
+
+// ValidateTableType checks a table type such as TABLE or VIEW: non-empty
+// printable text of at most MaxTableTypeBytes.
+func ValidateTableType(t string) error {
+	switch {
+	case t == "":
+		return fmt.Errorf("%w: table type is empty", ErrInvalidRegistration)
+	case len(t) > MaxTableTypeBytes:
+		return fmt.Errorf("%w: table type of %d bytes, limit %d", ErrInvalidRegistration, len(t), MaxTableTypeBytes)
+	case strings.IndexFunc(t, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		return fmt.Errorf("%w: table type %q contains a non-printable character", ErrInvalidRegistration, t)
+	}
+	return nil
+}
+
+// NewRegistration validates spec and returns version 1 of a registration made
+// at now, with the schema encoded as Arrow IPC and checked by decoding back.
+func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
+	if spec.TableType == "" {
+		spec.TableType = DefaultTableType
+	}
+	if err := ValidateLocation(spec.Location); err != nil {
+		return Registration{}, err
+	}
+	if err := ValidateTableType(spec.TableType); err != nil {
+		return Registration{}, err
+	}
+	ipc, err := EncodeSchema(spec.Schema)
+	if err != nil {
+		return Registration{}, err
+	}
+	now = now.UTC().Truncate(time.Microsecond)
+	return Registration{
+		location:  spec.Location,
+		tableType: spec.TableType,
+		createdAt: now,
+		updatedAt: now,
+		version:   1,
+		schemaIPC: ipc,
+	}, nil
+}
+
+// Location returns where the table's data lives.
+func (r Registration) Location() string { return r.location }
+
+// TableType returns the table's type, e.g. TABLE.
+func (r Registration) TableType() string { return r.tableType }
+
+// CreatedAt returns when the table was first registered (UTC).
+func (r Registration) CreatedAt() time.Time { return r.createdAt }
+
+// UpdatedAt returns when the registration last changed (UTC).
+func (r Registration) UpdatedAt() time.Time { return r.updatedAt }
+
+// Version returns the registration's version: 1 when created, one more for
+// each update.
+func (r Registration) Version() int64 { return r.version }
+
+// HasSchema reports whether the registration carries schema bytes.
+// Registrations written before schemas were stored do not.
+func (r Registration) HasSchema() bool { return r.schemaIPC != nil }
+
+// SchemaIPC returns a copy of the schema's Arrow IPC bytes, or nil.
+func (r Registration) SchemaIPC() []byte { return bytes.Clone(r.schemaIPC) }
+
+// Schema decodes the stored schema. It returns ErrSchemaUnavailable for a
+// registration without schema bytes.
+func (r Registration) Schema() (*arrow.Schema, error) {
+	if r.schemaIPC == nil {
+		return nil, ErrSchemaUnavailable
+	}
+	return DecodeSchema(r.schemaIPC)
+}
+
+// ErrSchemaUnavailable: the table's registration carries no usable schema
+// (written before schemas were stored, or with bytes that do not decode).
+var ErrSchemaUnavailable = errors.New("catalog: schema unavailable")
+
+// sameContent reports whether r and o register the same location, type and
+// schema bytes (times and versions aside).
+func (r Registration) sameContent(o Registration) bool {
+	return r.location == o.location && r.tableType == o.tableType && bytes.Equal(r.schemaIPC, o.schemaIPC)
+}
+
+// registrationJSON is the stored shape. Fields added later must be optional:
+// JSON written by older versions has to keep decoding.
+type registrationJSON struct {
+	Location  string    `json:"location"`
+	TableType string    `json:"table_type,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	Version   int64     `json:"version,omitempty"`
+	SchemaIPC ipcBytes  `json:"schema_ipc,omitempty"`
+}
+
+// MarshalJSON writes the stored shape, schema_ipc as standard base64.
+func (r Registration) MarshalJSON() ([]byte, error) {
+	return json.Marshal(registrationJSON{
+		Location:  r.location,
+		TableType: r.tableType,
+		CreatedAt: r.createdAt,
+		UpdatedAt: r.updatedAt,
+		Version:   r.version,
+		SchemaIPC: r.schemaIPC,
+	})
+}
+
+// UnmarshalJSON reads the stored shape and every older one. A location is
+// required; schema_ipc is optional (absent: no schema) and may be base64 or,
+// as the Rust predecessor wrote it, an array of byte values; unknown fields
+// are ignored; a missing table type, update time or version takes its
+// default.
+func (r *Registration) UnmarshalJSON(b []byte) error {
+	var w registrationJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalidRegistration, err)
+	}
+	if w.Location == "" {
+		return fmt.Errorf("%w: no location", ErrInvalidRegistration)
+	}
+	if w.TableType == "" {
+		w.TableType = DefaultTableType
+	}
+	if w.UpdatedAt.IsZero() {
+		w.UpdatedAt = w.CreatedAt
+	}
+	if w.Version <= 0 {
+		w.Version = 1
+	}
+	*r = Registration{
+		location:  w.Location,
+		tableType: w.TableType,
+		createdAt: w.CreatedAt.UTC(),
+		updatedAt: w.UpdatedAt.UTC(),
+		version:   w.Version,
+		schemaIPC: w.SchemaIPC,
+	}
+	return nil
+}
+
+// DecodeRegistration decodes stored registration JSON.
+func DecodeRegistration(b []byte) (Registration, error) {
+	var r Registration
+	if err := json.Unmarshal(b, &r); err != nil {
+		if errors.Is(err, ErrInvalidRegistration) {
+			return Registration{}, err
+		}
+		return Registration{}, fmt.Errorf("%w: %v", ErrInvalidRegistration, err)
+	}
+	return r, nil
+}
+
+// ipcBytes is schema_ipc in JSON: standard base64 when written; base64 or an
+// array of integers 0–255 when read.
+type ipcBytes []byte
+
+func (p ipcBytes) MarshalJSON() ([]byte, error) {
+	return json.Marshal(base64.StdEncoding.EncodeToString(p))
+}
+
+func (p *ipcBytes) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case bytes.Equal(b, []byte("null")):
+		*p = nil
+		return nil
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return fmt.Errorf("schema_ipc is not standard base64: %v", err)
+		}
+		*p = raw
+		return nil
+	case len(b) > 0 && b[0] == '[':
+		var ints []int
+		if err := json.Unmarshal(b, &ints); err != nil {
+			return fmt.Errorf("schema_ipc array: %v", err)
+		}
+		raw := make([]byte, len(ints))
+		for i, v := range ints {
+			if v < 0 || v > 255 {
+				return fmt.Errorf("schema_ipc array holds %d, not a byte", v)
+			}
+			raw[i] = byte(v)
+		}
+		*p = raw
+		return nil
+	}
+	return fmt.Errorf("schema_ipc must be a base64 string or an array of bytes")
+}

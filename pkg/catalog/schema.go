@@ -1,0 +1,104 @@
+package catalog
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// MaxSchemaIPCBytes bounds an encoded schema so that a registration, base64
+// inside JSON, fits one DynamoDB item (400 KB) with room for the rest.
+const MaxSchemaIPCBytes = 256 << 10
+
+// ErrInvalidSchema is wrapped by every schema validation or codec error.
+var ErrInvalidSchema = errors.New("catalog: invalid schema")
+
+// ErrTooLarge is wrapped when a schema or registration exceeds its limit.
+var ErrTooLarge = errors.New("catalog: too large")
+
+// ValidateSchema checks what lake requires of a table schema beyond Arrow's
+// own rules: at least one field, and unique, non-empty top-level names.
+func ValidateSchema(s *arrow.Schema) error {
+	if s == nil || s.NumFields() == 0 {
+		return fmt.Errorf("%w: no fields", ErrInvalidSchema)
+	}
+	seen := make(map[string]bool, s.NumFields())
+	for _, f := range s.Fields() {
+		if f.Name == "" {
+			return fmt.Errorf("%w: a top-level field has an empty name", ErrInvalidSchema)
+		}
+		if seen[f.Name] {
+			return fmt.Errorf("%w: duplicate top-level field name %q", ErrInvalidSchema, f.Name)
+		}
+		seen[f.Name] = true
+	}
+	return nil
+}
+
+// SchemaEqual reports whether two schemas are exactly equal: fields, types,
+// nullability, field metadata and schema metadata.
+func SchemaEqual(a, b *arrow.Schema) bool {
+	return a.Equal(b) && a.Metadata().Equal(b.Metadata())
+}
+
+// EncodeSchema validates s, encodes it as an Arrow IPC schema message (the
+// form flight.SerializeSchema writes and Flight SQL's table_schema carries),
+// decodes the bytes back and checks they give exactly s. Any failure wraps
+// ErrInvalidSchema (or ErrTooLarge).
+func EncodeSchema(s *arrow.Schema) (out []byte, err error) {
+	if err := ValidateSchema(s); err != nil {
+		return nil, err
+	}
+	defer func() {
+		// The IPC writer panics on types it cannot write.
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("%w: cannot encode as Arrow IPC: %v", ErrInvalidSchema, r)
+		}
+	}()
+	b := flight.SerializeSchema(s, memory.DefaultAllocator)
+	if len(b) > MaxSchemaIPCBytes {
+		return nil, fmt.Errorf("%w: schema encodes to %d bytes, limit %d", ErrTooLarge, len(b), MaxSchemaIPCBytes)
+	}
+	back, err := DecodeSchema(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: decode-back check: %v", ErrInvalidSchema, err)
+	}
+	if !SchemaEqual(s, back) {
+		return nil, fmt.Errorf("%w: decode-back check: the encoded schema decodes to %s, not the schema given", ErrInvalidSchema, back)
+	}
+	return b, nil
+}
+
+// DecodeSchema decodes Arrow IPC schema bytes (an encapsulated schema
+// message, optionally followed by an end-of-stream marker, as
+// flight.SerializeSchema and pyarrow's Schema.serialize write). The message's
+// structure is verified first, so no input panics, exhausts memory or
+// recurses without bound. Errors wrap ErrInvalidSchema or ErrTooLarge.
+func DecodeSchema(b []byte) (s *arrow.Schema, err error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%w: empty IPC bytes", ErrInvalidSchema)
+	}
+	if len(b) > MaxSchemaIPCBytes {
+		return nil, fmt.Errorf("%w: %d IPC bytes, limit %d", ErrTooLarge, len(b), MaxSchemaIPCBytes)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("%w: malformed IPC schema: %v", ErrInvalidSchema, r)
+		}
+	}()
+	if err := verifySchemaMessage(b); err != nil {
+		return nil, fmt.Errorf("%w: not an Arrow IPC schema message: %v", ErrInvalidSchema, err)
+	}
+	rdr, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator),
+		ipc.WithMetadataSizeLimit(int64(len(b))), ipc.WithBodySizeLimit(int64(len(b))))
+	if err != nil {
+		return nil, fmt.Errorf("%w: not an Arrow IPC schema: %v", ErrInvalidSchema, err)
+	}
+	defer rdr.Release()
+	return rdr.Schema(), nil
+}

@@ -1,0 +1,86 @@
+package catalog_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+)
+
+func TestEncodeSchemaIsExactAndChecked(t *testing.T) {
+	for name, s := range map[string]*arrow.Schema{"rich": catalogtest.RichSchema(), "wide": catalogtest.WideSchema(5, 200)} {
+		b, err := catalog.EncodeSchema(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		back, err := catalog.DecodeSchema(b)
+		if err != nil || !catalog.SchemaEqual(back, s) {
+			t.Fatalf("%s: decode = %v, %v", name, back, err)
+		}
+	}
+	// Schema metadata counts: a schema differing only there is not equal.
+	md := arrow.NewMetadata([]string{"k"}, []string{"v"})
+	a := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int8}}, nil)
+	b := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int8}}, &md)
+	if catalog.SchemaEqual(a, b) {
+		t.Fatal("SchemaEqual ignores schema metadata")
+	}
+}
+
+func TestEncodeSchemaTooLarge(t *testing.T) {
+	if _, err := catalog.EncodeSchema(catalogtest.WideSchema(1, 5000)); !errors.Is(err, catalog.ErrTooLarge) {
+		t.Fatalf("5,000-column schema error = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestDecodeSchemaRejects(t *testing.T) {
+	valid, _ := catalog.EncodeSchema(catalogtest.WideSchema(1, 3))
+	for name, b := range map[string][]byte{
+		"empty":     nil,
+		"garbage":   []byte("definitely not arrow"),
+		"truncated": valid[:len(valid)/2],
+		"header":    {0xff, 0xff, 0xff, 0xff, 0x10, 0, 0, 0},
+	} {
+		if s, err := catalog.DecodeSchema(b); !errors.Is(err, catalog.ErrInvalidSchema) {
+			t.Errorf("%s: DecodeSchema = %v, %v; want ErrInvalidSchema", name, s, err)
+		}
+	}
+}
+
+func FuzzDecodeSchema(f *testing.F) {
+	for _, s := range []*arrow.Schema{catalogtest.RichSchema(), catalogtest.WideSchema(2, 8)} {
+		b, err := catalog.EncodeSchema(s)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := catalog.DecodeSchema(b)
+		if err != nil {
+			if !errors.Is(err, catalog.ErrInvalidSchema) && !errors.Is(err, catalog.ErrTooLarge) {
+				t.Fatalf("untyped error %v", err)
+			}
+			return
+		}
+		// A decodable schema either fails lake's rules or re-encodes exactly.
+		if catalog.ValidateSchema(s) != nil {
+			return
+		}
+		enc, err := catalog.EncodeSchema(s)
+		if err != nil {
+			if !errors.Is(err, catalog.ErrInvalidSchema) && !errors.Is(err, catalog.ErrTooLarge) {
+				t.Fatalf("re-encode untyped error %v", err)
+			}
+			return
+		}
+		back, err := catalog.DecodeSchema(enc)
+		if err != nil || !catalog.SchemaEqual(back, s) {
+			t.Fatalf("re-encode round trip: %v, %v", back, err)
+		}
+	})
+}
