@@ -5,7 +5,7 @@ PKGS := ./...
 
 FUZZTIME ?= 60s
 
-.PHONY: help tools test lint vet fmt-check unit bench fuzz
+.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -32,3 +32,6 @@ bench: tools ## go benchmarks of every package
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s); findings land in testdata/fuzz
 	@scripts/fuzz.sh $(FUZZTIME)
+
+lambdas: ## build the register and refresh bootstrap binaries (arm64 and host) and print their sizes
+	@scripts/build-lambdas.sh

@@ -4,13 +4,16 @@
 #   - Debian's librocksdb-dev 7.8.3 (grocksdb v1.7.14 builds against it);
 #   - the pinned npm tools (tools/npm/package-lock.json) with `npm ci`, kept
 #     outside the Go module;
-#   - staticcheck, pinned, into ./bin.
+#   - staticcheck, versitygw (an S3-protocol server) and aws-lambda-rie (the
+#     Lambda runtime interface emulator), pinned, built into ./bin.
 # It says what it installs. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ROCKSDB_DEB_VERSION="7.8.3-2"
 STATICCHECK_VERSION="v0.8.2"
+VERSITYGW_VERSION="v1.8.0"
+RIE_VERSION="v0.0.0-20261030222936-bef5c4ba774d"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 
@@ -31,7 +34,17 @@ if [ ! -f tools/npm/node_modules/.package-lock.json ] || [ tools/npm/package-loc
   npm ci --prefix tools/npm --no-audit --no-fund --loglevel=error >/dev/null
 fi
 
-if [ ! -x bin/staticcheck ] || ! bin/staticcheck -version 2>/dev/null | grep -q "${STATICCHECK_VERSION#v}"; then
-  say "installing staticcheck ${STATICCHECK_VERSION} into ./bin"
-  GOBIN="$PWD/bin" go install "honnef.co/go/tools/cmd/staticcheck@${STATICCHECK_VERSION}"
-fi
+# go_tool NAME PACKAGE VERSION: build a pinned Go tool into ./bin once; a
+# stamp file records the version so a pin change rebuilds it.
+go_tool() {
+  local name=$1 pkg=$2 version=$3
+  if [ ! -x "bin/$name" ] || [ "$(cat "bin/.$name.version" 2>/dev/null)" != "$version" ]; then
+    say "building $name $version into ./bin"
+    GOBIN="$PWD/bin" CGO_ENABLED=0 go install "$pkg@$version"
+    echo "$version" > "bin/.$name.version"
+  fi
+}
+mkdir -p bin
+go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
+go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
+go_tool aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie "$RIE_VERSION"

@@ -83,7 +83,16 @@ type Process struct {
 // it (SIGTERM, then SIGKILL after 5 s) when the test ends.
 func Start(tb testing.TB, name string, args ...string) *Process {
 	tb.Helper()
+	return StartEnv(tb, nil, name, args...)
+}
+
+// StartEnv is Start with env added to this process's environment.
+func StartEnv(tb testing.TB, env []string, name string, args ...string) *Process {
+	tb.Helper()
 	p := &Process{cmd: exec.Command(name, args...), done: make(chan struct{})}
+	if env != nil {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw

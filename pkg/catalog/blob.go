@@ -41,7 +41,7 @@ import (
 const (
 	BlobMagic      = "LAKESNAP"
 	BlobVersion    = 1
-	blobHeaderSize = 104
+	BlobHeaderSize = 104
 	codecZstd      = 1
 	blobBatchRows  = 16384
 )
@@ -99,7 +99,7 @@ func EncodeBlob(s *Snapshot) ([]byte, error) {
 		return nil, fmt.Errorf("catalog: encode blob: %w", err)
 	}
 	defer enc.Close()
-	out := make([]byte, blobHeaderSize, blobHeaderSize+len(payload)/4)
+	out := make([]byte, BlobHeaderSize, BlobHeaderSize+len(payload)/4)
 	out = enc.EncodeAll(payload, out)
 	h := BlobHeader{
 		Version:      BlobVersion,
@@ -107,11 +107,11 @@ func EncodeBlob(s *Snapshot) ([]byte, error) {
 		CreatedAt:    s.CreatedAt,
 		Counts:       s.Counts,
 		PayloadBytes: uint64(len(payload)),
-		BodyBytes:    uint64(len(out) - blobHeaderSize),
+		BodyBytes:    uint64(len(out) - BlobHeaderSize),
 		ContentHash:  sha256.Sum256(payload),
 	}
-	putHeader(out[:blobHeaderSize], h)
-	crc := crc32.Update(crc32.Checksum(out[:100], crcTable), crcTable, out[blobHeaderSize:])
+	putHeader(out[:BlobHeaderSize], h)
+	crc := crc32.Update(crc32.Checksum(out[:100], crcTable), crcTable, out[BlobHeaderSize:])
 	binary.LittleEndian.PutUint32(out[100:104], crc)
 	return out, nil
 }
@@ -131,8 +131,9 @@ func putHeader(b []byte, h BlobHeader) {
 	copy(b[68:100], h.ContentHash[:])
 }
 
-// ReadBlobHeader parses and checks a blob's header (magic, version, codec,
-// length) without verifying the body.
+// ReadBlobHeader parses and checks a blob's header (magic, version, codec)
+// from its first BlobHeaderSize bytes, without reading or verifying the body:
+// b may be just that prefix.
 func ReadBlobHeader(b []byte) (BlobHeader, error) {
 	if len(b) < 8 || string(b[:8]) != BlobMagic {
 		if len(b) > 0 && len(b) < 8 && string(b) == BlobMagic[:len(b)] {
@@ -140,8 +141,8 @@ func ReadBlobHeader(b []byte) (BlobHeader, error) {
 		}
 		return BlobHeader{}, ErrBlobMagic
 	}
-	if len(b) < blobHeaderSize {
-		return BlobHeader{}, fmt.Errorf("%w: truncated to %d bytes, header is %d", ErrBlobCorrupt, len(b), blobHeaderSize)
+	if len(b) < BlobHeaderSize {
+		return BlobHeader{}, fmt.Errorf("%w: truncated to %d bytes, header is %d", ErrBlobCorrupt, len(b), BlobHeaderSize)
 	}
 	le := binary.LittleEndian
 	h := BlobHeader{
@@ -162,9 +163,6 @@ func ReadBlobHeader(b []byte) (BlobHeader, error) {
 	}
 	if codec := le.Uint16(b[10:]); codec != codecZstd {
 		return BlobHeader{}, fmt.Errorf("%w: unknown codec %d", ErrBlobCorrupt, codec)
-	}
-	if h.BodyBytes != uint64(len(b)-blobHeaderSize) {
-		return BlobHeader{}, fmt.Errorf("%w: header says %d body bytes, blob has %d", ErrBlobCorrupt, h.BodyBytes, len(b)-blobHeaderSize)
 	}
 	return h, nil
 }
@@ -188,7 +186,10 @@ func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	crc := crc32.Update(crc32.Checksum(b[:100], crcTable), crcTable, b[blobHeaderSize:])
+	if h.BodyBytes != uint64(len(b)-BlobHeaderSize) {
+		return nil, fmt.Errorf("%w: header says %d body bytes, blob has %d", ErrBlobCorrupt, h.BodyBytes, len(b)-BlobHeaderSize)
+	}
+	crc := crc32.Update(crc32.Checksum(b[:100], crcTable), crcTable, b[BlobHeaderSize:])
 	if crc != binary.LittleEndian.Uint32(b[100:104]) {
 		return nil, fmt.Errorf("%w: checksum mismatch", ErrBlobCorrupt)
 	}
@@ -200,7 +201,7 @@ func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
 		return nil, fmt.Errorf("catalog: decode blob: %w", err)
 	}
 	defer dec.Close()
-	payload, err := dec.DecodeAll(b[blobHeaderSize:], make([]byte, 0, h.PayloadBytes))
+	payload, err := dec.DecodeAll(b[BlobHeaderSize:], make([]byte, 0, h.PayloadBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%w: decompress: %v", ErrBlobCorrupt, err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -60,7 +59,7 @@ func EncodeSchema(s *arrow.Schema) (out []byte, err error) {
 			out, err = nil, fmt.Errorf("%w: cannot encode as Arrow IPC: %v", ErrInvalidSchema, r)
 		}
 	}()
-	b := flight.SerializeSchema(s, memory.DefaultAllocator)
+	b := serializeSchema(s)
 	if len(b) > MaxSchemaIPCBytes {
 		return nil, fmt.Errorf("%w: schema encodes to %d bytes, limit %d", ErrTooLarge, len(b), MaxSchemaIPCBytes)
 	}
@@ -101,4 +100,14 @@ func DecodeSchema(b []byte) (s *arrow.Schema, err error) {
 	}
 	defer rdr.Release()
 	return rdr.Schema(), nil
+}
+
+// serializeSchema writes what flight.SerializeSchema writes (a schema message
+// and an end-of-stream marker) without importing the Flight package, which
+// would bring gRPC into every binary that registers tables.
+func serializeSchema(s *arrow.Schema) []byte {
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(s), ipc.WithAllocator(memory.DefaultAllocator))
+	w.Close()
+	return buf.Bytes()
 }

@@ -1,10 +1,13 @@
 package catalog_test
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
@@ -20,6 +23,11 @@ func TestEncodeSchemaIsExactAndChecked(t *testing.T) {
 		if err != nil || !catalog.SchemaEqual(back, s) {
 			t.Fatalf("%s: decode = %v, %v", name, back, err)
 		}
+	}
+	// The bytes are exactly what Flight SQL servers send as table_schema.
+	rich := catalogtest.RichSchema()
+	if b, _ := catalog.EncodeSchema(rich); !bytes.Equal(b, flight.SerializeSchema(rich, memory.DefaultAllocator)) {
+		t.Fatal("EncodeSchema bytes differ from flight.SerializeSchema's")
 	}
 	// Schema metadata counts: a schema differing only there is not equal.
 	md := arrow.NewMetadata([]string{"k"}, []string{"v"})

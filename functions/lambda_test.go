@@ -1,0 +1,346 @@
+// Package functions_test runs the real register and refresh bootstrap
+// binaries under the AWS Lambda runtime interface emulator, against dynalite
+// and versitygw, all started on loopback by the test.
+package functions_test
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/testenv"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+)
+
+const (
+	bucket = "lake-snapshots"
+	key    = "snapshots/catalog.lakesnap"
+)
+
+// stack is one set of servers: DynamoDB, S3 and a table and bucket in them.
+type stack struct {
+	ddb   *testenv.DynamoDB
+	s3    *testenv.S3
+	table string
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	s := &stack{ddb: testenv.StartDynamoDB(t), s3: testenv.StartS3(t)}
+	s.table = s.ddb.NewTable(t)
+	s.s3.CreateBucket(t, bucket)
+	return s
+}
+
+// env is the Lambda environment for this stack; ddb and s3 endpoints may be
+// overridden (to put a fault proxy in between).
+func (s *stack) env(ddbEndpoint, s3Endpoint string, extra ...string) []string {
+	if ddbEndpoint == "" {
+		ddbEndpoint = s.ddb.Endpoint
+	}
+	if s3Endpoint == "" {
+		s3Endpoint = s.s3.Endpoint
+	}
+	return append([]string{
+		"LAKE_TABLE=" + s.table, "LAKE_BUCKET=" + bucket, "LAKE_SNAPSHOT_KEY=" + key,
+		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbEndpoint, "AWS_ENDPOINT_URL_S3=" + s3Endpoint, "LAKE_S3_PATH_STYLE=true",
+		"AWS_ACCESS_KEY_ID=" + s.s3.Access, "AWS_SECRET_ACCESS_KEY=" + s.s3.Secret,
+	}, extra...)
+}
+
+func (s *stack) register(t *testing.T) *testenv.Lambda {
+	return testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/register"), s.env("", "")...)
+}
+
+func (s *stack) refresher(t *testing.T, extra ...string) *testenv.Lambda {
+	return testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env("", "", extra...)...)
+}
+
+// blob reads and decodes the published blob, with its ETag.
+func (s *stack) blob(t *testing.T) (*catalog.Snapshot, string) {
+	t.Helper()
+	out, err := s.s3.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	if err != nil {
+		t.Fatalf("get blob: %v", err)
+	}
+	defer out.Body.Close()
+	buf, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := catalog.DecodeBlob(buf, catalog.DecodeOptions{})
+	if err != nil {
+		t.Fatalf("decode blob: %v", err)
+	}
+	return snap, aws.ToString(out.ETag)
+}
+
+// apiEvent is an API Gateway HTTP API (payload 2.0) event as IAM auth sends it.
+func apiEvent(method, path string, body any) events.APIGatewayV2HTTPRequest {
+	ev := events.APIGatewayV2HTTPRequest{
+		Version:  "2.0",
+		RawPath:  path,
+		Headers:  map[string]string{"content-type": "application/json"},
+		RouteKey: "$default",
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			DomainName: "api.example.test",
+			RequestID:  "req-1",
+			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, SourceIP: "192.0.2.1"},
+			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
+				IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{UserARN: "arn:aws:iam::123456789012:role/acme-producer", AccountID: "123456789012"},
+			},
+		},
+	}
+	if body != nil {
+		b, _ := json.Marshal(body)
+		ev.Body = string(b)
+	}
+	return ev
+}
+
+func invokeAPI(t *testing.T, fn *testenv.Lambda, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	t.Helper()
+	out, err := fn.Invoke(context.Background(), ev)
+	if err != nil {
+		t.Fatalf("invoke register: %v", err)
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("register response %s: %v", out, err)
+	}
+	return resp
+}
+
+func registerTable(t *testing.T, fn *testenv.Lambda, tenant, name string, schema any) {
+	t.Helper()
+	resp := invokeAPI(t, fn, apiEvent("POST", "/v1/tenants/"+tenant+"/namespaces/sales/tables",
+		map[string]any{"name": name, "location": "s3://lake/" + tenant + "/" + name + "/", "schema": schema}))
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("register %s/%s: %d %s", tenant, name, resp.StatusCode, resp.Body)
+	}
+}
+
+func ipcB64(t *testing.T, i int) string {
+	t.Helper()
+	b, err := catalog.EncodeSchema(catalogtest.WideSchema(i, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
+}
+
+func invokeRefresh(t *testing.T, fn *testenv.Lambda) (refresh.Result, error) {
+	t.Helper()
+	out, err := fn.Invoke(context.Background(), events.CloudWatchEvent{
+		Version: "0", ID: "ev-1", DetailType: "Scheduled Event", Source: "aws.events", Time: time.Now(),
+		Detail: json.RawMessage(`{}`),
+	})
+	if err != nil {
+		return refresh.Result{}, err
+	}
+	var res refresh.Result
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("refresh response %s: %v", out, err)
+	}
+	return res, nil
+}
+
+// Register through an API Gateway event, refresh through a scheduled event,
+// read the blob from S3: the table is there with its exact schema.
+func TestRegisterRefreshPublish(t *testing.T) {
+	s := newStack(t)
+	reg, ref := s.register(t), s.refresher(t)
+	rich := catalogtest.RichSchema()
+	richIPC, _ := catalog.EncodeSchema(rich)
+	registerTable(t, reg, "acme", "orders", base64.StdEncoding.EncodeToString(richIPC))
+
+	// The bad-input path answers 4xx through the adapter too.
+	bad := invokeAPI(t, reg, apiEvent("POST", "/v1/tenants/acme/namespaces/sales/tables", map[string]any{"name": "x/y"}))
+	if bad.StatusCode != http.StatusBadRequest {
+		t.Fatalf("bad name through API Gateway: %d %s", bad.StatusCode, bad.Body)
+	}
+	got := invokeAPI(t, reg, apiEvent("GET", "/v1/tenants/acme/namespaces/sales/tables/orders", nil))
+	if got.StatusCode != http.StatusOK {
+		t.Fatalf("get: %d %s", got.StatusCode, got.Body)
+	}
+
+	res, err := invokeRefresh(t, ref)
+	if err != nil {
+		t.Fatalf("refresh: %v", err)
+	}
+	if res.Outcome != refresh.Published || res.Generation != 1 || res.Counts.Tables != 1 {
+		t.Fatalf("refresh result = %+v", res)
+	}
+	snap, _ := s.blob(t)
+	tbl, ok := snap.Lookup(catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"})
+	if !ok {
+		t.Fatal("registered table missing from the blob")
+	}
+	schema, err := tbl.Schema()
+	if err != nil || !catalog.SchemaEqual(schema, rich) {
+		t.Fatalf("schema in the blob = %v, %v; want the registered one", schema, err)
+	}
+	if !strings.Contains(reg.Process.Output(), "arn:aws:iam::123456789012:role/acme-producer") {
+		t.Fatalf("the register log does not name the caller:\n%s", reg.Process.Output())
+	}
+	if !strings.Contains(ref.Process.Output(), `"CloudWatchMetrics"`) || !strings.Contains(ref.Process.Output(), `"msg":"refresh"`) {
+		t.Fatalf("the refresh log lacks its structured line or EMF metrics:\n%s", ref.Process.Output())
+	}
+}
+
+// S3 PUT failing: the previous blob is untouched and the function fails.
+func TestRefreshS3PutFailureKeepsPreviousBlob(t *testing.T) {
+	s := newStack(t)
+	reg := s.register(t)
+	registerTable(t, reg, "acme", "t1", ipcB64(t, 1))
+	if _, err := invokeRefresh(t, s.refresher(t)); err != nil {
+		t.Fatal(err)
+	}
+	before, etag := s.blob(t)
+
+	registerTable(t, reg, "acme", "t2", ipcB64(t, 2))
+	proxy := testenv.StartFaultProxy(t, s.s3.Endpoint, func(op string, n int) *testenv.Fault {
+		if op == "PUT" {
+			return &testenv.S3InternalError
+		}
+		return nil
+	})
+	failing := testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env("", proxy.URL)...)
+	_, err := invokeRefresh(t, failing)
+	var fe *testenv.FunctionError
+	if !errors.As(err, &fe) {
+		t.Fatalf("refresh with S3 PUT failing: %v, want a function error", err)
+	}
+	after, etag2 := s.blob(t)
+	if etag2 != etag || after.Generation != before.Generation || after.Counts.Tables != 1 {
+		t.Fatalf("blob changed after a failed refresh: generation %d → %d, tables %d", before.Generation, after.Generation, after.Counts.Tables)
+	}
+	if proxy.Calls("PUT") < 1 {
+		t.Fatal("the refresh never tried to PUT")
+	}
+}
+
+// DynamoDB failing on the second scan page publishes nothing; throttling
+// alone is retried and the refresh publishes.
+func TestRefreshScanFaults(t *testing.T) {
+	s := newStack(t)
+	reg := s.register(t)
+	for i := range 5 {
+		registerTable(t, reg, "acme", fmt.Sprintf("t%d", i), ipcB64(t, i))
+	}
+	pages := []string{"LAKE_SCAN_PAGE_LIMIT=2", "LAKE_DYNAMO_MAX_ATTEMPTS=3"}
+
+	failing := testenv.StartFaultProxy(t, s.ddb.Endpoint, func(op string, n int) *testenv.Fault {
+		if op == "Scan" && n >= 2 {
+			return &testenv.InternalError
+		}
+		return nil
+	})
+	fn := testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env(failing.URL, "", pages...)...)
+	if _, err := invokeRefresh(t, fn); err == nil {
+		t.Fatal("refresh with a failing second page succeeded")
+	}
+	if _, err := s.s3.Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err == nil {
+		t.Fatal("a blob was published from a failed scan")
+	}
+
+	throttling := testenv.StartFaultProxy(t, s.ddb.Endpoint, func(op string, n int) *testenv.Fault {
+		if op == "Scan" && (n == 2 || n == 4) {
+			return &testenv.Throttled
+		}
+		return nil
+	})
+	fn = testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env(throttling.URL, "", pages...)...)
+	res, err := invokeRefresh(t, fn)
+	if err != nil {
+		t.Fatalf("refresh under throttling: %v", err)
+	}
+	if res.Outcome != refresh.Published || res.Counts.Tables != 5 || res.Scan.Pages < 3 {
+		t.Fatalf("refresh under throttling = %+v, want 5 tables published over ≥ 3 pages", res)
+	}
+	if calls := throttling.Calls("Scan"); calls != res.Scan.Pages+2 {
+		t.Fatalf("%d Scan calls for %d pages, want 2 retries", calls, res.Scan.Pages)
+	}
+}
+
+// Two refreshes racing: both read the current blob before either writes (a
+// proxy holds each PUT until both have arrived), exactly one publishes, the
+// other is superseded, the blob holds the newer generation, and a run with
+// nothing changed publishes nothing.
+func TestRefreshRace(t *testing.T) {
+	s := newStack(t)
+	reg := s.register(t)
+	registerTable(t, reg, "acme", "first", ipcB64(t, 1))
+	if _, err := invokeRefresh(t, s.refresher(t)); err != nil {
+		t.Fatal(err)
+	}
+	registerTable(t, reg, "acme", "second", ipcB64(t, 2))
+
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	barrier := testenv.StartFaultProxy(t, s.s3.Endpoint, func(op string, n int) *testenv.Fault {
+		if op == "PUT" && n <= 2 {
+			arrived.Done()
+			waitTimeout(&arrived, 30*time.Second)
+		}
+		return nil
+	})
+	bootstrap := testenv.BuildLambda(t, "./functions/refresh")
+	a := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
+	b := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
+
+	var wg sync.WaitGroup
+	results := make([]refresh.Result, 2)
+	errs := make([]error, 2)
+	for i, fn := range []*testenv.Lambda{a, b} {
+		wg.Go(func() { results[i], errs[i] = invokeRefresh(t, fn) })
+	}
+	wg.Wait()
+	outcomes := map[refresh.Outcome]int{}
+	for i := range results {
+		if errs[i] != nil {
+			t.Fatalf("racing refresh %d: %v", i, errs[i])
+		}
+		outcomes[results[i].Outcome]++
+	}
+	if outcomes[refresh.Published] != 1 || outcomes[refresh.Superseded] != 1 {
+		t.Fatalf("racing outcomes %v, want one published and one superseded", outcomes)
+	}
+	snap, etag := s.blob(t)
+	if snap.Generation != 2 || snap.Counts.Tables != 2 {
+		t.Fatalf("blob after the race: generation %d with %d tables, want 2 and 2", snap.Generation, snap.Counts.Tables)
+	}
+
+	res, err := invokeRefresh(t, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, etag2 := s.blob(t); res.Outcome != refresh.Unchanged || res.Generation != 2 || etag2 != etag {
+		t.Fatalf("refresh with no change = %+v (etag %s → %s), want unchanged", res, etag, etag2)
+	}
+}
+
+// waitTimeout waits for wg, or gives up after d so a broken race cannot
+// hang the suite.
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}

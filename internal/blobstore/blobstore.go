@@ -1,0 +1,55 @@
+// Package blobstore keeps the one snapshot blob that refresh publishes and
+// discovery loads: in an S3 object (AWS) or a local file (local mode), with
+// the same conditional-write and conditional-read semantics.
+//
+// A blob's version is its ETag. A write names the ETag it replaces (or
+// that there must be no blob), so an older writer can never overwrite a
+// newer blob; a read can name the ETag it already has and get
+// ErrNotModified instead of the bytes.
+package blobstore
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors every implementation maps to.
+var (
+	// ErrNotFound: there is no blob yet.
+	ErrNotFound = errors.New("blobstore: no blob")
+	// ErrNotModified: the blob still has the ETag the reader named.
+	ErrNotModified = errors.New("blobstore: not modified")
+	// ErrPreconditionFailed: a conditional write found another version.
+	ErrPreconditionFailed = errors.New("blobstore: blob changed (precondition failed)")
+)
+
+// Blob is one version of the blob.
+type Blob struct {
+	Data []byte
+	ETag string
+}
+
+// Condition qualifies a write.
+type Condition struct {
+	// IfMatch replaces only the blob with this ETag.
+	IfMatch string
+	// IfNoneMatch creates the blob only if there is none.
+	IfNoneMatch bool
+}
+
+// Store reads and conditionally writes one blob. Implementations are safe
+// for concurrent use.
+type Store interface {
+	// Get returns the blob. With ifNoneMatch set to the current ETag it
+	// returns ErrNotModified and no bytes. ErrNotFound when there is none.
+	Get(ctx context.Context, ifNoneMatch string) (Blob, error)
+	// GetPrefix returns at most the first n bytes of the blob and the ETag of
+	// the whole blob (ErrNotFound when there is none): enough to read a
+	// header without fetching everything.
+	GetPrefix(ctx context.Context, n int) (Blob, error)
+	// Put writes data under cond and returns the new ETag, or
+	// ErrPreconditionFailed when cond does not hold.
+	Put(ctx context.Context, data []byte, cond Condition) (string, error)
+	// Location names the blob for logs (s3://bucket/key or a path).
+	Location() string
+}

@@ -1,0 +1,152 @@
+package blobstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// File keeps the blob in a local file, for local mode. Writes are atomic
+// (temp file, fsync, rename, fsync of the folder) and conditional under an
+// exclusive flock, so concurrent writers, in one process or several, behave
+// like S3's conditional writes. The ETag is the SHA-256 of the content.
+type File struct {
+	path string
+	mu   sync.Mutex
+}
+
+var _ Store = (*File)(nil)
+
+// NewFile returns a store for the blob at path; its folder must exist.
+func NewFile(path string) *File { return &File{path: path} }
+
+// Location implements Store.
+func (f *File) Location() string { return f.path }
+
+func etagOf(b []byte) string {
+	sum := sha256.Sum256(b)
+	return `"` + hex.EncodeToString(sum[:16]) + `"`
+}
+
+func (f *File) read() (Blob, error) {
+	b, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Blob{}, fmt.Errorf("blobstore: %s: %w", f.path, ErrNotFound)
+	}
+	if err != nil {
+		return Blob{}, fmt.Errorf("blobstore: %w", err)
+	}
+	return Blob{Data: b, ETag: etagOf(b)}, nil
+}
+
+// Get implements Store.
+func (f *File) Get(ctx context.Context, ifNoneMatch string) (Blob, error) {
+	if err := ctx.Err(); err != nil {
+		return Blob{}, err
+	}
+	b, err := f.read()
+	if err != nil {
+		return Blob{}, err
+	}
+	if ifNoneMatch != "" && b.ETag == ifNoneMatch {
+		return Blob{}, ErrNotModified
+	}
+	return b, nil
+}
+
+// GetPrefix implements Store. The ETag needs the whole file, so it reads it.
+func (f *File) GetPrefix(ctx context.Context, n int) (Blob, error) {
+	b, err := f.Get(ctx, "")
+	if err != nil {
+		return Blob{}, err
+	}
+	b.Data = b.Data[:min(n, len(b.Data))]
+	return b, nil
+}
+
+// Put implements Store.
+func (f *File) Put(ctx context.Context, data []byte, cond Condition) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	unlock, err := f.lock()
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+
+	cur, err := f.read()
+	exists := err == nil
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return "", err
+	}
+	switch {
+	case cond.IfNoneMatch && exists:
+		return "", fmt.Errorf("blobstore: %s exists: %w", f.path, ErrPreconditionFailed)
+	case cond.IfMatch != "" && (!exists || cur.ETag != cond.IfMatch):
+		return "", fmt.Errorf("blobstore: %s changed: %w", f.path, ErrPreconditionFailed)
+	}
+	if err := writeAtomic(f.path, data); err != nil {
+		return "", err
+	}
+	return etagOf(data), nil
+}
+
+// lock takes an exclusive flock on path.lock.
+func (f *File) lock() (func(), error) {
+	lf, err := os.OpenFile(f.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: lock: %w", err)
+	}
+	if err := syscall.Flock(int(lf.Fd()), syscall.LOCK_EX); err != nil {
+		lf.Close()
+		return nil, fmt.Errorf("blobstore: lock: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(lf.Fd()), syscall.LOCK_UN)
+		lf.Close()
+	}, nil
+}
+
+// writeAtomic writes data to path so that a reader sees the old file or the
+// new one, never a part, and the new one survives a crash once it returns.
+func writeAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("blobstore: write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("blobstore: write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("blobstore: fsync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("blobstore: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("blobstore: rename into %s: %w", path, err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("blobstore: fsync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("blobstore: fsync %s: %w", dir, err)
+	}
+	return nil
+}

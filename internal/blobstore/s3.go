@@ -1,0 +1,139 @@
+package blobstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
+)
+
+// s3API is the part of the S3 client the store calls.
+type s3API interface {
+	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
+	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+}
+
+// S3 keeps the blob in one S3 object.
+type S3 struct {
+	client      s3API
+	bucket, key string
+	// MaxBytes bounds a blob read; 0 means 8 GiB.
+	maxBytes int64
+}
+
+var _ Store = (*S3)(nil)
+
+// NewS3 returns a store for s3://bucket/key. maxBytes bounds a read (0: 8 GiB).
+func NewS3(client s3API, bucket, key string, maxBytes int64) (*S3, error) {
+	if bucket == "" || key == "" {
+		return nil, errors.New("blobstore: S3 bucket and key are required")
+	}
+	if maxBytes <= 0 {
+		maxBytes = 8 << 30
+	}
+	return &S3{client: client, bucket: bucket, key: key, maxBytes: maxBytes}, nil
+}
+
+// Location implements Store.
+func (s *S3) Location() string { return "s3://" + s.bucket + "/" + s.key }
+
+func statusOf(err error) int {
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		return re.HTTPStatusCode()
+	}
+	return 0
+}
+
+func (s *S3) mapErr(op string, err error) error {
+	var nsk *types.NoSuchKey
+	switch code := statusOf(err); {
+	case errors.As(err, &nsk) || code == http.StatusNotFound:
+		return fmt.Errorf("blobstore: %s %s: %w", op, s.Location(), ErrNotFound)
+	case code == http.StatusNotModified:
+		// The SDK surfaces 304 as an error; it is the expected answer.
+		return ErrNotModified
+	case code == http.StatusPreconditionFailed || code == http.StatusConflict:
+		return fmt.Errorf("blobstore: %s %s: %w", op, s.Location(), ErrPreconditionFailed)
+	}
+	return fmt.Errorf("blobstore: %s %s: %w", op, s.Location(), err)
+}
+
+func (s *S3) get(ctx context.Context, in *s3.GetObjectInput, limit int64) (Blob, error) {
+	out, err := s.client.GetObject(ctx, in)
+	if err != nil {
+		return Blob{}, s.mapErr("get", err)
+	}
+	defer out.Body.Close()
+	var buf bytes.Buffer
+	if out.ContentLength != nil && *out.ContentLength > 0 && *out.ContentLength <= limit {
+		buf.Grow(int(*out.ContentLength))
+	}
+	n, err := io.Copy(&buf, io.LimitReader(out.Body, limit+1))
+	if err != nil {
+		return Blob{}, fmt.Errorf("blobstore: read %s: %w", s.Location(), err)
+	}
+	if n > limit && in.Range == nil {
+		return Blob{}, fmt.Errorf("blobstore: %s is larger than the %d-byte limit", s.Location(), limit)
+	}
+	return Blob{Data: buf.Bytes()[:min(n, limit)], ETag: aws.ToString(out.ETag)}, nil
+}
+
+// Get implements Store with a conditional GetObject.
+func (s *S3) Get(ctx context.Context, ifNoneMatch string) (Blob, error) {
+	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: &s.key}
+	if ifNoneMatch != "" {
+		in.IfNoneMatch = aws.String(ifNoneMatch)
+	}
+	return s.get(ctx, in, s.maxBytes)
+}
+
+// GetPrefix implements Store with a ranged GetObject.
+func (s *S3) GetPrefix(ctx context.Context, n int) (Blob, error) {
+	if n <= 0 {
+		return Blob{}, errors.New("blobstore: prefix length must be positive")
+	}
+	in := &s3.GetObjectInput{Bucket: &s.bucket, Key: &s.key, Range: aws.String(fmt.Sprintf("bytes=0-%d", n-1))}
+	b, err := s.get(ctx, in, int64(n))
+	if statusOf(errors.Unwrap(err)) == http.StatusRequestedRangeNotSatisfiable {
+		// An empty object has no byte 0.
+		return s.Get(ctx, "")
+	}
+	return b, err
+}
+
+// Put implements Store with a conditional PutObject (If-Match or
+// If-None-Match: *).
+func (s *S3) Put(ctx context.Context, data []byte, cond Condition) (string, error) {
+	in := &s3.PutObjectInput{
+		Bucket:        &s.bucket,
+		Key:           &s.key,
+		Body:          bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+		ContentType:   aws.String("application/vnd.lake.snapshot"),
+	}
+	if cond.IfMatch != "" {
+		in.IfMatch = aws.String(cond.IfMatch)
+	}
+	if cond.IfNoneMatch {
+		in.IfNoneMatch = aws.String("*")
+	}
+	out, err := s.client.PutObject(ctx, in)
+	if err != nil {
+		err = s.mapErr("put", err)
+		if errors.Is(err, ErrNotFound) {
+			// S3 answers If-Match on a missing object with 404: the version
+			// the writer named is not there.
+			err = fmt.Errorf("blobstore: put %s: %w", s.Location(), ErrPreconditionFailed)
+		}
+		return "", err
+	}
+	return aws.ToString(out.ETag), nil
+}

@@ -1,0 +1,420 @@
+// Package registerapi is lake's registration HTTP API: one net/http handler
+// that the register Lambda serves through an API Gateway adapter and local
+// mode serves directly.
+//
+// Routes (names are path segments, percent-encoded as needed):
+//
+//	POST   /v1/tenants/{tenant}/namespaces/{namespace}/tables          register
+//	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  read (strongly consistent)
+//	PUT    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  update the schema (If-Match: "<version>" optional)
+//	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop
+//
+// The tenant in the path is what an IAM policy (AWS) or the bearer token
+// (local mode) scopes a producer to. Errors are JSON
+// {"error":{"code":"…","message":"…"}} with a stable code.
+package registerapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemajson"
+)
+
+// MaxBodyBytes bounds a request body. A registration must fit one DynamoDB
+// item (400 KB); a JSON schema form is wordier than its IPC bytes.
+const MaxBodyBytes = 1 << 20
+
+// Authorizer decides whether a request may act on tenant and returns the
+// caller's identity for the log (an IAM ARN, a token subject). Returning an
+// error wrapping ErrUnauthenticated gives 401, any other error 403.
+type Authorizer func(r *http.Request, tenant string) (caller string, err error)
+
+// ErrUnauthenticated is what an Authorizer wraps for a missing or invalid
+// credential.
+var ErrUnauthenticated = errors.New("registerapi: unauthenticated")
+
+// Options configures New.
+type Options struct {
+	// Authorize checks each request; nil allows every request (the AWS
+	// deployment, where API Gateway's IAM authorization already ran and
+	// Caller names the principal).
+	Authorize Authorizer
+	// Caller names the caller for the log when Authorize is nil.
+	Caller func(r *http.Request) string
+	// Log receives one line per write. Default slog.Default().
+	Log *slog.Logger
+	// OnWrite is called after each successful write (local mode schedules a
+	// refresh with it).
+	OnWrite func()
+}
+
+// Handler serves the registration API over a catalog.
+type Handler struct {
+	cat  *catalog.Catalog
+	opts Options
+	mux  *http.ServeMux
+}
+
+// New returns the API handler.
+func New(cat *catalog.Catalog, opts Options) *Handler {
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	h := &Handler{cat: cat, opts: opts, mux: http.NewServeMux()}
+	const tables = "/v1/tenants/{tenant}/namespaces/{namespace}/tables"
+	h.mux.HandleFunc("POST "+tables, h.register)
+	h.mux.HandleFunc("GET "+tables+"/{table}", h.get)
+	h.mux.HandleFunc("PUT "+tables+"/{table}", h.update)
+	h.mux.HandleFunc("DELETE "+tables+"/{table}", h.drop)
+	return h
+}
+
+// ServeHTTP implements http.Handler. Unknown routes get a JSON 404, known
+// routes with another method a JSON 405.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			h.opts.Log.ErrorContext(r.Context(), "register api panic", slog.Any("panic", v), slog.String("path", r.URL.Path))
+			writeError(w, http.StatusInternalServerError, "internal", "internal error")
+		}
+	}()
+	_, pattern := h.mux.Handler(r)
+	if pattern == "" {
+		if allow := h.allowed(r); allow != "" {
+			w.Header().Set("Allow", allow)
+			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, allow))
+			return
+		}
+		writeError(w, http.StatusNotFound, "no_route", "no such route; see /v1/tenants/{tenant}/namespaces/{namespace}/tables[/{table}]")
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// allowed lists the methods that have a route for r's path.
+func (h *Handler) allowed(r *http.Request) string {
+	var ms []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete} {
+		probe := r.Clone(r.Context())
+		probe.Method = m
+		if _, p := h.mux.Handler(probe); p != "" {
+			ms = append(ms, m)
+		}
+	}
+	return strings.Join(ms, ", ")
+}
+
+// Table is the JSON form of a registered table in responses.
+type Table struct {
+	Tenant    string          `json:"tenant"`
+	Namespace string          `json:"namespace"`
+	Name      string          `json:"name"`
+	Location  string          `json:"location"`
+	TableType string          `json:"table_type"`
+	Version   int64           `json:"version"`
+	CreatedAt time.Time       `json:"created_at"`
+	UpdatedAt time.Time       `json:"updated_at"`
+	SchemaIPC []byte          `json:"schema_ipc,omitempty"`
+	Schema    json.RawMessage `json:"schema,omitempty"`
+}
+
+func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
+	t := Table{
+		Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name,
+		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(),
+		CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(), SchemaIPC: reg.SchemaIPC(),
+	}
+	if s, err := reg.Schema(); err == nil {
+		if b, err := schemajson.Format(s); err == nil {
+			t.Schema = b
+		}
+	}
+	return t
+}
+
+// registerRequest is the POST body; updateRequest the PUT body. "schema" is
+// base64 Arrow IPC (a JSON string) or the schemajson form (a JSON object).
+type registerRequest struct {
+	Name      string          `json:"name"`
+	Location  string          `json:"location"`
+	TableType string          `json:"table_type"`
+	Schema    json.RawMessage `json:"schema"`
+}
+
+type updateRequest struct {
+	Location  string          `json:"location"`
+	TableType string          `json:"table_type"`
+	Schema    json.RawMessage `json:"schema"`
+}
+
+// apiError is an error with its HTTP status and stable code.
+type apiError struct {
+	status  int
+	code    string
+	message string
+}
+
+func (e *apiError) Error() string { return e.message }
+
+func badRequest(code, format string, args ...any) error {
+	return &apiError{http.StatusBadRequest, code, fmt.Sprintf(format, args...)}
+}
+
+// ParseSchema reads the "schema" member: base64 IPC or the JSON form.
+func ParseSchema(raw json.RawMessage) (*arrow.Schema, error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
+		return nil, badRequest("invalid_schema", `"schema" is required: base64 Arrow IPC or a JSON schema object`)
+	case raw[0] == '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, badRequest("invalid_json", "schema: %v", err)
+		}
+		ipc, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, badRequest("invalid_base64", "schema is not standard base64: %v", err)
+		}
+		if len(ipc) > catalog.MaxSchemaIPCBytes {
+			return nil, &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("schema IPC of %d bytes exceeds the %d-byte limit", len(ipc), catalog.MaxSchemaIPCBytes)}
+		}
+		return catalog.DecodeSchema(ipc)
+	case raw[0] == '{':
+		return schemajson.Parse(raw)
+	}
+	return nil, badRequest("invalid_schema", `"schema" must be a base64 string (Arrow IPC) or a JSON schema object`)
+}
+
+// decodeBody checks the content type and size and decodes JSON strictly.
+func decodeBody(r *http.Request, v any) error {
+	ct := r.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil || mt != "application/json" {
+		return &apiError{http.StatusUnsupportedMediaType, "unsupported_media_type", fmt.Sprintf("Content-Type %q: send application/json", ct)}
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
+	if err != nil {
+		return badRequest("invalid_body", "reading the body: %v", err)
+	}
+	if len(body) > MaxBodyBytes {
+		return &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds the %d-byte limit", MaxBodyBytes)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("invalid_json", "malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("invalid_json", "malformed JSON body: data after the object")
+	}
+	return nil
+}
+
+// authorize runs the Authorizer for the path's tenant.
+func (h *Handler) authorize(r *http.Request) (string, error) {
+	tenant := r.PathValue("tenant")
+	if h.opts.Authorize == nil {
+		if h.opts.Caller != nil {
+			return h.opts.Caller(r), nil
+		}
+		return "", nil
+	}
+	caller, err := h.opts.Authorize(r, tenant)
+	if errors.Is(err, ErrUnauthenticated) {
+		return "", &apiError{http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials"}
+	}
+	if err != nil {
+		return "", &apiError{http.StatusForbidden, "forbidden", fmt.Sprintf("not allowed to act on tenant %q", tenant)}
+	}
+	return caller, nil
+}
+
+func pathRef(r *http.Request, table string) catalog.TableRef {
+	return catalog.TableRef{Tenant: r.PathValue("tenant"), Namespace: r.PathValue("namespace"), Name: table}
+}
+
+func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.authorize(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var req registerRequest
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ref := pathRef(r, req.Name)
+	if err := ref.Validate(); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	schema, err := ParseSchema(req.Schema)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	reg, created, err := h.cat.Register(r.Context(), ref, catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+		h.wrote(r.Context(), "register", ref, caller, reg)
+	}
+	w.Header().Set("ETag", etag(reg))
+	writeJSON(w, status, tableOf(ref, reg))
+}
+
+func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.authorize(r); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ref := pathRef(r, r.PathValue("table"))
+	reg, err := h.cat.Get(r.Context(), ref)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("ETag", etag(reg))
+	writeJSON(w, http.StatusOK, tableOf(ref, reg))
+}
+
+func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.authorize(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ref := pathRef(r, r.PathValue("table"))
+	if err := ref.Validate(); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	var opts catalog.UpdateOptions
+	if im := r.Header.Get("If-Match"); im != "" {
+		v, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(im, "W/"), `"`), 10, 64)
+		if err != nil || v <= 0 {
+			h.fail(w, r, badRequest("invalid_if_match", `If-Match must be a version ETag such as "3", got %q`, im))
+			return
+		}
+		opts.IfVersion = v
+	}
+	var req updateRequest
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	schema, err := ParseSchema(req.Schema)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	reg, err := h.cat.Update(r.Context(), ref, catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema}, opts)
+	if err != nil {
+		if opts.IfVersion != 0 && errors.Is(err, catalog.ErrConflict) {
+			err = &apiError{http.StatusPreconditionFailed, "version_mismatch", err.Error()}
+		}
+		h.fail(w, r, err)
+		return
+	}
+	h.wrote(r.Context(), "update", ref, caller, reg)
+	w.Header().Set("ETag", etag(reg))
+	writeJSON(w, http.StatusOK, tableOf(ref, reg))
+}
+
+func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.authorize(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ref := pathRef(r, r.PathValue("table"))
+	if err := h.cat.Drop(r.Context(), ref); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.wrote(r.Context(), "drop", ref, caller, catalog.Registration{})
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func etag(reg catalog.Registration) string { return `"` + strconv.FormatInt(reg.Version(), 10) + `"` }
+
+func (h *Handler) wrote(ctx context.Context, op string, ref catalog.TableRef, caller string, reg catalog.Registration) {
+	h.opts.Log.InfoContext(ctx, "registration written",
+		slog.String("op", op), slog.String("table", ref.String()), slog.String("caller", caller), slog.Int64("version", reg.Version()))
+	if h.opts.OnWrite != nil {
+		h.opts.OnWrite()
+	}
+}
+
+// fail maps a domain error to its status, code and message.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+	case errors.Is(err, catalog.ErrTooLarge):
+		ae = &apiError{http.StatusRequestEntityTooLarge, "too_large", err.Error()}
+	case errors.Is(err, catalog.ErrInvalidName):
+		ae = &apiError{http.StatusBadRequest, "invalid_name", err.Error()}
+	case errors.Is(err, catalog.ErrInvalidSchema), errors.Is(err, schemajson.ErrInvalid):
+		ae = &apiError{http.StatusBadRequest, "invalid_schema", err.Error()}
+	case errors.Is(err, catalog.ErrInvalidRegistration):
+		ae = &apiError{http.StatusBadRequest, "invalid_registration", err.Error()}
+	case errors.Is(err, catalog.ErrNotFound):
+		ae = &apiError{http.StatusNotFound, "not_found", err.Error()}
+	case errors.Is(err, catalog.ErrExists):
+		ae = &apiError{http.StatusConflict, "exists", err.Error()}
+	case errors.Is(err, catalog.ErrConflict):
+		ae = &apiError{http.StatusConflict, "conflict", err.Error()}
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		ae = &apiError{http.StatusServiceUnavailable, "unavailable", "the request was cancelled or timed out; retry"}
+	default:
+		// A store failure: log it whole, answer retryable and generic.
+		h.opts.Log.ErrorContext(r.Context(), "register api: store error", slog.String("error", err.Error()), slog.String("path", r.URL.Path))
+		w.Header().Set("Retry-After", "1")
+		ae = &apiError{http.StatusServiceUnavailable, "unavailable", "the catalog store is unavailable; retry"}
+	}
+	writeError(w, ae.status, ae.code, ae.message)
+}
+
+type errorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, code, message string) {
+	var b errorBody
+	b.Error.Code, b.Error.Message = code, message
+	writeJSON(w, status, b)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encoding the response failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}

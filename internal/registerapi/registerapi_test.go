@@ -1,0 +1,249 @@
+package registerapi_test
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/schemajson"
+)
+
+const base = "/v1/tenants/acme/namespaces/sales/tables"
+
+func newAPI(tb testing.TB, opts registerapi.Options) http.Handler {
+	tb.Helper()
+	st := memstore.New(memstore.Options{})
+	tb.Cleanup(func() { st.Close() })
+	return registerapi.New(catalog.New(st, catalog.Options{}), opts)
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func do(tb testing.TB, h http.Handler, method, path, contentType string, body []byte, hdr ...string) response {
+	tb.Helper()
+	r := httptest.NewRequest(method, path, bytes.NewReader(body))
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		r.Header.Set(hdr[i], hdr[i+1])
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return response{w.Code, w.Header(), w.Body.Bytes()}
+}
+
+func ipcB64(s *arrow.Schema) string {
+	return base64.StdEncoding.EncodeToString(flight.SerializeSchema(s, memory.DefaultAllocator))
+}
+
+func body(tb testing.TB, v any) []byte {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func errorCode(tb testing.TB, r response) string {
+	tb.Helper()
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	if err := json.Unmarshal(r.body, &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+		tb.Fatalf("error body %q is not {error:{code,message}}: %v", r.body, err)
+	}
+	return e.Error.Code
+}
+
+func decodeTable(tb testing.TB, r response) registerapi.Table {
+	tb.Helper()
+	var t registerapi.Table
+	if err := json.Unmarshal(r.body, &t); err != nil {
+		tb.Fatalf("response %q: %v", r.body, err)
+	}
+	return t
+}
+
+func TestRegisterLifecycle(t *testing.T) {
+	h := newAPI(t, registerapi.Options{})
+	schema := catalogtest.RichSchema()
+	req := body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(schema)})
+
+	r := do(t, h, "POST", base, "application/json", req)
+	if r.status != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.status, r.body)
+	}
+	got := decodeTable(t, r)
+	back, err := catalog.DecodeSchema(got.SchemaIPC)
+	if err != nil || !catalog.SchemaEqual(back, schema) || got.Version != 1 || got.TableType != "TABLE" || r.header.Get("ETag") != `"1"` {
+		t.Fatalf("registered table = %+v (%v)", got, err)
+	}
+	if fromJSON, err := schemajson.Parse(got.Schema); err != nil || !catalog.SchemaEqual(fromJSON, schema) {
+		t.Fatalf("the response's JSON schema form does not parse back: %v", err)
+	}
+
+	if r := do(t, h, "POST", base, "application/json; charset=utf-8", req); r.status != http.StatusOK {
+		t.Fatalf("identical retry: %d %s, want 200", r.status, r.body)
+	}
+	other := body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(catalogtest.WideSchema(1, 2))})
+	if r := do(t, h, "POST", base, "application/json", other); r.status != http.StatusConflict || errorCode(t, r) != "exists" {
+		t.Fatalf("conflicting register: %d %s, want 409 exists", r.status, r.body)
+	}
+
+	if r := do(t, h, "GET", base+"/orders", "", nil); r.status != http.StatusOK || decodeTable(t, r).Name != "orders" {
+		t.Fatalf("get: %d %s", r.status, r.body)
+	}
+
+	// Update with the JSON form, at the right version.
+	newSchema := catalogtest.WideSchema(2, 4)
+	js, _ := schemajson.Format(newSchema)
+	upd := body(t, map[string]any{"schema": json.RawMessage(js)})
+	if r := do(t, h, "PUT", base+"/orders", "application/json", upd, "If-Match", `"7"`); r.status != http.StatusPreconditionFailed || errorCode(t, r) != "version_mismatch" {
+		t.Fatalf("update at a stale version: %d %s, want 412", r.status, r.body)
+	}
+	r = do(t, h, "PUT", base+"/orders", "application/json", upd, "If-Match", `"1"`)
+	if r.status != http.StatusOK || decodeTable(t, r).Version != 2 || r.header.Get("ETag") != `"2"` {
+		t.Fatalf("update: %d %s", r.status, r.body)
+	}
+
+	if r := do(t, h, "DELETE", base+"/orders", "", nil); r.status != http.StatusNoContent {
+		t.Fatalf("drop: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "GET", base+"/orders", "", nil); r.status != http.StatusNotFound || errorCode(t, r) != "not_found" {
+		t.Fatalf("get after drop: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "DELETE", base+"/orders", "", nil); r.status != http.StatusNotFound {
+		t.Fatalf("second drop: %d %s", r.status, r.body)
+	}
+}
+
+func TestRegisterRejectsBadInput(t *testing.T) {
+	h := newAPI(t, registerapi.Options{})
+	good := ipcB64(catalogtest.WideSchema(1, 3))
+	huge := base64.StdEncoding.EncodeToString(make([]byte, catalog.MaxSchemaIPCBytes+1))
+	tests := []struct {
+		name, method, path, ct, body string
+		status                       int
+		code                         string
+	}{
+		{"malformed json", "POST", base, "application/json", `{"name":`, 400, "invalid_json"},
+		{"unknown member", "POST", base, "application/json", `{"name":"t","location":"/x","schema":"` + good + `","colour":1}`, 400, "invalid_json"},
+		{"bad table name", "POST", base, "application/json", `{"name":"a/b","location":"/x","schema":"` + good + `"}`, 400, "invalid_name"},
+		{"empty table name", "POST", base, "application/json", `{"location":"/x","schema":"` + good + `"}`, 400, "invalid_name"},
+		{"control in tenant", "POST", "/v1/tenants/ac%0Ame/namespaces/s/tables", "application/json", `{"name":"t","location":"/x","schema":"` + good + `"}`, 400, "invalid_name"},
+		{"slash in tenant", "POST", "/v1/tenants/a%2Fb/namespaces/s/tables", "application/json", `{"name":"t","location":"/x","schema":"` + good + `"}`, 400, "invalid_name"},
+		{"bad base64", "POST", base, "application/json", `{"name":"t","location":"/x","schema":"@@@"}`, 400, "invalid_base64"},
+		{"not ipc", "POST", base, "application/json", `{"name":"t","location":"/x","schema":"aGVsbG8gd29ybGQ="}`, 400, "invalid_schema"},
+		{"no schema", "POST", base, "application/json", `{"name":"t","location":"/x"}`, 400, "invalid_schema"},
+		{"schema number", "POST", base, "application/json", `{"name":"t","location":"/x","schema":5}`, 400, "invalid_schema"},
+		{"bad json schema", "POST", base, "application/json", `{"name":"t","location":"/x","schema":{"fields":[{"name":"a","type":"int128"}]}}`, 400, "invalid_schema"},
+		{"duplicate fields", "POST", base, "application/json", `{"name":"t","location":"/x","schema":{"fields":[{"name":"a","type":"int8"},{"name":"a","type":"int8"}]}}`, 400, "invalid_schema"},
+		{"no location", "POST", base, "application/json", `{"name":"t","schema":"` + good + `"}`, 400, "invalid_registration"},
+		{"schema too large", "POST", base, "application/json", `{"name":"t","location":"/x","schema":"` + huge + `"}`, 413, "too_large"},
+		{"body too large", "POST", base, "application/json", `{"name":"` + strings.Repeat("x", registerapi.MaxBodyBytes) + `"}`, 413, "too_large"},
+		{"wrong content type", "POST", base, "text/plain", `{}`, 415, "unsupported_media_type"},
+		{"no content type", "POST", base, "", `{}`, 415, "unsupported_media_type"},
+		{"missing table", "GET", base + "/nope", "", ``, 404, "not_found"},
+		{"update missing", "PUT", base + "/nope", "application/json", `{"schema":"` + good + `"}`, 404, "not_found"},
+		{"bad if-match", "PUT", base + "/t", "application/json", `{"schema":"` + good + `"}`, 400, "invalid_if_match"},
+		{"no route", "GET", "/v2/whatever", "", ``, 404, "no_route"},
+		{"wrong method", "PATCH", base + "/t", "application/json", `{}`, 405, "method_not_allowed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var hdr []string
+			if tt.code == "invalid_if_match" {
+				hdr = []string{"If-Match", "latest"}
+			}
+			r := do(t, h, tt.method, tt.path, tt.ct, []byte(tt.body), hdr...)
+			if r.status != tt.status || errorCode(t, r) != tt.code {
+				t.Fatalf("%s %s: %d %s, want %d %s", tt.method, tt.path, r.status, r.body, tt.status, tt.code)
+			}
+		})
+	}
+}
+
+func TestAuthorizerScopesTenants(t *testing.T) {
+	var writes int
+	h := newAPI(t, registerapi.Options{
+		Authorize: func(r *http.Request, tenant string) (string, error) {
+			switch r.Header.Get("Authorization") {
+			case "":
+				return "", registerapi.ErrUnauthenticated
+			case "acme":
+				if tenant == "acme" {
+					return "acme-producer", nil
+				}
+			}
+			return "", errors.New("other tenant")
+		},
+		OnWrite: func() { writes++ },
+	})
+	req := body(t, map[string]any{"name": "t", "location": "/x", "schema": ipcB64(catalogtest.WideSchema(1, 1))})
+	if r := do(t, h, "POST", base, "application/json", req); r.status != 401 || errorCode(t, r) != "unauthenticated" {
+		t.Fatalf("no credentials: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "POST", "/v1/tenants/globex/namespaces/s/tables", "application/json", req, "Authorization", "acme"); r.status != 403 {
+		t.Fatalf("other tenant: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "POST", base, "application/json", req, "Authorization", "acme"); r.status != 201 {
+		t.Fatalf("own tenant: %d %s", r.status, r.body)
+	}
+	if writes != 1 {
+		t.Fatalf("OnWrite ran %d times, want 1", writes)
+	}
+}
+
+// FuzzRegisterRequest sends arbitrary path names and bodies: no panic, and
+// every rejection is a 4xx with a JSON error body.
+func FuzzRegisterRequest(f *testing.F) {
+	good := ipcB64(catalogtest.WideSchema(1, 3))
+	f.Add("acme", "sales", "POST", "", `{"name":"t","location":"/x","schema":"`+good+`"}`)
+	f.Add("acme", "sales", "PUT", "orders", `{"schema":{"fields":[{"name":"a","type":"int8"}]}}`)
+	f.Add("a%2F", "%00", "GET", "x", ``)
+	f.Add("t", "n", "POST", "", `{"name":"t","location":"s3://b","schema":"/////w=="}`)
+	h := newAPI(f, registerapi.Options{})
+	f.Fuzz(func(t *testing.T, tenant, namespace, method, table, reqBody string) {
+		path := "/v1/tenants/" + tenant + "/namespaces/" + namespace + "/tables"
+		if table != "" {
+			path += "/" + table
+		}
+		r, err := http.NewRequest(method, "http://lake"+path, strings.NewReader(reqBody))
+		if err != nil {
+			return // not a request a client could send
+		}
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code >= 500 {
+			t.Fatalf("%s %s %q: %d %s", method, path, reqBody, w.Code, w.Body)
+		}
+		if w.Code >= 400 {
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Error.Code == "" {
+				t.Fatalf("rejection without a JSON error body: %d %q", w.Code, w.Body)
+			}
+		}
+	})
+}
