@@ -143,7 +143,7 @@ func ipcB64(t *testing.T, i int) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
-func invokeRefresh(t *testing.T, fn *testenv.Lambda) (refresh.Result, error) {
+func invokeRefresh(t testing.TB, fn *testenv.Lambda) (refresh.Result, error) {
 	t.Helper()
 	out, err := fn.Invoke(context.Background(), events.CloudWatchEvent{
 		Version: "0", ID: "ev-1", DetailType: "Scheduled Event", Source: "aws.events", Time: time.Now(),
