@@ -1,0 +1,208 @@
+// Package auth validates the bearer JWTs that Flight SQL clients send to
+// discovery and returns the tenant they belong to. The tenant comes only from
+// the validated token, never from anything else the client sends.
+package auth
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/MicahParks/keyfunc/v3"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+)
+
+// ErrUnauthenticated is wrapped by every rejection. Its message is what a
+// client may see; the wrapped detail is for the server's log only.
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+// MinSecretBytes is the shortest HS256 secret accepted (RFC 7518 §3.2: a key
+// of at least the hash size).
+const MinSecretBytes = 32
+
+// MaxTokenBytes bounds a token.
+const MaxTokenBytes = 8 << 10
+
+// Config configures a Validator. At least one of HS256Secret and JWKS is
+// required.
+type Config struct {
+	// HS256Secret verifies HS256 tokens.
+	HS256Secret []byte
+	// JWKS is a JSON Web Key Set (RFC 7517) of RSA and EC public keys that
+	// verify RS256/RS384/RS512 and ES256/ES384/ES512 tokens.
+	JWKS []byte
+	// Issuer, when set, must equal the token's iss.
+	Issuer string
+	// Audience, when set, must be among the token's aud.
+	Audience string
+	// TenantClaim names the claim holding the tenant. Default "tenant".
+	TenantClaim string
+	// Leeway tolerates clock skew on exp and nbf. Default 30 s.
+	Leeway time.Duration
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// Validator checks tokens. It is safe for concurrent use.
+type Validator struct {
+	cfg    Config
+	jwks   keyfunc.Keyfunc
+	parser *jwt.Parser
+}
+
+var (
+	hmacAlgs       = []string{"HS256"}
+	asymmetricAlgs = []string{"RS256", "RS384", "RS512", "ES256", "ES384", "ES512"}
+)
+
+// New validates cfg and returns a Validator.
+func New(cfg Config) (*Validator, error) {
+	if cfg.HS256Secret == nil && cfg.JWKS == nil {
+		return nil, errors.New("auth: configure an HS256 secret, a JWKS, or both")
+	}
+	if cfg.HS256Secret != nil && len(cfg.HS256Secret) < MinSecretBytes {
+		return nil, fmt.Errorf("auth: the HS256 secret has %d bytes; use at least %d", len(cfg.HS256Secret), MinSecretBytes)
+	}
+	if cfg.TenantClaim == "" {
+		cfg.TenantClaim = "tenant"
+	}
+	if cfg.Leeway == 0 {
+		cfg.Leeway = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	v := &Validator{cfg: cfg}
+	var algs []string
+	if cfg.HS256Secret != nil {
+		algs = append(algs, hmacAlgs...)
+	}
+	if cfg.JWKS != nil {
+		if err := checkJWKS(cfg.JWKS); err != nil {
+			return nil, err
+		}
+		kf, err := keyfunc.NewJWKSetJSON(json.RawMessage(cfg.JWKS))
+		if err != nil {
+			return nil, fmt.Errorf("auth: JWKS: %w", err)
+		}
+		v.jwks = kf
+		algs = append(algs, asymmetricAlgs...)
+	}
+	opts := []jwt.ParserOption{
+		jwt.WithValidMethods(algs),
+		jwt.WithExpirationRequired(),
+		jwt.WithLeeway(cfg.Leeway),
+		jwt.WithTimeFunc(cfg.Now),
+		jwt.WithIssuedAt(),
+	}
+	if cfg.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(cfg.Issuer))
+	}
+	if cfg.Audience != "" {
+		opts = append(opts, jwt.WithAudience(cfg.Audience))
+	}
+	v.parser = jwt.NewParser(opts...)
+	return v, nil
+}
+
+// checkJWKS rejects a key set holding symmetric ("oct") or private keys: a
+// JWKS file is for public keys only.
+func checkJWKS(raw []byte) error {
+	var set struct {
+		Keys []map[string]any `json:"keys"`
+	}
+	if err := json.Unmarshal(raw, &set); err != nil {
+		return fmt.Errorf("auth: JWKS is not JSON: %w", err)
+	}
+	if len(set.Keys) == 0 {
+		return errors.New("auth: JWKS holds no keys")
+	}
+	for i, k := range set.Keys {
+		switch k["kty"] {
+		case "RSA", "EC":
+		default:
+			return fmt.Errorf("auth: JWKS key %d has kty %v; only RSA and EC public keys are allowed", i, k["kty"])
+		}
+		if _, private := k["d"]; private {
+			return fmt.Errorf("auth: JWKS key %d is a private key; publish only public keys", i)
+		}
+	}
+	return nil
+}
+
+// keyFor picks the key by the token's algorithm, so an algorithm can only
+// ever be verified with a key of its own kind (no algorithm confusion).
+func (v *Validator) keyFor(t *jwt.Token) (any, error) {
+	switch alg := t.Method.Alg(); {
+	case alg == "HS256" && v.cfg.HS256Secret != nil:
+		return v.cfg.HS256Secret, nil
+	case strings.HasPrefix(alg, "RS") || strings.HasPrefix(alg, "ES"):
+		if v.jwks == nil {
+			return nil, fmt.Errorf("no key set for %s", alg)
+		}
+		return v.jwks.Keyfunc(t)
+	default:
+		return nil, fmt.Errorf("algorithm %q not accepted", alg)
+	}
+}
+
+// Tenant validates a token (signature, algorithm, exp, nbf, iat, iss, aud)
+// and returns the tenant in its tenant claim, which must be a valid tenant
+// name. Every failure wraps ErrUnauthenticated.
+func (v *Validator) Tenant(token string) (string, error) {
+	if token == "" {
+		return "", fmt.Errorf("%w: no token", ErrUnauthenticated)
+	}
+	if len(token) > MaxTokenBytes {
+		return "", fmt.Errorf("%w: token of %d bytes", ErrUnauthenticated, len(token))
+	}
+	claims := jwt.MapClaims{}
+	if _, err := v.parser.ParseWithClaims(token, claims, v.keyFor); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
+	tenant, ok := claims[v.cfg.TenantClaim].(string)
+	if !ok {
+		return "", fmt.Errorf("%w: no string claim %q", ErrUnauthenticated, v.cfg.TenantClaim)
+	}
+	if err := catalog.ValidateName("tenant", tenant); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
+	return tenant, nil
+}
+
+// BearerToken extracts the token from an authorization header value
+// ("Bearer <token>", scheme case-insensitive).
+func BearerToken(header string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// IssueHS256 signs a token for tenant with secret, valid for ttl: what
+// `lake token` and local mode's dev tokens use.
+func IssueHS256(secret []byte, claim, tenant, issuer, audience string, ttl time.Duration, now time.Time) (string, error) {
+	if claim == "" {
+		claim = "tenant"
+	}
+	claims := jwt.MapClaims{
+		claim: tenant,
+		"sub": tenant,
+		"iat": now.Unix(),
+		"nbf": now.Unix(),
+		"exp": now.Add(ttl).Unix(),
+	}
+	if issuer != "" {
+		claims["iss"] = issuer
+	}
+	if audience != "" {
+		claims["aud"] = audience
+	}
+	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
+}
