@@ -1,0 +1,498 @@
+package discovery_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+)
+
+var secret = []byte("discovery-test-secret-0123456789abcdef")
+
+// env is a running discovery server over a memstore catalog published to a
+// blob file.
+type env struct {
+	t      testing.TB
+	store  metastore.Store
+	cat    *catalog.Catalog
+	blobs  *blobstore.File
+	svc    *discovery.Service
+	src    *discovery.Source
+	client *flightsql.Client
+	addr   string
+	gen    uint64
+}
+
+func newEnv(t testing.TB, opts discovery.Options) *env {
+	t.Helper()
+	st := memstore.New(memstore.Options{})
+	e := &env{t: t, store: st, cat: catalog.New(st, catalog.Options{}), blobs: blobstore.NewFile(filepath.Join(t.TempDir(), "catalog.lakesnap"))}
+	reg := prometheus.NewRegistry()
+	opts.Metrics = discovery.NewMetrics(reg)
+	e.svc = discovery.NewService(opts)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	e.src = discovery.NewSource(e.blobs, e.svc, opts.Metrics, quiet)
+	v, err := auth.New(auth.Config{HS256Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := health.NewServer()
+	srv := discovery.NewGRPCServer(e.svc, v, hs, quiet)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+	e.addr = l.Addr().String()
+	e.client, err = flightsql.NewClient(e.addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.client.Close() })
+	return e
+}
+
+// register adds a table with schema (nil: a legacy registration without one).
+func (e *env) register(tenant, ns, name string, schema *arrow.Schema) {
+	e.t.Helper()
+	ref := catalog.TableRef{Tenant: tenant, Namespace: ns, Name: name}
+	if schema == nil {
+		key, _ := ref.Key()
+		if err := e.store.Put(context.Background(), key, []byte(`{"location":"/legacy","created_at":"2024-01-01T00:00:00Z"}`)); err != nil {
+			e.t.Fatal(err)
+		}
+		return
+	}
+	if _, _, err := e.cat.Register(context.Background(), ref, catalog.TableSpec{Location: "s3://lake/" + url.PathEscape(ref.String()), Schema: schema}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// publish builds the next snapshot, writes the blob and polls it in.
+func (e *env) publish() {
+	e.t.Helper()
+	e.gen++
+	snap, _, err := catalog.Refresh(context.Background(), e.store, e.gen, time.Now())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	blob, err := catalog.EncodeBlob(snap)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	cur, err := e.blobs.Get(context.Background(), "")
+	cond := blobstore.Condition{IfNoneMatch: true}
+	if err == nil {
+		cond = blobstore.Condition{IfMatch: cur.ETag}
+	}
+	if _, err := e.blobs.Put(context.Background(), blob, cond); err != nil {
+		e.t.Fatal(err)
+	}
+	if loaded, err := e.src.Poll(context.Background()); err != nil || !loaded {
+		e.t.Fatalf("poll: loaded %v, %v", loaded, err)
+	}
+}
+
+func token(t testing.TB, tenant string) string {
+	t.Helper()
+	tok, err := auth.IssueHS256(secret, "", tenant, "", "", time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func as(t testing.TB, tenant string) context.Context {
+	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token(t, tenant))
+}
+
+// fetch runs DoGet on every endpoint of info and returns the batches.
+func (e *env) fetch(ctx context.Context) func(*flight.FlightInfo, error) (*arrow.Schema, []arrow.RecordBatch, error) {
+	return func(info *flight.FlightInfo, err error) (*arrow.Schema, []arrow.RecordBatch, error) {
+		return e.doGet(ctx, info, err)
+	}
+}
+
+func (e *env) doGet(ctx context.Context, info *flight.FlightInfo, err error) (*arrow.Schema, []arrow.RecordBatch, error) {
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []arrow.RecordBatch
+	var schema *arrow.Schema
+	for _, ep := range info.Endpoint {
+		rdr, err := e.client.DoGet(ctx, ep.Ticket)
+		if err != nil {
+			return nil, nil, err
+		}
+		schema = rdr.Schema()
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			rec.Retain()
+			recs = append(recs, rec)
+		}
+		if err := rdr.Err(); err != nil {
+			return nil, nil, err
+		}
+		rdr.Release()
+	}
+	return schema, recs, nil
+}
+
+// tableRow is one GetTables row.
+type tableRow struct {
+	catalog, ns, name, typ string
+	schema                 []byte
+}
+
+func (e *env) tables(ctx context.Context, opts *flightsql.GetTablesOpts) ([]tableRow, error) {
+	info, err := e.client.GetTables(ctx, opts)
+	schema, recs, err := e.doGet(ctx, info, err)
+	if err != nil {
+		return nil, err
+	}
+	want := schema_ref.Tables
+	if opts.IncludeSchema {
+		want = schema_ref.TablesWithIncludedSchema
+	}
+	if !schema.Equal(want) {
+		e.t.Fatalf("GetTables schema = %s, want the spec's %s", schema, want)
+	}
+	var rows []tableRow
+	for _, rec := range recs {
+		if !rec.Schema().Equal(want) {
+			e.t.Fatalf("batch schema = %s", rec.Schema())
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			r := tableRow{
+				catalog: rec.Column(0).(*array.String).Value(i),
+				ns:      rec.Column(1).(*array.String).Value(i),
+				name:    rec.Column(2).(*array.String).Value(i),
+				typ:     rec.Column(3).(*array.String).Value(i),
+			}
+			if opts.IncludeSchema {
+				r.schema = append([]byte(nil), rec.Column(4).(*array.Binary).Value(i)...)
+			}
+			rows = append(rows, r)
+		}
+		rec.Release()
+	}
+	return rows, nil
+}
+
+func strp(s string) *string { return &s }
+
+func codeOf(err error) codes.Code { return status.Code(err) }
+
+func TestUnavailableBeforeFirstSnapshot(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	_, err := e.client.GetCatalogs(as(t, "acme"))
+	if codeOf(err) != codes.Unavailable {
+		t.Fatalf("GetCatalogs before a snapshot: %v, want UNAVAILABLE", err)
+	}
+	if _, err := e.src.Poll(context.Background()); err == nil {
+		t.Fatal("poll with no blob succeeded")
+	}
+	e.register("acme", "sales", "orders", wide(1))
+	e.publish()
+	if _, _, err := e.fetch(as(t, "acme"))(e.client.GetCatalogs(as(t, "acme"))); err != nil {
+		t.Fatalf("GetCatalogs after the snapshot: %v", err)
+	}
+}
+
+func TestAuthentication(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.publish()
+	expired, _ := auth.IssueHS256(secret, "", "acme", "", "", -time.Hour, time.Now().Add(-2*time.Hour))
+	forged, _ := auth.IssueHS256([]byte("some-other-secret-0123456789abcdef"), "", "acme", "", "", time.Hour, time.Now())
+	for name, ctx := range map[string]context.Context{
+		"no token":      context.Background(),
+		"not bearer":    metadata.AppendToOutgoingContext(context.Background(), "authorization", "Basic YWNtZTpwdw=="),
+		"expired":       metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+expired),
+		"forged":        metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+forged),
+		"tenant header": metadata.AppendToOutgoingContext(context.Background(), "x-tenant", "acme", "tenant", "acme"),
+	} {
+		_, err := e.client.GetTables(ctx, &flightsql.GetTablesOpts{})
+		if codeOf(err) != codes.Unauthenticated || strings.Contains(err.Error(), "acme") {
+			t.Errorf("%s: %v, want a generic UNAUTHENTICATED", name, err)
+		}
+	}
+	// The health service needs no token.
+	hc := healthpb.NewHealthClient(mustDial(t, e.addr))
+	if _, err := hc.Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Fatalf("health check without a token: %v", err)
+	}
+}
+
+func mustDial(t *testing.T, addr string) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cc.Close() })
+	return cc
+}
+
+// The plan's flight_table_discovery_returns_cached_real_schema.
+func TestFlightTableDiscoveryReturnsCachedRealSchema(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	rich := richSchema()
+	e.register("acme", "sales", "orders", rich)
+	e.register("acme", "sales", "customers", wide(2))
+	e.register("globex", "sales", "orders", wide(3))
+	e.publish()
+	before := e.src.Status().MetadataReads
+
+	ctx := as(t, "acme")
+	rows, err := e.tables(ctx, &flightsql.GetTablesOpts{IncludeSchema: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].name != "customers" || rows[1].name != "orders" {
+		t.Fatalf("rows = %+v", rows)
+	}
+	for _, r := range rows {
+		if r.catalog != "acme" || r.ns != "sales" || r.typ != "TABLE" {
+			t.Fatalf("row = %+v", r)
+		}
+	}
+	got, err := flight.DeserializeSchema(rows[1].schema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !catalog.SchemaEqual(got, rich) {
+		t.Fatalf("table_schema decodes to\n%v\nwant\n%v", got, rich)
+	}
+	for range 20 {
+		if _, err := e.tables(ctx, &flightsql.GetTablesOpts{IncludeSchema: true, TableNameFilterPattern: strp("ord%")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := e.src.Status().MetadataReads; after != before {
+		t.Fatalf("metadata reads went from %d to %d while serving requests, want no change", before, after)
+	}
+}
+
+// The plan's flight_table_discovery_rejects_unknown_legacy_schema.
+func TestFlightTableDiscoveryRejectsUnknownLegacySchema(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.register("acme", "legacy", "old_orders", nil)
+	e.publish()
+	before := e.src.Status().MetadataReads
+	ctx := as(t, "acme")
+
+	_, err := e.tables(ctx, &flightsql.GetTablesOpts{IncludeSchema: true})
+	if codeOf(err) != codes.FailedPrecondition || strings.Contains(err.Error(), "old_orders") || strings.Contains(err.Error(), "legacy") {
+		t.Fatalf("include_schema over a legacy table: %v, want a generic FAILED_PRECONDITION", err)
+	}
+	rows, err := e.tables(ctx, &flightsql.GetTablesOpts{})
+	if err != nil || len(rows) != 2 || rows[0].name != "old_orders" {
+		t.Fatalf("include_schema=false: %+v, %v; want both tables", rows, err)
+	}
+	// A request that does not reach the legacy table still gets schemas.
+	rows, err = e.tables(ctx, &flightsql.GetTablesOpts{IncludeSchema: true, DbSchemaFilterPattern: strp("sales")})
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("include_schema within sales: %+v, %v", rows, err)
+	}
+	if after := e.src.Status().MetadataReads; after != before {
+		t.Fatalf("the rejection read metadata: %d → %d", before, after)
+	}
+}
+
+func TestFilters(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	for _, r := range []struct{ ns, name string }{
+		{"sales", "orders"}, {"sales", "order_items"}, {"sales", "orderXitems"}, {"sales", "returns"},
+		{"sales_eu", "orders"}, {"salesXeu", "orders"}, {"hr", "people"}, {"100%", "x"},
+	} {
+		e.register("acme", r.ns, r.name, wide(len(r.name)))
+	}
+	e.publish()
+	ctx := as(t, "acme")
+	names := func(opts *flightsql.GetTablesOpts) string {
+		t.Helper()
+		rows, err := e.tables(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.ns+"."+r.name)
+		}
+		return strings.Join(out, " ")
+	}
+	tests := []struct {
+		opts *flightsql.GetTablesOpts
+		want string
+	}{
+		{&flightsql.GetTablesOpts{}, "100%.x hr.people sales.orderXitems sales.order_items sales.orders sales.returns salesXeu.orders sales_eu.orders"},
+		{&flightsql.GetTablesOpts{DbSchemaFilterPattern: strp("sales")}, "sales.orderXitems sales.order_items sales.orders sales.returns"},
+		{&flightsql.GetTablesOpts{DbSchemaFilterPattern: strp(`sales\_eu`)}, "sales_eu.orders"},
+		{&flightsql.GetTablesOpts{DbSchemaFilterPattern: strp(`sales_eu`)}, "salesXeu.orders sales_eu.orders"},
+		{&flightsql.GetTablesOpts{DbSchemaFilterPattern: strp(`100\%`)}, "100%.x"},
+		{&flightsql.GetTablesOpts{TableNameFilterPattern: strp(`order\_items`)}, "sales.order_items"},
+		{&flightsql.GetTablesOpts{TableNameFilterPattern: strp(`order_items`)}, "sales.orderXitems sales.order_items"},
+		{&flightsql.GetTablesOpts{TableNameFilterPattern: strp(`%s`), DbSchemaFilterPattern: strp("sal%")}, "sales.orderXitems sales.order_items sales.orders sales.returns salesXeu.orders sales_eu.orders"},
+		{&flightsql.GetTablesOpts{TableNameFilterPattern: strp("")}, ""},
+		{&flightsql.GetTablesOpts{Catalog: strp("acme"), TableNameFilterPattern: strp("people")}, "hr.people"},
+		{&flightsql.GetTablesOpts{Catalog: strp("")}, ""},
+		{&flightsql.GetTablesOpts{Catalog: strp("globex")}, ""},
+		{&flightsql.GetTablesOpts{TableTypes: []string{"VIEW"}}, ""},
+		{&flightsql.GetTablesOpts{TableTypes: []string{"VIEW", "TABLE"}, TableNameFilterPattern: strp("returns")}, "sales.returns"},
+	}
+	for _, tt := range tests {
+		if got := names(tt.opts); got != tt.want {
+			t.Errorf("GetTables(%v) = %q, want %q", tt.opts, got, tt.want)
+		}
+	}
+	if _, err := e.tables(ctx, &flightsql.GetTablesOpts{TableNameFilterPattern: strp(`bad\`)}); codeOf(err) != codes.InvalidArgument {
+		t.Fatalf("invalid pattern: %v, want INVALID_ARGUMENT", err)
+	}
+}
+
+func TestOtherCommands(t *testing.T) {
+	e := newEnv(t, discovery.Options{ServerName: "lake-test", Version: "1.2.3"})
+	e.register("acme", "sales", "orders", wide(1))
+	e.register("acme", "hr", "people", wide(2))
+	e.register("globex", "secret_ns", "secret", wide(3))
+	e.publish()
+	ctx := as(t, "acme")
+
+	schema, recs, err := e.fetch(ctx)(e.client.GetCatalogs(ctx))
+	if err != nil || !schema.Equal(schema_ref.Catalogs) || len(recs) != 1 || recs[0].NumRows() != 1 || recs[0].Column(0).(*array.String).Value(0) != "acme" {
+		t.Fatalf("GetCatalogs: %v %v", recs, err)
+	}
+
+	schema, recs, err = e.fetch(ctx)(e.client.GetDBSchemas(ctx, &flightsql.GetDBSchemasOpts{}))
+	if err != nil || !schema.Equal(schema_ref.DBSchemas) {
+		t.Fatalf("GetDbSchemas: %v %v", schema, err)
+	}
+	var ns []string
+	for _, r := range recs {
+		for i := 0; i < int(r.NumRows()); i++ {
+			ns = append(ns, r.Column(0).(*array.String).Value(i)+"."+r.Column(1).(*array.String).Value(i))
+		}
+	}
+	if strings.Join(ns, " ") != "acme.hr acme.sales" {
+		t.Fatalf("GetDbSchemas = %q", ns)
+	}
+	_, recs, err = e.fetch(ctx)(e.client.GetDBSchemas(ctx, &flightsql.GetDBSchemasOpts{DbSchemaFilterPattern: strp("s%")}))
+	if err != nil || recs[0].NumRows() != 1 {
+		t.Fatalf("GetDbSchemas s%%: %v", err)
+	}
+
+	schema, recs, err = e.fetch(ctx)(e.client.GetTableTypes(ctx))
+	if err != nil || !schema.Equal(schema_ref.TableTypes) || recs[0].NumRows() != 1 || recs[0].Column(0).(*array.String).Value(0) != "TABLE" {
+		t.Fatalf("GetTableTypes: %v %v", recs, err)
+	}
+
+	schema, recs, err = e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{
+		flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerReadOnly, discovery.SqlInfoSnapshotGeneration, discovery.SqlInfoTenantTables, 99999,
+	}))
+	if err != nil || !schema.Equal(schema_ref.SqlInfo) {
+		t.Fatalf("GetSqlInfo: %v %v", schema, err)
+	}
+	info := map[uint32]any{}
+	for _, r := range recs {
+		ids, vals := r.Column(0).(*array.Uint32), r.Column(1).(*array.DenseUnion)
+		for i := 0; i < int(r.NumRows()); i++ {
+			child, off := vals.Field(vals.ChildID(i)), int(vals.ValueOffset(i))
+			switch c := child.(type) {
+			case *array.String:
+				info[ids.Value(i)] = c.Value(off)
+			case *array.Boolean:
+				info[ids.Value(i)] = c.Value(off)
+			case *array.Int64:
+				info[ids.Value(i)] = c.Value(off)
+			}
+		}
+	}
+	want := map[uint32]any{0: "lake-test", 3: true, discovery.SqlInfoSnapshotGeneration: int64(1), discovery.SqlInfoTenantTables: int64(2)}
+	if fmt.Sprint(info) != fmt.Sprint(want) {
+		t.Fatalf("GetSqlInfo = %v, want %v", info, want)
+	}
+
+	if _, err := e.client.Execute(ctx, "SELECT 1"); codeOf(err) != codes.Unimplemented {
+		t.Fatalf("Execute: %v, want UNIMPLEMENTED", err)
+	}
+}
+
+// Large responses are split into batches far below gRPC's 4 MiB limit.
+func TestBatchesStaySmall(t *testing.T) {
+	e := newEnv(t, discovery.Options{BatchBytes: 64 << 10})
+	for i := range 300 {
+		e.register("acme", "ns", fmt.Sprintf("t%03d", i), wide(i%40+60))
+	}
+	e.publish()
+	ctx := as(t, "acme")
+	info, err := e.client.GetTables(ctx, &flightsql.GetTablesOpts{IncludeSchema: true})
+	_, recs, err := e.doGet(ctx, info, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, r := range recs {
+		size := len(r.Column(4).(*array.Binary).ValueBytes())
+		if size > 64<<10+8192 {
+			t.Fatalf("a batch carries %d schema bytes, over the 64 KiB budget plus one schema", size)
+		}
+		total += int(r.NumRows())
+	}
+	if len(recs) < 2 || total != 300 {
+		t.Fatalf("%d batches with %d rows, want several batches with 300 rows", len(recs), total)
+	}
+}
+
+// A blob that fails its checks is rejected and the previous view keeps
+// serving; so is a blob of an older generation.
+func TestRejectedBlobKeepsServing(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.publish()
+	cur, _ := e.blobs.Get(context.Background(), "")
+	bad := append([]byte{}, cur.Data...)
+	bad[len(bad)-1] ^= 0xff
+	if _, err := e.blobs.Put(context.Background(), bad, blobstore.Condition{IfMatch: cur.ETag}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.src.Poll(context.Background()); !errors.Is(err, catalog.ErrBlobCorrupt) {
+		t.Fatalf("poll of a corrupt blob: %v, want ErrBlobCorrupt", err)
+	}
+	if st := e.src.Status(); st.Generation != 1 || st.LastError == "" {
+		t.Fatalf("status after a rejected blob = %+v", st)
+	}
+	if rows, err := e.tables(as(t, "acme"), &flightsql.GetTablesOpts{}); err != nil || len(rows) != 1 {
+		t.Fatalf("serving after a rejected blob: %v %v", rows, err)
+	}
+}

@@ -1,0 +1,113 @@
+package discovery
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/internal/auth"
+)
+
+// Authenticator turns a bearer token into a tenant (auth.Validator).
+type Authenticator interface {
+	Tenant(token string) (string, error)
+}
+
+// NewGRPCServer returns a gRPC server serving svc as Flight SQL behind
+// bearer-token authentication, and the gRPC health service (which needs no
+// token). opts are added (TLS credentials, limits).
+func NewGRPCServer(svc *Service, authn Authenticator, hs *health.Server, log *slog.Logger, opts ...grpc.ServerOption) *grpc.Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	a := &authInterceptor{authn: authn, log: log}
+	opts = append(opts, grpc.ChainUnaryInterceptor(a.unary), grpc.ChainStreamInterceptor(a.stream))
+	srv := grpc.NewServer(opts...)
+	flight.RegisterFlightServiceServer(srv, flightsql.NewFlightServer(svc))
+	healthpb.RegisterHealthServer(srv, hs)
+	return srv
+}
+
+type authInterceptor struct {
+	authn Authenticator
+	log   *slog.Logger
+}
+
+func exempt(method string) bool { return strings.HasPrefix(method, "/grpc.health.v1.Health/") }
+
+// authenticate reads "authorization: Bearer <jwt>" and returns ctx with the
+// token's tenant. The client sees one generic message whatever failed.
+func (a *authInterceptor) authenticate(ctx context.Context, method string) (context.Context, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	var token string
+	if vals := md.Get("authorization"); len(vals) == 1 {
+		token, _ = auth.BearerToken(vals[0])
+	}
+	tenant, err := a.authn.Tenant(token)
+	if err != nil {
+		a.log.InfoContext(ctx, "flight sql request rejected", slog.String("method", method), slog.String("reason", err.Error()))
+		return nil, status.Error(codes.Unauthenticated, "unauthenticated: send a valid bearer token")
+	}
+	return WithTenant(ctx, tenant), nil
+}
+
+func (a *authInterceptor) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if exempt(info.FullMethod) {
+		return h(ctx, req)
+	}
+	ctx, err := a.authenticate(ctx, info.FullMethod)
+	if err != nil {
+		return nil, err
+	}
+	return h(ctx, req)
+}
+
+type tenantStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s tenantStream) Context() context.Context { return s.ctx }
+
+func (a *authInterceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if exempt(info.FullMethod) {
+		return h(srv, ss)
+	}
+	ctx, err := a.authenticate(ss.Context(), info.FullMethod)
+	if err != nil {
+		return err
+	}
+	return h(srv, tenantStream{ss, ctx})
+}
+
+// HTTPHandler serves /healthz (200 once a snapshot is loaded, else 503),
+// /status (the source's Status as JSON) and /metrics (Prometheus, from g).
+func HTTPHandler(src *Source, g prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if st := src.Status(); !st.Loaded {
+			http.Error(w, "no snapshot loaded yet", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(src.Status())
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{}))
+	return mux
+}
