@@ -19,6 +19,10 @@ import (
 // and the previous view keeps serving; a blob of an older generation than
 // the serving one is rejected too.
 type Source struct {
+	// OnLoad, when set before the first poll, is called after each new view
+	// is swapped in.
+	OnLoad func(*View)
+
 	blobs   blobstore.Store
 	svc     *Service
 	metrics *Metrics
@@ -121,6 +125,9 @@ func (s *Source) poll(ctx context.Context) (bool, error) {
 	v := Prepare(snap, memory.DefaultAllocator)
 	s.svc.SetView(v)
 	s.etag = b.ETag
+	if s.OnLoad != nil {
+		s.OnLoad(v)
+	}
 	if s.metrics != nil {
 		s.metrics.generation.Set(float64(v.Generation))
 		s.metrics.createdAt.Set(float64(v.CreatedAt.UnixNano()) / 1e9)

@@ -98,7 +98,19 @@ type buildResult struct {
 // `make lambdas` does, once per test binary.
 func BuildLambda(tb testing.TB, pkg string) string {
 	tb.Helper()
-	v, _ := builds.LoadOrStore(pkg, &buildResult{})
+	return build(tb, pkg, "bootstrap", "-tags", "lambda.norpc")
+}
+
+// BuildCommand builds the command pkg (relative to the repository root) as
+// a static binary, once per test binary.
+func BuildCommand(tb testing.TB, pkg string) string {
+	tb.Helper()
+	return build(tb, pkg, filepath.Base(pkg))
+}
+
+func build(tb testing.TB, pkg, name string, flags ...string) string {
+	tb.Helper()
+	v, _ := builds.LoadOrStore(pkg+" "+name, &buildResult{})
 	br := v.(*buildResult)
 	br.once.Do(func() {
 		root, err := RepoRoot()
@@ -111,8 +123,9 @@ func BuildLambda(tb testing.TB, pkg string) string {
 			br.err = err
 			return
 		}
-		br.path = filepath.Join(dir, "bootstrap")
-		cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", br.path, pkg)
+		br.path = filepath.Join(dir, name)
+		args := append(append([]string{"build"}, flags...), "-trimpath", "-ldflags", "-s -w", "-o", br.path, pkg)
+		cmd := exec.Command("go", args...)
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -120,7 +133,7 @@ func BuildLambda(tb testing.TB, pkg string) string {
 		}
 	})
 	if br.err != nil {
-		tb.Fatalf("build lambda: %v", br.err)
+		tb.Fatalf("build: %v", br.err)
 	}
 	return br.path
 }

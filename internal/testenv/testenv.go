@@ -130,6 +130,20 @@ func (p *Process) Output() string {
 	return p.out.String()
 }
 
+// Signal sends sig to the process.
+func (p *Process) Signal(sig syscall.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Wait waits up to d for the process to exit and returns its exit code, or
+// -1 when it is still running.
+func (p *Process) Wait(d time.Duration) int {
+	select {
+	case <-p.done:
+		return p.cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		return -1
+	}
+}
+
 // Stop ends the process group and waits for it.
 func (p *Process) Stop() {
 	select {
