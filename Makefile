@@ -5,10 +5,17 @@ PKGS := ./...
 
 FUZZTIME ?= 60s
 
-.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas
+.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
+
+run: ## run lake locally (RocksDB, registration API, refresh, Flight SQL) with the demo catalog
+	@scripts/run-local.sh
+
+build: ## build bin/lake and bin/discovery
+	$(GO) build -o bin/lake ./cmd/lake
+	CGO_ENABLED=0 $(GO) build -o bin/discovery ./functions/discovery
 
 tools: ## install what the build and tests need (librocksdb-dev, npm tools, staticcheck)
 	@scripts/install-deps.sh

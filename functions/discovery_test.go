@@ -39,7 +39,7 @@ type discoveryProc struct {
 
 func startDiscovery(t *testing.T, snapshot string, env ...string) *discoveryProc {
 	t.Helper()
-	bin := testenv.BuildCommand(t, "./functions/discovery")
+	bin := testenv.BuildCommand(t, "./functions/discovery", false)
 	port, hport := testenv.FreePort(t), testenv.FreePort(t)
 	d := &discoveryProc{addr: "127.0.0.1:" + strconv.Itoa(port), http: "127.0.0.1:" + strconv.Itoa(hport)}
 	d.proc = testenv.StartEnv(t, append([]string{"LAKE_JWT_HS256_SECRET=" + discoverySecret}, env...), bin,

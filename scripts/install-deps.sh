@@ -7,6 +7,9 @@
 #   - staticcheck, versitygw (an S3-protocol server) and aws-lambda-rie (the
 #     Lambda runtime interface emulator), pinned, built into ./bin.
 # It says what it installs. Safe to run again.
+#
+#   scripts/install-deps.sh        everything the build and tests need
+#   scripts/install-deps.sh run    only what `make run` (local mode) needs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +30,8 @@ if [ ! -f /usr/include/rocksdb/c.h ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "librocksdb-dev=${ROCKSDB_DEB_VERSION}" >/dev/null
 fi
+
+[ "${1:-}" = "run" ] && exit 0
 
 command -v node >/dev/null || { say "node is missing: lake's tests need Node 20 for dynalite"; exit 1; }
 if [ ! -f tools/npm/node_modules/.package-lock.json ] || [ tools/npm/package-lock.json -nt tools/npm/node_modules/.package-lock.json ]; then

@@ -6,7 +6,8 @@
 //
 //	POST   /v1/tenants/{tenant}/namespaces/{namespace}/tables          register
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  read (strongly consistent)
-//	PUT    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  update the schema (If-Match: "<version>" optional)
+//	PUT    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  update the schema (If-Match: "<version>" and
+//	                                                                   "only_if_no_schema": true make it conditional)
 //	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop
 //
 // The tenant in the path is what an IAM policy (AWS) or the bearer token
@@ -160,6 +161,9 @@ type updateRequest struct {
 	Location  string          `json:"location"`
 	TableType string          `json:"table_type"`
 	Schema    json.RawMessage `json:"schema"`
+	// OnlyIfNoSchema applies the update only to a registration without a
+	// schema (a backfill); otherwise 409 conflict.
+	OnlyIfNoSchema bool `json:"only_if_no_schema"`
 }
 
 // apiError is an error with its HTTP status and stable code.
@@ -323,6 +327,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	opts.IfNoSchema = req.OnlyIfNoSchema
 	schema, err := ParseSchema(req.Schema)
 	if err != nil {
 		h.fail(w, r, err)

@@ -98,17 +98,17 @@ type buildResult struct {
 // `make lambdas` does, once per test binary.
 func BuildLambda(tb testing.TB, pkg string) string {
 	tb.Helper()
-	return build(tb, pkg, "bootstrap", "-tags", "lambda.norpc")
+	return build(tb, pkg, "bootstrap", false, "-tags", "lambda.norpc")
 }
 
-// BuildCommand builds the command pkg (relative to the repository root) as
-// a static binary, once per test binary.
-func BuildCommand(tb testing.TB, pkg string) string {
+// BuildCommand builds the command pkg (relative to the repository root),
+// once per test binary. cgo is on only when the command needs it (RocksDB).
+func BuildCommand(tb testing.TB, pkg string, cgo bool) string {
 	tb.Helper()
-	return build(tb, pkg, filepath.Base(pkg))
+	return build(tb, pkg, filepath.Base(pkg), cgo)
 }
 
-func build(tb testing.TB, pkg, name string, flags ...string) string {
+func build(tb testing.TB, pkg, name string, cgo bool, flags ...string) string {
 	tb.Helper()
 	v, _ := builds.LoadOrStore(pkg+" "+name, &buildResult{})
 	br := v.(*buildResult)
@@ -127,7 +127,10 @@ func build(tb testing.TB, pkg, name string, flags ...string) string {
 		args := append(append([]string{"build"}, flags...), "-trimpath", "-ldflags", "-s -w", "-o", br.path, pkg)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		cmd.Env = os.Environ()
+		if !cgo {
+			cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
+		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			br.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}

@@ -1,0 +1,330 @@
+// Package local runs the whole catalog in one process for local use: a
+// RocksDB metastore, the registration HTTP API (the register Lambda's
+// handler), refresh on a timer and soon after every write, the snapshot blob
+// in a file, and the Flight SQL discovery server reading that file.
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
+)
+
+// Files in the data folder.
+const (
+	MetaDir    = "meta"             // RocksDB
+	BlobFile   = "catalog.lakesnap" // the snapshot blob
+	SecretFile = "dev-secret"       // HS256 secret for dev tokens
+	seededFile = "demo-seeded"      // present once the demo catalog was registered
+)
+
+// Config configures local mode. Zero values take the documented defaults.
+type Config struct {
+	// DataDir holds everything local mode keeps. Default ./.lake.
+	DataDir string
+	// APIListen is the registration API address. Default 127.0.0.1:8181.
+	APIListen string
+	// FlightListen is the Flight SQL address. Default 127.0.0.1:50051.
+	FlightListen string
+	// HTTPListen serves discovery's /healthz, /status and /metrics. Default
+	// 127.0.0.1:8182; "-" disables it.
+	HTTPListen string
+	// RefreshInterval is the periodic refresh. Default 30 s.
+	RefreshInterval time.Duration
+	// Debounce is how long after a write the refresh runs, so a burst of
+	// writes makes one refresh. Default 200 ms.
+	Debounce time.Duration
+	// Demo registers the demo catalog on first start. Default false here;
+	// `lake local` turns it on.
+	Demo bool
+	Log  *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.DataDir == "" {
+		c.DataDir = ".lake"
+	}
+	if c.APIListen == "" {
+		c.APIListen = "127.0.0.1:8181"
+	}
+	if c.FlightListen == "" {
+		c.FlightListen = "127.0.0.1:50051"
+	}
+	if c.HTTPListen == "" {
+		c.HTTPListen = "127.0.0.1:8182"
+	}
+	if c.HTTPListen == "-" {
+		c.HTTPListen = ""
+	}
+	if c.RefreshInterval <= 0 {
+		c.RefreshInterval = 30 * time.Second
+	}
+	if c.Debounce <= 0 {
+		c.Debounce = 200 * time.Millisecond
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+}
+
+// Instance is a running local mode.
+type Instance struct {
+	cfg       Config
+	store     *rocksdb.Store
+	cat       *catalog.Catalog
+	secret    []byte
+	publisher *refresh.Publisher
+	disc      *discovery.Server
+	api       *http.Server
+	apiLn     net.Listener
+	kick      chan struct{}
+	refreshMu sync.Mutex
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+// LoadSecret reads the dev-token secret of a data folder, creating it on
+// first use.
+func LoadSecret(dataDir string) ([]byte, error) {
+	path := filepath.Join(dataDir, SecretFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if len(s) < auth.MinSecretBytes {
+			return nil, fmt.Errorf("local: %s holds %d bytes; delete it to generate a new secret", path, len(s))
+		}
+		return []byte(s), nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, fmt.Errorf("local: generate secret: %w", err)
+	}
+	secret := hex.EncodeToString(raw)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if err := os.WriteFile(path, []byte(secret+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("local: write secret: %w", err)
+	}
+	return []byte(secret), nil
+}
+
+// Start opens the data folder and starts every part. Call Close to stop.
+func Start(ctx context.Context, cfg Config) (*Instance, error) {
+	cfg.defaults()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("local: data folder: %w", err)
+	}
+	secret, err := LoadSecret(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	store, err := rocksdb.Open(filepath.Join(cfg.DataDir, MetaDir), rocksdb.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("local: %w (is another `lake local` using %s?)", err, cfg.DataDir)
+	}
+	in := &Instance{cfg: cfg, store: store, cat: catalog.New(store, catalog.Options{}), secret: secret, kick: make(chan struct{}, 1)}
+	validator, err := auth.New(auth.Config{HS256Secret: secret})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	blobs := blobstore.NewFile(filepath.Join(cfg.DataDir, BlobFile))
+	in.publisher = &refresh.Publisher{Store: store, Blobs: blobs}
+
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	in.cancel = cancel
+	if cfg.Demo {
+		if err := in.seedDemo(rctx); err != nil {
+			cancel()
+			store.Close()
+			return nil, err
+		}
+	}
+	// Publish before discovery starts, so it serves from its first poll.
+	if _, err := in.publisher.Run(rctx); err != nil {
+		cfg.Log.WarnContext(ctx, "local: first refresh", slog.String("error", err.Error()))
+	}
+	in.disc, err = discovery.Start(rctx, discovery.Config{
+		Listen: cfg.FlightListen, HTTPListen: cfg.HTTPListen, Blobs: blobs, PollInterval: cfg.RefreshInterval,
+		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
+	})
+	if err != nil {
+		cancel()
+		store.Close()
+		return nil, err
+	}
+
+	api := registerapi.New(in.cat, registerapi.Options{
+		Authorize: tokenAuthorizer(validator),
+		Log:       cfg.Log,
+		OnWrite:   in.Kick,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("/v1/tenants/", api)
+	mux.HandleFunc("POST /v1/refresh", in.serveRefresh(validator))
+	mux.Handle("/", api) // JSON 404s for everything else
+	if in.apiLn, err = net.Listen("tcp", cfg.APIListen); err != nil {
+		in.closeParts()
+		return nil, fmt.Errorf("local: listen %s: %w", cfg.APIListen, err)
+	}
+	in.api = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	in.wg.Go(func() { _ = in.api.Serve(in.apiLn) })
+
+	// Load the first snapshot now, so requests are served at once.
+	if _, err := in.Refresh(rctx); err != nil {
+		cfg.Log.WarnContext(ctx, "local: first load", slog.String("error", err.Error()))
+	}
+	in.wg.Go(func() { in.refreshLoop(rctx) })
+	return in, nil
+}
+
+// tokenAuthorizer allows a request when its bearer token is valid and names
+// the tenant in the path.
+func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
+	return func(r *http.Request, tenant string) (string, error) {
+		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
+		if !ok {
+			return "", registerapi.ErrUnauthenticated
+		}
+		t, err := v.Tenant(tok)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", registerapi.ErrUnauthenticated, err)
+		}
+		if t != tenant {
+			return "", fmt.Errorf("token for tenant %q", t)
+		}
+		return "token:" + t, nil
+	}
+}
+
+// serveRefresh runs a refresh now (any valid token) and answers its result.
+func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := auth.BearerToken(r.Header.Get("Authorization"))
+		if _, err := v.Tenant(tok); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"code":"unauthenticated","message":"missing or invalid credentials"}}` + "\n"))
+			return
+		}
+		res, err := in.Refresh(r.Context())
+		w.Header().Set("Content-Type", "application/json")
+		if err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"code": "refresh_failed", "message": err.Error()}})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(res)
+	}
+}
+
+// Kick asks for a refresh soon (after the debounce).
+func (in *Instance) Kick() {
+	select {
+	case in.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Refresh publishes a new blob if anything changed and loads it into
+// discovery at once.
+func (in *Instance) Refresh(ctx context.Context) (refresh.Result, error) {
+	in.refreshMu.Lock()
+	defer in.refreshMu.Unlock()
+	res, err := in.publisher.Run(ctx)
+	if err != nil {
+		return res, err
+	}
+	if res.Outcome == refresh.Published || in.disc.Source().Status().Generation != res.Generation {
+		if _, err := in.disc.Source().Poll(ctx); err != nil {
+			return res, fmt.Errorf("local: load the new snapshot: %w", err)
+		}
+	}
+	return res, nil
+}
+
+func (in *Instance) refreshLoop(ctx context.Context) {
+	t := time.NewTicker(in.cfg.RefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-in.kick:
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(in.cfg.Debounce):
+			}
+		}
+		if res, err := in.Refresh(ctx); err != nil {
+			if ctx.Err() == nil {
+				in.cfg.Log.WarnContext(ctx, "local: refresh", slog.String("error", err.Error()))
+			}
+		} else if res.Outcome == refresh.Published {
+			in.cfg.Log.InfoContext(ctx, "local: published", slog.Uint64("generation", res.Generation), slog.Int("tables", res.Counts.Tables))
+		}
+	}
+}
+
+// Endpoints of a running instance.
+type Endpoints struct {
+	API, FlightSQL, HTTP string
+}
+
+// Endpoints returns where the parts listen.
+func (in *Instance) Endpoints() Endpoints {
+	return Endpoints{API: "http://" + in.apiLn.Addr().String(), FlightSQL: "grpc://" + in.disc.Addr(), HTTP: in.disc.HTTPAddr()}
+}
+
+// Token mints a dev token for tenant, valid for ttl.
+func (in *Instance) Token(tenant string, ttl time.Duration) (string, error) {
+	return auth.IssueHS256(in.secret, "", tenant, "", "", ttl, time.Now())
+}
+
+// Catalog returns the catalog over the local store.
+func (in *Instance) Catalog() *catalog.Catalog { return in.cat }
+
+func (in *Instance) closeParts() {
+	in.cancel()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	in.disc.Shutdown(sctx)
+	in.store.Close()
+}
+
+// Close stops every part and closes the store; data stays in DataDir.
+func (in *Instance) Close() {
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = in.api.Shutdown(sctx)
+	in.cancel()
+	in.wg.Wait()
+	in.disc.Shutdown(sctx)
+	in.store.Close()
+}
