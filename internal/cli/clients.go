@@ -69,7 +69,9 @@ type apiError struct {
 	Message string
 }
 
-func (e *apiError) Error() string { return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message) }
+func (e *apiError) Error() string {
+	return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
+}
 
 func tablePath(ref catalog.TableRef) string {
 	return "/v1/tenants/" + url.PathEscape(ref.Tenant) + "/namespaces/" + url.PathEscape(ref.Namespace) + "/tables"
