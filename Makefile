@@ -5,7 +5,7 @@ PKGS := ./...
 
 FUZZTIME ?= 60s
 
-.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build
+.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -20,10 +20,11 @@ build: ## build bin/lake and bin/discovery
 tools: ## install what the build and tests need (librocksdb-dev, npm tools, staticcheck)
 	@scripts/install-deps.sh
 
-test: tools lint unit ## everything CI runs: lint, then every test
+test: tools lint unit cdk-test ## everything CI runs: lint, then every test (the CDK app's too)
 
-lint: tools fmt-check vet ## gofmt, go vet and staticcheck
+lint: tools fmt-check vet ## gofmt, go vet and staticcheck (root module and infra/cdk)
 	bin/staticcheck $(PKGS)
+	cd infra/cdk && $(GO) vet ./... && ../../bin/staticcheck ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -42,3 +43,15 @@ fuzz: ## run every fuzz target for FUZZTIME each (default 60s); findings land in
 
 lambdas: ## build the register and refresh bootstrap binaries (arm64 and host) and print their sizes
 	@scripts/build-lambdas.sh
+
+cdk-test: tools ## the CDK app's assertion and cdk-nag tests (its own Go module)
+	cd infra/cdk && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(GO) test -timeout 20m ./...
+
+synth: ## cdk synth with the pinned CDK CLI, offline, into infra/cdk/cdk.out
+	@scripts/cdk.sh synth --quiet
+
+deploy: ## cdk deploy (AWS credentials, Docker; -c certificateArn=… -c refreshMinutes=…)
+	@scripts/cdk.sh deploy --require-approval broadening $(CDK_ARGS)
+
+destroy: ## cdk destroy (the table and snapshot bucket are retained)
+	@scripts/cdk.sh destroy $(CDK_ARGS)

@@ -1,0 +1,372 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2authorizers"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2integrations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsapplicationautoscaling"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscertificatemanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awscloudwatch"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsdynamodb"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsec2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecrassets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsecs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awselasticloadbalancingv2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsevents"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awseventstargets"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awssqs"
+	"github.com/aws/constructs-go/constructs/v10"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+// SnapshotKey is the object key of the snapshot blob.
+const SnapshotKey = "snapshots/catalog.lakesnap"
+
+// LakeProps configures the stack.
+type LakeProps struct {
+	awscdk.StackProps
+	// RegisterCode and RefreshCode are folders holding each Lambda's
+	// bootstrap binary (linux/arm64), e.g. bin/lambda/register/arm64.
+	RegisterCode, RefreshCode string
+	// RepoRoot is the Docker build context of the discovery image.
+	RepoRoot string
+	// RefreshMinutes is the refresh schedule. Default 1.
+	RefreshMinutes float64
+	// CertificateARN, when set, gives the load balancer a TLS listener on
+	// 443; otherwise it listens on TCP 50051.
+	CertificateARN string
+	// ExampleProducerTenant is the tenant the example producer policy is
+	// scoped to. Default "acme".
+	ExampleProducerTenant string
+	// MaxTasks bounds discovery autoscaling. Default 4.
+	MaxTasks float64
+}
+
+// NewLakeStack builds the whole deployment: DynamoDB, S3, the register and
+// refresh Lambdas, the schedule, the HTTP API, and discovery on Fargate
+// behind a Network Load Balancer, each allowed exactly what it needs.
+func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscdk.Stack {
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	if props.RefreshMinutes <= 0 {
+		props.RefreshMinutes = 1
+	}
+	if props.ExampleProducerTenant == "" {
+		props.ExampleProducerTenant = "acme"
+	}
+	if props.MaxTasks <= 0 {
+		props.MaxTasks = 4
+	}
+	s := jsii.String
+	// nag suppresses one cdk-nag rule on c (and its children) with a reason.
+	nag := func(c constructs.IConstruct, id, reason string, appliesTo ...any) {
+		sup := &cdknag.NagPackSuppression{Id: s(id), Reason: s(reason)}
+		if len(appliesTo) > 0 {
+			sup.AppliesTo = &appliesTo
+		}
+		cdknag.NagSuppressions_AddResourceSuppressions(c, &[]*cdknag.NagPackSuppression{sup}, jsii.Bool(true))
+	}
+
+	// Registrations: pk (S) → val (B). On demand, PITR, kept on deletion.
+	table := awsdynamodb.NewTable(stack, s("Registrations"), &awsdynamodb.TableProps{
+		PartitionKey:                     &awsdynamodb.Attribute{Name: s("pk"), Type: awsdynamodb.AttributeType_STRING},
+		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
+		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
+		Encryption:                       awsdynamodb.TableEncryption_AWS_MANAGED,
+		RemovalPolicy:                    awscdk.RemovalPolicy_RETAIN,
+		DeletionProtection:               jsii.Bool(true),
+	})
+
+	// Snapshot bucket: versioned, encrypted, private, TLS only, old
+	// versions expire. Access logs go to a log bucket.
+	logs := awss3.NewBucket(stack, s("AccessLogs"), &awss3.BucketProps{
+		Encryption:        awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess: awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:        jsii.Bool(true),
+		ObjectOwnership:   awss3.ObjectOwnership_OBJECT_WRITER,
+		LifecycleRules:    &[]*awss3.LifecycleRule{{Expiration: awscdk.Duration_Days(jsii.Number(90))}},
+		RemovalPolicy:     awscdk.RemovalPolicy_RETAIN,
+	})
+	bucket := awss3.NewBucket(stack, s("Snapshots"), &awss3.BucketProps{
+		Versioned:              jsii.Bool(true),
+		Encryption:             awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:             jsii.Bool(true),
+		ServerAccessLogsBucket: logs,
+		ServerAccessLogsPrefix: s("snapshots/"),
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(7)),
+		}},
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
+
+	lambdaLogs := func(name string) awslogs.LogGroup {
+		return awslogs.NewLogGroup(stack, s(name+"Logs"), &awslogs.LogGroupProps{
+			Retention:     awslogs.RetentionDays_ONE_MONTH,
+			RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+		})
+	}
+	// Each function's role may write its own log group and nothing more
+	// than the statements added below (no AWS managed policy).
+	lambdaRole := func(name string, lg awslogs.LogGroup) awsiam.Role {
+		role := awsiam.NewRole(stack, s(name+"ServiceRole"), &awsiam.RoleProps{
+			AssumedBy:   awsiam.NewServicePrincipal(s("lambda.amazonaws.com"), nil),
+			Description: s("lake " + name + " Lambda"),
+		})
+		role.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:       s("OwnLogs"),
+			Actions:   jsii.Strings("logs:CreateLogStream", "logs:PutLogEvents"),
+			Resources: jsii.Strings(*lg.LogGroupArn() + ":*"),
+		}))
+		nag(role, "AwsSolutions-IAM5", "Log streams are created at run time; the wildcard covers only the streams of the function's own log group.",
+			map[string]any{"regex": "/^Resource::<" + name + "Logs[0-9A-F]+\\.Arn>:\\*$/g"})
+		return role
+	}
+	newFunction := func(name, code string, env map[string]*string) awslambda.Function {
+		lg := lambdaLogs(name)
+		return awslambda.NewFunction(stack, s(name), &awslambda.FunctionProps{
+			Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+			Architecture: awslambda.Architecture_ARM_64(),
+			Handler:      s("bootstrap"),
+			Code:         awslambda.Code_FromAsset(s(code), nil),
+			MemorySize:   jsii.Number(512),
+			Timeout:      awscdk.Duration_Seconds(jsii.Number(60)),
+			Environment:  &env,
+			LogGroup:     lg,
+			Role:         lambdaRole(name, lg),
+		})
+	}
+
+	// register: Get/Put/Update/Delete items on the table, nothing else.
+	register := newFunction("Register", props.RegisterCode, map[string]*string{"LAKE_TABLE": table.TableName()})
+	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("RegistrationItems"),
+		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
+		Resources: jsii.Strings(*table.TableArn()),
+	}))
+
+	// refresh: Scan the table; Get/Put (Head is GetObject) the snapshot key.
+	failures := awssqs.NewQueue(stack, s("RefreshFailures"), &awssqs.QueueProps{
+		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
+		EnforceSSL:      jsii.Bool(true),
+		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
+	})
+	refreshLogs := lambdaLogs("Refresh")
+	refresh := awslambda.NewFunction(stack, s("Refresh"), &awslambda.FunctionProps{
+		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture: awslambda.Architecture_ARM_64(),
+		Handler:      s("bootstrap"),
+		Code:         awslambda.Code_FromAsset(s(props.RefreshCode), nil),
+		MemorySize:   jsii.Number(1024),
+		Timeout:      awscdk.Duration_Minutes(jsii.Number(5)),
+		Environment: &map[string]*string{
+			"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey),
+		},
+		LogGroup:                     refreshLogs,
+		Role:                         lambdaRole("Refresh", refreshLogs),
+		ReservedConcurrentExecutions: jsii.Number(1),
+		OnFailure:                    awslambdadestinations.NewSqsDestination(failures),
+		RetryAttempts:                jsii.Number(0),
+	})
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("ScanRegistrations"),
+		Actions:   jsii.Strings("dynamodb:Scan"),
+		Resources: jsii.Strings(*table.TableArn()),
+	}))
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("SnapshotObject"),
+		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
+		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey))},
+	}))
+	awsevents.NewRule(stack, s("RefreshSchedule"), &awsevents.RuleProps{
+		Schedule: awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(props.RefreshMinutes))),
+		Targets:  &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(refresh, &awseventstargets.LambdaFunctionProps{RetryAttempts: jsii.Number(0)})},
+	})
+	awscloudwatch.NewAlarm(stack, s("RefreshErrors"), &awscloudwatch.AlarmProps{
+		AlarmDescription:   s("The refresh Lambda failed: the snapshot blob is not being updated."),
+		Metric:             refresh.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5))}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+
+	// The registration API: HTTP API, IAM authorization, payload 2.0.
+	accessLogs := awslogs.NewLogGroup(stack, s("ApiAccessLogs"), &awslogs.LogGroupProps{
+		Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	api := awsapigatewayv2.NewHttpApi(stack, s("RegistrationApi"), &awsapigatewayv2.HttpApiProps{
+		Description:        s("lake registration API (IAM auth)"),
+		CreateDefaultStage: jsii.Bool(false),
+	})
+	stage := awsapigatewayv2.NewHttpStage(stack, s("DefaultStage"), &awsapigatewayv2.HttpStageProps{
+		HttpApi:    api,
+		AutoDeploy: jsii.Bool(true),
+		Throttle:   &awsapigatewayv2.ThrottleSettings{RateLimit: jsii.Number(100), BurstLimit: jsii.Number(200)},
+	})
+	stage.Node().DefaultChild().(awsapigatewayv2.CfnStage).SetAccessLogSettings(&awsapigatewayv2.CfnStage_AccessLogSettingsProperty{
+		DestinationArn: accessLogs.LogGroupArn(),
+		Format: s(`{"requestId":"$context.requestId","ip":"$context.identity.sourceIp","caller":"$context.identity.userArn",` +
+			`"method":"$context.httpMethod","path":"$context.path","status":"$context.status","latency":"$context.responseLatency"}`),
+	})
+	integration := awsapigatewayv2integrations.NewHttpLambdaIntegration(s("RegisterIntegration"), register, &awsapigatewayv2integrations.HttpLambdaIntegrationProps{
+		PayloadFormatVersion: awsapigatewayv2.PayloadFormatVersion_VERSION_2_0(),
+	})
+	iamAuth := awsapigatewayv2authorizers.NewHttpIamAuthorizer()
+	const tables = "/v1/tenants/{tenant}/namespaces/{namespace}/tables"
+	for _, r := range []struct {
+		path    string
+		methods []awsapigatewayv2.HttpMethod
+	}{
+		{tables, []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST}},
+		{tables + "/{table}", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET, awsapigatewayv2.HttpMethod_PUT, awsapigatewayv2.HttpMethod_DELETE}},
+	} {
+		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
+			Path:        s(r.path),
+			Methods:     &r.methods,
+			Integration: integration,
+			Authorizer:  iamAuth,
+		})
+	}
+	// An example producer policy: one tenant's routes, nothing else.
+	producer := awsiam.NewManagedPolicy(stack, s("ExampleProducerPolicy"), &awsiam.ManagedPolicyProps{
+		Description: s("Example: lets a producer register, read, update and drop tables of one tenant only."),
+		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:     s("OneTenantsRoutes"),
+			Actions: jsii.Strings("execute-api:Invoke"),
+			Resources: jsii.Strings(
+				fmt.Sprintf("%s/*/*/v1/tenants/%s/namespaces/*", *api.ArnForExecuteApi(nil, nil, nil), props.ExampleProducerTenant),
+			),
+		})},
+	})
+
+	// Discovery: Fargate (arm64) behind an NLB. No DynamoDB access at all.
+	vpc := awsec2.NewVpc(stack, s("Vpc"), &awsec2.VpcProps{
+		MaxAzs:      jsii.Number(2),
+		NatGateways: jsii.Number(0),
+		SubnetConfiguration: &[]*awsec2.SubnetConfiguration{{
+			Name: s("public"), SubnetType: awsec2.SubnetType_PUBLIC, CidrMask: jsii.Number(24),
+		}},
+		FlowLogs: &map[string]*awsec2.FlowLogOptions{"all": {TrafficType: awsec2.FlowLogTrafficType_REJECT}},
+	})
+	cluster := awsecs.NewCluster(stack, s("Cluster"), &awsecs.ClusterProps{
+		Vpc:                 vpc,
+		ContainerInsightsV2: awsecs.ContainerInsights_ENABLED,
+	})
+	secret := awssecretsmanager.NewSecret(stack, s("TokenSecret"), &awssecretsmanager.SecretProps{
+		Description: s("HS256 secret that signs lake discovery bearer tokens"),
+		GenerateSecretString: &awssecretsmanager.SecretStringGenerator{
+			PasswordLength: jsii.Number(64), ExcludePunctuation: jsii.Bool(true),
+		},
+	})
+	taskDef := awsecs.NewFargateTaskDefinition(stack, s("DiscoveryTask"), &awsecs.FargateTaskDefinitionProps{
+		Cpu:            jsii.Number(512),
+		MemoryLimitMiB: jsii.Number(1024),
+		RuntimePlatform: &awsecs.RuntimePlatform{
+			CpuArchitecture:       awsecs.CpuArchitecture_ARM64(),
+			OperatingSystemFamily: awsecs.OperatingSystemFamily_LINUX(),
+		},
+	})
+	taskDef.AddToTaskRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("ReadSnapshot"),
+		Actions:   jsii.Strings("s3:GetObject"),
+		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey))},
+	}))
+	discoveryLogs := awslogs.NewLogGroup(stack, s("DiscoveryLogs"), &awslogs.LogGroupProps{
+		Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
+	})
+	taskDef.AddContainer(s("discovery"), &awsecs.ContainerDefinitionOptions{
+		Image: awsecs.ContainerImage_FromAsset(s(props.RepoRoot), &awsecs.AssetImageProps{
+			File:     s("functions/discovery/Dockerfile"),
+			Platform: awsecrassets.Platform_LINUX_ARM64(),
+			// The build needs the Go module's sources only.
+			Exclude: jsii.Strings("*", "!go.mod", "!go.sum", "!pkg", "!internal", "!functions", "!cmd", "!.dockerignore"),
+		}),
+		Environment: &map[string]*string{
+			"LAKE_SNAPSHOT":      s("s3://" + *bucket.BucketName() + "/" + SnapshotKey),
+			"LAKE_LISTEN":        s(":50051"),
+			"LAKE_HTTP_LISTEN":   s(":8080"),
+			"LAKE_POLL_INTERVAL": s("10s"),
+		},
+		Secrets: &map[string]awsecs.Secret{"LAKE_JWT_HS256_SECRET": awsecs.Secret_FromSecretsManager(secret, nil)},
+		Logging: awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: s("discovery"), LogGroup: discoveryLogs}),
+		PortMappings: &[]*awsecs.PortMapping{
+			{ContainerPort: jsii.Number(50051)}, {ContainerPort: jsii.Number(8080)},
+		},
+		ReadonlyRootFilesystem: jsii.Bool(true),
+		User:                   s("65532"),
+	})
+	serviceSG := awsec2.NewSecurityGroup(stack, s("DiscoverySG"), &awsec2.SecurityGroupProps{
+		Vpc: vpc, Description: s("discovery tasks: Flight SQL and health from inside the VPC (the load balancer)"), AllowAllOutbound: jsii.Bool(true),
+	})
+	serviceSG.AddIngressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(50051)), s("Flight SQL from the load balancer"), nil)
+	serviceSG.AddIngressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(8080)), s("health checks from the load balancer"), nil)
+	service := awsecs.NewFargateService(stack, s("Discovery"), &awsecs.FargateServiceProps{
+		Cluster:              cluster,
+		TaskDefinition:       taskDef,
+		DesiredCount:         jsii.Number(1),
+		AssignPublicIp:       jsii.Bool(true), // no NAT gateway: tasks reach ECR and S3 directly
+		SecurityGroups:       &[]awsec2.ISecurityGroup{serviceSG},
+		CircuitBreaker:       &awsecs.DeploymentCircuitBreaker{Rollback: jsii.Bool(true)},
+		MinHealthyPercent:    jsii.Number(100),
+		EnableExecuteCommand: jsii.Bool(false),
+	})
+	scaling := service.AutoScaleTaskCount(&awsapplicationautoscaling.EnableScalingProps{MinCapacity: jsii.Number(1), MaxCapacity: jsii.Number(props.MaxTasks)})
+	scaling.ScaleOnCpuUtilization(s("Cpu"), &awsecs.CpuUtilizationScalingProps{TargetUtilizationPercent: jsii.Number(60)})
+
+	nlbLogs := logs
+	nlb := awselasticloadbalancingv2.NewNetworkLoadBalancer(stack, s("DiscoveryNlb"), &awselasticloadbalancingv2.NetworkLoadBalancerProps{
+		Vpc: vpc, InternetFacing: jsii.Bool(true),
+	})
+	nlb.LogAccessLogs(nlbLogs, s("nlb"))
+	var listener awselasticloadbalancingv2.NetworkListener
+	if props.CertificateARN != "" {
+		cert := awscertificatemanager.Certificate_FromCertificateArn(stack, s("Certificate"), s(props.CertificateARN))
+		listener = nlb.AddListener(s("FlightSqlTls"), &awselasticloadbalancingv2.BaseNetworkListenerProps{
+			Port: jsii.Number(443), Protocol: awselasticloadbalancingv2.Protocol_TLS,
+			Certificates: &[]awselasticloadbalancingv2.IListenerCertificate{awselasticloadbalancingv2.ListenerCertificate_FromCertificateManager(cert)},
+			SslPolicy:    awselasticloadbalancingv2.SslPolicy_RECOMMENDED_TLS,
+			AlpnPolicy:   awselasticloadbalancingv2.AlpnPolicy_HTTP2_ONLY,
+		})
+	} else {
+		listener = nlb.AddListener(s("FlightSql"), &awselasticloadbalancingv2.BaseNetworkListenerProps{
+			Port: jsii.Number(50051), Protocol: awselasticloadbalancingv2.Protocol_TCP,
+		})
+	}
+	listener.AddTargets(s("Discovery"), &awselasticloadbalancingv2.AddNetworkTargetsProps{
+		Port:     jsii.Number(50051),
+		Protocol: awselasticloadbalancingv2.Protocol_TCP,
+		Targets:  &[]awselasticloadbalancingv2.INetworkLoadBalancerTarget{service.LoadBalancerTarget(&awsecs.LoadBalancerTargetOptions{ContainerName: s("discovery"), ContainerPort: jsii.Number(50051)})},
+		HealthCheck: &awselasticloadbalancingv2.HealthCheck{
+			Protocol: awselasticloadbalancingv2.Protocol_HTTP, Port: s("8080"), Path: s("/healthz"),
+			Interval: awscdk.Duration_Seconds(jsii.Number(10)),
+		},
+		DeregistrationDelay: awscdk.Duration_Seconds(jsii.Number(30)),
+	})
+
+	nag(failures, "AwsSolutions-SQS3", "This queue is the refresh Lambda's on-failure destination, a dead-letter queue itself; a DLQ of it would add nothing.")
+	nag(producer, "AwsSolutions-IAM5", "The example policy scopes a producer to one tenant: the wildcards cover that tenant's namespaces and tables, the stage and the method, never another tenant's path.")
+	nag(secret, "AwsSolutions-SMG4", "Rotating the token-signing secret invalidates every issued token; rotate it deliberately (put-secret-value, then restart the service) as the README describes.")
+	nag(taskDef, "AwsSolutions-ECS2", "The environment holds only non-secret configuration (snapshot location, ports, poll interval); the signing secret is injected from Secrets Manager.")
+	nag(taskDef, "AwsSolutions-IAM5", "ecr:GetAuthorizationToken, which pulling the image needs, cannot be scoped to a resource.", "Resource::*")
+
+	out := func(name string, v *string, desc string) {
+		awscdk.NewCfnOutput(stack, s(name), &awscdk.CfnOutputProps{Value: v, Description: s(desc)})
+	}
+	out("ApiUrl", stage.Url(), "registration API base URL (SigV4, service execute-api)")
+	out("DiscoveryEndpoint", nlb.LoadBalancerDnsName(), "Flight SQL endpoint (the load balancer's DNS name)")
+	out("SnapshotBucket", bucket.BucketName(), "S3 bucket of the snapshot blob")
+	out("RegistrationsTable", table.TableName(), "DynamoDB table of registrations")
+	out("TokenSecretArn", secret.SecretArn(), "Secrets Manager secret that signs discovery tokens (HS256)")
+	out("ExampleProducerPolicyArn", producer.ManagedPolicyArn(), "attach to a producer role to scope it to one tenant")
+	return stack
+}

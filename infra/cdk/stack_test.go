@@ -1,0 +1,367 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/aws/aws-cdk-go/awscdk/v2"
+	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
+	"github.com/aws/jsii-runtime-go"
+	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
+)
+
+var (
+	buildOnce sync.Once
+	lambdaDir string
+	buildErr  error
+)
+
+// bootstraps builds the two Lambdas for linux/arm64 once, as `make lambdas`
+// does, into a temp folder laid out like bin/lambda.
+func bootstraps(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		lambdaDir, buildErr = os.MkdirTemp("", "lake-cdk-lambda-")
+		if buildErr != nil {
+			return
+		}
+		for _, fn := range []string{"register", "refresh"} {
+			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w",
+				"-o", filepath.Join(lambdaDir, fn, "arm64", "bootstrap"), "./functions/"+fn)
+			cmd.Dir = filepath.Join("..", "..")
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				buildErr = fmt.Errorf("build %s: %v\n%s", fn, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return lambdaDir
+}
+
+type synthesized struct {
+	stack    awscdk.Stack
+	template assertions.Template
+	raw      map[string]any
+}
+
+func synth(t *testing.T, props LakeProps) synthesized {
+	t.Helper()
+	dir := bootstraps(t)
+	app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())})
+	props.RegisterCode = filepath.Join(dir, "register", "arm64")
+	props.RefreshCode = filepath.Join(dir, "refresh", "arm64")
+	props.RepoRoot = filepath.Join("..", "..")
+	props.StackProps.Env = &awscdk.Environment{Account: jsii.String("123456789012"), Region: jsii.String("eu-west-1")}
+	stack := NewLakeStack(app, "Lake", &props)
+	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
+	tmpl := assertions.Template_FromStack(stack, nil)
+	var raw map[string]any
+	b, _ := json.Marshal(tmpl.ToJSON())
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	return synthesized{stack: stack, template: tmpl, raw: raw}
+}
+
+func (s synthesized) resources(typ string) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for id, r := range s.raw["Resources"].(map[string]any) {
+		res := r.(map[string]any)
+		if res["Type"] == typ {
+			out[id] = res
+		}
+	}
+	return out
+}
+
+func props(r map[string]any) map[string]any {
+	p, _ := r["Properties"].(map[string]any)
+	return p
+}
+
+// statement is one IAM statement, flattened for assertions and the report.
+type statement struct {
+	Role      string
+	Actions   []string
+	Resources []string
+}
+
+func asStrings(v any) []string {
+	switch x := v.(type) {
+	case string:
+		return []string{x}
+	case []any:
+		var out []string
+		for _, e := range x {
+			out = append(out, asStrings(e)...)
+		}
+		return out
+	case map[string]any:
+		b, _ := json.Marshal(x)
+		return []string{string(b)}
+	}
+	return nil
+}
+
+// statements lists every IAM policy statement per role logical id.
+func (s synthesized) statements() map[string][]statement {
+	out := map[string][]statement{}
+	for _, pol := range s.resources("AWS::IAM::Policy") {
+		p := props(pol)
+		for _, role := range asStrings(p["Roles"]) {
+			for _, st := range p["PolicyDocument"].(map[string]any)["Statement"].([]any) {
+				m := st.(map[string]any)
+				acts := asStrings(m["Action"])
+				sort.Strings(acts)
+				out[role] = append(out[role], statement{Role: role, Actions: acts, Resources: asStrings(m["Resource"])})
+			}
+		}
+	}
+	return out
+}
+
+func findRole(t *testing.T, all map[string][]statement, want string) []statement {
+	t.Helper()
+	for role, st := range all {
+		if strings.Contains(role, want) {
+			return st
+		}
+	}
+	t.Fatalf("no policy for a role like %q (have %v)", want, keys(all))
+	return nil
+}
+
+func keys[M ~map[string]V, V any](m M) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func actionsOf(st []statement) []string {
+	var out []string
+	for _, s := range st {
+		out = append(out, s.Actions...)
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func TestResources(t *testing.T) {
+	s := synth(t, LakeProps{})
+	tm := s.template
+	tm.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
+		"Properties": map[string]any{
+			"KeySchema":                        []any{map[string]any{"AttributeName": "pk", "KeyType": "HASH"}},
+			"AttributeDefinitions":             []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
+			"BillingMode":                      "PAY_PER_REQUEST",
+			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+		},
+		"DeletionPolicy":      "Retain",
+		"UpdateReplacePolicy": "Retain",
+	})
+	tm.HasResourceProperties(jsii.String("AWS::S3::Bucket"), map[string]any{
+		"VersioningConfiguration":        map[string]any{"Status": "Enabled"},
+		"PublicAccessBlockConfiguration": map[string]any{"BlockPublicAcls": true, "BlockPublicPolicy": true, "IgnorePublicAcls": true, "RestrictPublicBuckets": true},
+		"BucketEncryption":               assertions.Match_ObjectLike(&map[string]any{}),
+		"LifecycleConfiguration": map[string]any{"Rules": []any{assertions.Match_ObjectLike(&map[string]any{
+			"NoncurrentVersionExpiration": map[string]any{"NoncurrentDays": 7}, "Status": "Enabled",
+		})}},
+	})
+	tm.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
+		"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
+			"Effect": "Deny", "Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
+		})})},
+	})
+	fns := s.resources("AWS::Lambda::Function")
+	if len(fns) != 2 {
+		t.Fatalf("%d Lambda functions, want 2 (%v)", len(fns), keys(fns))
+	}
+	for id, fn := range fns {
+		p := props(fn)
+		if p["Runtime"] != "provided.al2023" || fmt.Sprint(p["Architectures"]) != "[arm64]" || p["Handler"] != "bootstrap" {
+			t.Errorf("%s: runtime %v, architectures %v, handler %v", id, p["Runtime"], p["Architectures"], p["Handler"])
+		}
+		if strings.HasPrefix(id, "Refresh") && fmt.Sprint(p["ReservedConcurrentExecutions"]) != "1" {
+			t.Errorf("refresh reserved concurrency = %v, want 1", p["ReservedConcurrentExecutions"])
+		}
+	}
+	tm.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(1 minute)"})
+	tm.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
+		"DestinationConfig": map[string]any{"OnFailure": assertions.Match_ObjectLike(&map[string]any{})},
+	})
+	tm.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+		"MetricName": "Errors", "Threshold": 1, "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+	})
+	tm.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Api"), map[string]any{"ProtocolType": "HTTP"})
+	routes := s.resources("AWS::ApiGatewayV2::Route")
+	var keysSeen []string
+	for _, r := range routes {
+		p := props(r)
+		if p["AuthorizationType"] != "AWS_IAM" {
+			t.Errorf("route %v has authorization %v, want AWS_IAM", p["RouteKey"], p["AuthorizationType"])
+		}
+		keysSeen = append(keysSeen, fmt.Sprint(p["RouteKey"]))
+	}
+	sort.Strings(keysSeen)
+	wantRoutes := []string{
+		"DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
+		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
+		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables",
+		"PUT /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
+	}
+	if !slices.Equal(keysSeen, wantRoutes) {
+		t.Fatalf("routes = %v, want %v", keysSeen, wantRoutes)
+	}
+	tm.HasResourceProperties(jsii.String("AWS::ApiGatewayV2::Integration"), map[string]any{"PayloadFormatVersion": "2.0"})
+	tm.HasResourceProperties(jsii.String("AWS::ECS::TaskDefinition"), map[string]any{
+		"RuntimePlatform":         map[string]any{"CpuArchitecture": "ARM64", "OperatingSystemFamily": "LINUX"},
+		"RequiresCompatibilities": []any{"FARGATE"},
+	})
+	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::LoadBalancer"), map[string]any{"Type": "network", "Scheme": "internet-facing"})
+	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), map[string]any{"Port": 50051, "Protocol": "TCP"})
+	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::TargetGroup"), map[string]any{
+		"HealthCheckPath": "/healthz", "HealthCheckPort": "8080", "HealthCheckProtocol": "HTTP",
+	})
+	tm.HasResourceProperties(jsii.String("AWS::ApplicationAutoScaling::ScalingPolicy"), map[string]any{
+		"TargetTrackingScalingPolicyConfiguration": assertions.Match_ObjectLike(&map[string]any{
+			"PredefinedMetricSpecification": map[string]any{"PredefinedMetricType": "ECSServiceAverageCPUUtilization"},
+		}),
+	})
+	for id, lg := range s.resources("AWS::Logs::LogGroup") {
+		if props(lg)["RetentionInDays"] == nil {
+			t.Errorf("log group %s keeps logs forever", id)
+		}
+	}
+	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "SnapshotBucket", "RegistrationsTable"} {
+		tm.HasOutput(jsii.String(out), map[string]any{})
+	}
+}
+
+func TestTLSListenerWithCertificate(t *testing.T) {
+	s := synth(t, LakeProps{CertificateARN: "arn:aws:acm:eu-west-1:123456789012:certificate/abc", RefreshMinutes: 5})
+	s.template.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), map[string]any{
+		"Port": 443, "Protocol": "TLS", "Certificates": []any{map[string]any{"CertificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/abc"}},
+	})
+	s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(5 minutes)"})
+}
+
+// Least privilege, read off the synthesized template. The report of every
+// statement per role is logged (go test -v).
+func TestLeastPrivilege(t *testing.T) {
+	s := synth(t, LakeProps{})
+	all := s.statements()
+	for _, role := range keys(all) {
+		for _, st := range all[role] {
+			t.Logf("%s: %v on %v", role, st.Actions, st.Resources)
+		}
+	}
+	register := ownLogsOnly(t, findRole(t, all, "RegisterServiceRole"), "RegisterLogs")
+	if got, want := actionsOf(register), []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}; !slices.Equal(got, want) {
+		t.Fatalf("register actions = %v, want exactly %v", got, want)
+	}
+	for _, st := range register {
+		if len(st.Resources) != 1 || !strings.Contains(st.Resources[0], "Registrations") {
+			t.Fatalf("register statement on %v, want the table only", st.Resources)
+		}
+	}
+	refresh := ownLogsOnly(t, findRole(t, all, "RefreshServiceRole"), "RefreshLogs")
+	got := actionsOf(refresh)
+	for _, a := range got {
+		switch {
+		case a == "dynamodb:Scan", a == "s3:GetObject", a == "s3:PutObject":
+		case strings.HasPrefix(a, "sqs:"): // the on-failure destination queue
+		default:
+			t.Fatalf("refresh may %s; want only Scan, the snapshot key's Get/Put and the failure queue", a)
+		}
+	}
+	for _, st := range refresh {
+		if slices.Contains(st.Actions, "s3:PutObject") {
+			if len(st.Resources) != 1 || !strings.Contains(st.Resources[0], SnapshotKey) {
+				t.Fatalf("refresh writes %v, want the snapshot key only", st.Resources)
+			}
+		}
+	}
+	task := findRole(t, all, "DiscoveryTaskTaskRole")
+	if got := actionsOf(task); !slices.Equal(got, []string{"s3:GetObject"}) {
+		t.Fatalf("discovery task role actions = %v, want only s3:GetObject", got)
+	}
+	if len(task) != 1 || !strings.Contains(task[0].Resources[0], SnapshotKey) {
+		t.Fatalf("discovery reads %v, want the snapshot key only", task[0].Resources)
+	}
+	for role, st := range all {
+		if strings.Contains(role, "Discovery") {
+			for _, a := range actionsOf(st) {
+				if strings.HasPrefix(a, "dynamodb:") {
+					t.Fatalf("discovery role %s may %s: discovery must have no DynamoDB access", role, a)
+				}
+			}
+		}
+	}
+	for role, st := range all {
+		for _, a := range actionsOf(st) {
+			if a == "dynamodb:*" || a == "s3:*" || a == "*" {
+				t.Fatalf("role %s is granted %s", role, a)
+			}
+		}
+	}
+}
+
+// ownLogsOnly checks a function role's log statements name only its own log
+// group, and returns its other statements.
+func ownLogsOnly(t *testing.T, st []statement, logGroup string) []statement {
+	t.Helper()
+	var rest []statement
+	for _, s := range st {
+		if slices.Equal(s.Actions, []string{"logs:CreateLogStream", "logs:PutLogEvents"}) {
+			if len(s.Resources) != 1 || !strings.Contains(s.Resources[0], logGroup) {
+				t.Fatalf("log statement on %v, want only %s", s.Resources, logGroup)
+			}
+			continue
+		}
+		rest = append(rest, s)
+	}
+	return rest
+}
+
+// cdk-nag's AwsSolutions pack finds no unsuppressed error, and every
+// suppression carries a reason.
+func TestCdkNag(t *testing.T) {
+	s := synth(t, LakeProps{})
+	errs := assertions.Annotations_FromStack(s.stack).FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
+	if len(*errs) > 0 {
+		b, _ := json.MarshalIndent(*errs, "", "  ")
+		t.Errorf("cdk-nag: %d unsuppressed errors:\n%s", len(*errs), b)
+	}
+	warns := assertions.Annotations_FromStack(s.stack).FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
+	t.Logf("cdk-nag: %d errors, %d warnings", len(*errs), len(*warns))
+	for _, r := range s.raw["Resources"].(map[string]any) {
+		md, _ := r.(map[string]any)["Metadata"].(map[string]any)
+		nag, _ := md["cdk_nag"].(map[string]any)
+		for _, rule := range asAny(nag["rules_to_suppress"]) {
+			m := rule.(map[string]any)
+			if reason, _ := m["reason"].(string); len(reason) < 20 {
+				t.Errorf("suppression of %v has no real reason: %q", m["id"], reason)
+			}
+		}
+	}
+}
+
+func asAny(v any) []any {
+	a, _ := v.([]any)
+	return a
+}
