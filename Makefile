@@ -5,7 +5,7 @@ PKGS := ./...
 
 FUZZTIME ?= 60s
 
-.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test
+.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -20,10 +20,11 @@ build: ## build bin/lake and bin/discovery
 tools: ## install what the build and tests need (librocksdb-dev, npm tools, staticcheck)
 	@scripts/install-deps.sh
 
-test: tools lint unit cdk-test ## everything CI runs: lint, then every test (the CDK app's too)
+test: tools lint unit integration cdk-test ## everything CI runs: lint, then every test (integration and CDK too)
 
 lint: tools fmt-check vet ## gofmt, go vet and staticcheck (root module and infra/cdk)
 	bin/staticcheck $(PKGS)
+	$(GO) vet -tags integration ./localstack/... && bin/staticcheck -tags integration ./localstack/...
 	cd infra/cdk && $(GO) vet ./... && ../../bin/staticcheck ./...
 
 fmt-check:
@@ -34,6 +35,20 @@ vet:
 
 unit: tools ## go test over the whole module
 	$(GO) test -timeout 20m $(PKGS)
+
+integration: tools ## the end-to-end suite (localstack/), here against dynalite, versitygw and the Lambda emulator
+	$(GO) test -tags integration -count=1 -timeout 20m ./localstack/...
+
+LOCALSTACK_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
+
+localstack-up: ## start LocalStack 4.14.0 with Docker and wait for its init hook
+	docker compose -f localstack/docker-compose.yml up -d --wait
+
+localstack-test: tools ## the end-to-end suite against LocalStack (make localstack-up first)
+	$(LOCALSTACK_ENV) $(GO) test -tags integration -count=1 -timeout 20m ./localstack/...
+
+localstack-down: ## stop LocalStack
+	docker compose -f localstack/docker-compose.yml down -v
 
 bench: tools ## go benchmarks of every package
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

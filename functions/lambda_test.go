@@ -89,27 +89,9 @@ func (s *stack) blob(t *testing.T) (*catalog.Snapshot, string) {
 	return snap, aws.ToString(out.ETag)
 }
 
-// apiEvent is an API Gateway HTTP API (payload 2.0) event as IAM auth sends it.
+// apiEvent is an API Gateway HTTP API event from the acme producer role.
 func apiEvent(method, path string, body any) events.APIGatewayV2HTTPRequest {
-	ev := events.APIGatewayV2HTTPRequest{
-		Version:  "2.0",
-		RawPath:  path,
-		Headers:  map[string]string{"content-type": "application/json"},
-		RouteKey: "$default",
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			DomainName: "api.example.test",
-			RequestID:  "req-1",
-			HTTP:       events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: method, Path: path, SourceIP: "192.0.2.1"},
-			Authorizer: &events.APIGatewayV2HTTPRequestContextAuthorizerDescription{
-				IAM: &events.APIGatewayV2HTTPRequestContextAuthorizerIAMDescription{UserARN: "arn:aws:iam::123456789012:role/acme-producer", AccountID: "123456789012"},
-			},
-		},
-	}
-	if body != nil {
-		b, _ := json.Marshal(body)
-		ev.Body = string(b)
-	}
-	return ev
+	return testenv.APIGatewayEvent(method, path, body, "arn:aws:iam::123456789012:role/acme-producer")
 }
 
 func invokeAPI(t *testing.T, fn *testenv.Lambda, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
@@ -145,10 +127,7 @@ func ipcB64(t *testing.T, i int) string {
 
 func invokeRefresh(t testing.TB, fn *testenv.Lambda) (refresh.Result, error) {
 	t.Helper()
-	out, err := fn.Invoke(context.Background(), events.CloudWatchEvent{
-		Version: "0", ID: "ev-1", DetailType: "Scheduled Event", Source: "aws.events", Time: time.Now(),
-		Detail: json.RawMessage(`{}`),
-	})
+	out, err := fn.Invoke(context.Background(), testenv.ScheduledEvent())
 	if err != nil {
 		return refresh.Result{}, err
 	}
