@@ -5,7 +5,7 @@ PKGS := ./...
 
 FUZZTIME ?= 60s
 
-.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down
+.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down bench-tools bench-quick bench-go
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -20,7 +20,7 @@ build: ## build bin/lake and bin/discovery
 tools: ## install what the build and tests need (librocksdb-dev, npm tools, staticcheck)
 	@scripts/install-deps.sh
 
-test: tools lint unit integration cdk-test ## everything CI runs: lint, then every test (integration and CDK too)
+test: tools lint unit integration cdk-test bench-quick ## everything CI runs: lint, every test (integration and CDK too), the quick benchmark
 
 lint: tools fmt-check vet ## gofmt, go vet and staticcheck (root module and infra/cdk)
 	bin/staticcheck $(PKGS)
@@ -50,8 +50,23 @@ localstack-test: tools ## the end-to-end suite against LocalStack (make localsta
 localstack-down: ## stop LocalStack
 	docker compose -f localstack/docker-compose.yml down -v
 
-bench: tools ## go benchmarks of every package
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+SQLITE_PEER_VERSION := v18.8.0
+
+bench-tools: tools build ## build the benchmark peer (arrow-go's SQLite Flight SQL server, pinned) and lake's binaries
+	@[ -x bin/sqlite_flightsql_server ] && [ "$$(cat bin/.sqlite.version 2>/dev/null)" = "$(SQLITE_PEER_VERSION)" ] || { \
+	  echo "bench-tools: building sqlite_flightsql_server $(SQLITE_PEER_VERSION) into ./bin"; \
+	  GOBIN=$$PWD/bin $(GO) install github.com/apache/arrow-go/v18/arrow/flight/flightsql/example/cmd/sqlite_flightsql_server@$(SQLITE_PEER_VERSION) && \
+	  echo $(SQLITE_PEER_VERSION) > bin/.sqlite.version; }
+
+bench: bench-tools ## the side-by-side benchmark driver (full sizes) → bench/RESULTS.md, then the Go benchmarks
+	$(GO) run ./bench/lakebench
+	$(MAKE) bench-go
+
+bench-quick: bench-tools ## the benchmark driver with small sizes (under two minutes; CI runs it), printing only
+	$(GO) run ./bench/lakebench -quick -out ''
+
+bench-go: tools ## the Go benchmarks of every package (go test -bench)
+	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m $(PKGS)
 
 fuzz: ## run every fuzz target for FUZZTIME each (default 60s); findings land in testdata/fuzz
 	@scripts/fuzz.sh $(FUZZTIME)

@@ -54,6 +54,8 @@ type Service struct {
 	opts Options
 	mem  memory.Allocator
 	view atomic.Pointer[View]
+	// schemaBytes caches the serialized result schemas FlightInfo carries.
+	schemaBytes map[*arrow.Schema][]byte
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
@@ -68,8 +70,12 @@ func NewService(opts Options) *Service {
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = DefaultBatchBytes
 	}
-	s := &Service{opts: opts, mem: memory.DefaultAllocator}
+	s := &Service{opts: opts, mem: memory.DefaultAllocator, schemaBytes: map[*arrow.Schema][]byte{}}
 	s.Alloc = s.mem
+	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
+		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo} {
+		s.schemaBytes[sc] = flight.SerializeSchema(sc, s.mem)
+	}
 	return s
 }
 
@@ -110,7 +116,7 @@ func (s *Service) info(desc *flight.FlightDescriptor, schema *arrow.Schema) *fli
 	return &flight.FlightInfo{
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
 		FlightDescriptor: desc,
-		Schema:           flight.SerializeSchema(schema, s.mem),
+		Schema:           s.schemaBytes[schema],
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 	}

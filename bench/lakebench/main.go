@@ -1,0 +1,797 @@
+// Command lakebench measures lake side by side with a peer and prints a
+// markdown report (and writes it to bench/RESULTS.md with the date and the
+// machine): discovery against arrow-go's example SQLite Flight SQL server on
+// the same schemas, catalogs of growing size, refresh over dynalite, Lambda
+// start-up against a hello-world bootstrap, and the bytes a response moves
+// against a plain copy. `make bench` runs it; `make bench-quick` runs it
+// with small sizes.
+//
+// It expects, built by `make tools bench-tools`: bin/lake, bin/discovery,
+// bin/sqlite_flightsql_server, bin/aws-lambda-rie, bin/versitygw and
+// tools/npm's dynalite. Every server it starts listens on 127.0.0.1 and is
+// stopped before it exits.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"golang.org/x/sync/errgroup"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
+)
+
+type config struct {
+	quick        bool
+	peerTables   int
+	roundTime    time.Duration
+	rounds       int
+	scaleSizes   []int
+	refreshSizes []int
+	invokes      int
+	out          string
+}
+
+func main() {
+	var c config
+	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
+	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
+	flag.Parse()
+	if c.quick {
+		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
+		c.scaleSizes, c.refreshSizes, c.invokes = []int{1_000, 10_000}, []int{2_000}, 2
+	} else {
+		c.peerTables, c.roundTime, c.rounds = 1000, 2*time.Second, 3
+		c.scaleSizes, c.refreshSizes, c.invokes = []int{10_000, 100_000, 1_000_000}, []int{10_000, 100_000}, 5
+	}
+	r := &report{}
+	err := run(c, r)
+	fmt.Print(r.String())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lakebench:", err)
+		os.Exit(1)
+	}
+	if c.out != "" {
+		if err := os.WriteFile(c.out, []byte(r.String()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "lakebench:", err)
+			os.Exit(1)
+		}
+		fmt.Fprintln(os.Stderr, "lakebench: wrote", c.out)
+	}
+}
+
+func run(c config, r *report) error {
+	r.header(c)
+	procs := &procSet{}
+	defer procs.stopAll()
+	yardstick, err := benchPeer(c, r, procs)
+	if err != nil {
+		return fmt.Errorf("discovery vs peer: %w", err)
+	}
+	if err := benchScale(c, r, procs); err != nil {
+		return fmt.Errorf("scale: %w", err)
+	}
+	ddb, err := startDynalite(procs)
+	if err != nil {
+		return err
+	}
+	if err := benchRefresh(c, r, ddb); err != nil {
+		return fmt.Errorf("refresh: %w", err)
+	}
+	if err := benchLambda(c, r, procs, ddb); err != nil {
+		return fmt.Errorf("lambda: %w", err)
+	}
+	r.printf("%s", yardstick)
+	return nil
+}
+
+// ---- report ----
+
+type report struct{ b strings.Builder }
+
+func (r *report) String() string { return r.b.String() }
+
+func (r *report) printf(format string, args ...any) { fmt.Fprintf(&r.b, format, args...) }
+
+func (r *report) header(c config) {
+	host, _ := os.Hostname()
+	cpu := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "model name") {
+				cpu = strings.TrimSpace(strings.SplitN(line, ":", 2)[1])
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+		if len(f) >= 2 {
+			kb, _ := strconv.Atoi(f[1])
+			mem = fmt.Sprintf("%.0f GiB", float64(kb)/(1<<20))
+		}
+	}
+	mode := "full"
+	if c.quick {
+		mode = "quick"
+	}
+	r.printf("# lake benchmark results\n\n")
+	r.printf("- date: %s\n- machine: %s, %d cores (%s), %s memory, %s/%s, host %s\n- Go: %s; mode: %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), cpu, runtime.NumCPU(), "GOMAXPROCS "+strconv.Itoa(runtime.GOMAXPROCS(0)), mem,
+		runtime.GOOS, runtime.GOARCH, host, runtime.Version(), mode)
+	r.printf("- everything on loopback; client and servers share the same cores.\n\n")
+}
+
+// ---- processes ----
+
+type proc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+	out  *bytes.Buffer
+}
+
+type procSet struct {
+	mu    sync.Mutex
+	procs []*proc
+}
+
+func (s *procSet) start(env []string, name string, args ...string) (*proc, error) {
+	p := &proc{cmd: exec.Command(name, args...), done: make(chan struct{}), out: &bytes.Buffer{}}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	s.mu.Lock()
+	s.procs = append(s.procs, p)
+	s.mu.Unlock()
+	return p, nil
+}
+
+func (p *proc) stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+func (s *procSet) stopAll() {
+	for _, p := range s.procs {
+		p.stop()
+	}
+}
+
+func freePort() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func waitTCP(p *proc, addr string, limit time.Duration) error {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited: %s", p.cmd.Path, p.out.String())
+		default:
+		}
+		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
+			c.Close()
+			return nil
+		}
+	}
+	return fmt.Errorf("%s did not listen on %s", p.cmd.Path, addr)
+}
+
+func rssMB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// ---- latency measurement ----
+
+type sample struct {
+	lat   []time.Duration
+	total time.Duration
+	bytes int64
+}
+
+func (s *sample) reqPerSec() float64 {
+	if s.total == 0 {
+		return 0
+	}
+	return float64(len(s.lat)) / s.total.Seconds()
+}
+
+func (s *sample) pct(p int) float64 {
+	if len(s.lat) == 0 {
+		return 0
+	}
+	l := slices.Clone(s.lat)
+	slices.Sort(l)
+	return float64(l[min(len(l)-1, len(l)*p/100)].Microseconds()) / 1000
+}
+
+// runFor runs call on workers goroutines for d and adds to s.
+func runFor(s *sample, workers int, d time.Duration, call func() (int64, error)) error {
+	var mu sync.Mutex
+	var firstErr error
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for time.Since(start) < d {
+				t0 := time.Now()
+				n, err := call()
+				el := time.Since(t0)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				s.lat = append(s.lat, el)
+				s.bytes += n
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	s.total += time.Since(start)
+	return firstErr
+}
+
+// getTables runs one GetTables and reads every batch; it returns the size of
+// the response's record batches in Arrow IPC form.
+func getTables(ctx context.Context, c *flightsql.Client, opts *flightsql.GetTablesOpts) (int64, int, error) {
+	info, err := c.GetTables(ctx, opts)
+	if err != nil {
+		return 0, 0, err
+	}
+	rdr, err := c.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer rdr.Release()
+	var size int64
+	rows := 0
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		rows += int(rec.NumRows())
+		for _, col := range rec.Columns() {
+			for _, b := range col.Data().Buffers() {
+				if b != nil {
+					size += int64(b.Len())
+				}
+			}
+		}
+	}
+	return size, rows, rdr.Err()
+}
+
+// ---- 1. discovery against the peer ----
+
+func benchPeer(c config, r *report, procs *procSet) (string, error) {
+	peerBin, lakeBin := "bin/sqlite_flightsql_server", "bin/lake"
+	for _, b := range []string{peerBin, lakeBin} {
+		if _, err := os.Stat(b); err != nil {
+			return "", fmt.Errorf("%s missing: run `make bench-tools`", b)
+		}
+	}
+	peerPort := freePort()
+	peer, err := procs.start(nil, peerBin, "-host", "127.0.0.1", "-port", strconv.Itoa(peerPort))
+	if err != nil {
+		return "", err
+	}
+	defer peer.stop()
+	peerAddr := "127.0.0.1:" + strconv.Itoa(peerPort)
+	if err := waitTCP(peer, peerAddr, 30*time.Second); err != nil {
+		return "", err
+	}
+	pc, err := flightsql.NewClient(peerAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return "", err
+	}
+	defer pc.Close()
+	ctx := context.Background()
+	types := []string{"INTEGER", "TEXT", "REAL", "BLOB"}
+	for i := range c.peerTables {
+		var cols []string
+		for j := range 20 {
+			cols = append(cols, fmt.Sprintf("c%02d_%d %s", j, i%7, types[(i+j)%4]))
+		}
+		if _, err := pc.ExecuteUpdate(ctx, fmt.Sprintf("CREATE TABLE t%05d (%s)", i, strings.Join(cols, ", "))); err != nil {
+			return "", fmt.Errorf("peer: create table: %w", err)
+		}
+	}
+	// The peer's own answer gives the exact schemas lake registers.
+	info, err := pc.GetTables(ctx, &flightsql.GetTablesOpts{IncludeSchema: true})
+	if err != nil {
+		return "", err
+	}
+	rdr, err := pc.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		return "", err
+	}
+	type tbl struct {
+		name string
+		ipc  []byte
+	}
+	var tables []tbl
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for i := 0; i < int(rec.NumRows()); i++ {
+			tables = append(tables, tbl{rec.Column(2).(*array.String).Value(i), bytes.Clone(rec.Column(4).(*array.Binary).Value(i))})
+		}
+	}
+	rdr.Release()
+
+	dataDir, err := os.MkdirTemp("", "lakebench-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(dataDir)
+	apiAddr, flightAddr := "127.0.0.1:"+strconv.Itoa(freePort()), "127.0.0.1:"+strconv.Itoa(freePort())
+	lake, err := procs.start(nil, lakeBin, "local", "--no-demo", "--data-dir", dataDir, "--api-listen", apiAddr, "--flight-listen", flightAddr, "--http-listen", "-")
+	if err != nil {
+		return "", err
+	}
+	defer lake.stop()
+	if err := waitTCP(lake, apiAddr, 60*time.Second); err != nil {
+		return "", err
+	}
+	secret, err := os.ReadFile(filepath.Join(dataDir, "dev-secret"))
+	if err != nil {
+		return "", err
+	}
+	token, _ := auth.IssueHS256(bytes.TrimSpace(secret), "", "bench", "", "", 2*time.Hour, time.Now())
+	var g errgroup.Group
+	g.SetLimit(8)
+	for _, t := range tables {
+		g.Go(func() error {
+			body, _ := json.Marshal(map[string]any{"name": t.name, "location": "/bench/" + t.name, "schema": base64.StdEncoding.EncodeToString(t.ipc)})
+			req, _ := http.NewRequest("POST", "http://"+apiAddr+"/v1/tenants/bench/namespaces/main/tables", bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			msg, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 201 {
+				return fmt.Errorf("register %s: %d %s", t.name, resp.StatusCode, msg)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return "", err
+	}
+	req, _ := http.NewRequest("POST", "http://"+apiAddr+"/v1/refresh", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if resp, err := http.DefaultClient.Do(req); err != nil {
+		return "", err
+	} else {
+		resp.Body.Close()
+	}
+	lc, err := flightsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return "", err
+	}
+	defer lc.Close()
+	lctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+	if _, rows, err := getTables(lctx, lc, &flightsql.GetTablesOpts{}); err != nil || rows != len(tables) {
+		return "", fmt.Errorf("lake lists %d tables (%v), want %d", rows, err, len(tables))
+	}
+
+	one := tables[len(tables)/2].name
+	kinds := []struct {
+		name string
+		opts func() *flightsql.GetTablesOpts
+	}{
+		{"GetTables with schemas (all)", func() *flightsql.GetTablesOpts { return &flightsql.GetTablesOpts{IncludeSchema: true} }},
+		{"GetTables without schemas", func() *flightsql.GetTablesOpts { return &flightsql.GetTablesOpts{} }},
+		{"one exact table with schema", func() *flightsql.GetTablesOpts {
+			return &flightsql.GetTablesOpts{TableNameFilterPattern: &one, IncludeSchema: true}
+		}},
+	}
+	r.printf("## 1. Discovery against arrow-go's SQLite Flight SQL server (v18.8.0)\n\n")
+	r.printf("%d tables × 20 columns created in the peer through ExecuteUpdate; the schemas it reports are registered unchanged in lake's local mode, so both answer with the same schema bytes. Same client, alternated A/B, %d rounds of %v per side.\n\n", len(tables), c.rounds, c.roundTime)
+	r.printf("| request | workers | peer req/s | peer p50 ms | peer p99 ms | lake req/s | lake p50 ms | lake p99 ms | lake/peer |\n|---|---|---|---|---|---|---|---|---|\n")
+	var yardstick sample
+	for _, k := range kinds {
+		for _, workers := range []int{1, 2} {
+			var ps, ls sample
+			for range c.rounds {
+				if err := runFor(&ps, workers, c.roundTime, func() (int64, error) { n, _, err := getTables(ctx, pc, k.opts()); return n, err }); err != nil {
+					return "", fmt.Errorf("peer %s: %w", k.name, err)
+				}
+				if err := runFor(&ls, workers, c.roundTime, func() (int64, error) { n, _, err := getTables(lctx, lc, k.opts()); return n, err }); err != nil {
+					return "", fmt.Errorf("lake %s: %w", k.name, err)
+				}
+			}
+			r.printf("| %s | %d | %.1f | %.2f | %.2f | %.1f | %.2f | %.2f | **%.1f×** |\n", k.name, workers,
+				ps.reqPerSec(), ps.pct(50), ps.pct(99), ls.reqPerSec(), ls.pct(50), ls.pct(99), ls.reqPerSec()/ps.reqPerSec())
+			if k.name == kinds[0].name && workers == 1 {
+				yardstick = ls
+			}
+		}
+	}
+	// 5. The yardstick: bytes moved per response against a plain copy.
+	perResp := float64(yardstick.bytes) / float64(len(yardstick.lat))
+	served := perResp * yardstick.reqPerSec()
+	src := make([]byte, int(perResp))
+	dst := make([]byte, len(src))
+	copies := 0
+	start := time.Now()
+	for time.Since(start) < time.Second {
+		copy(dst, src)
+		copies++
+	}
+	copyRate := float64(copies) * perResp / time.Since(start).Seconds()
+	r.printf("\n")
+	var y strings.Builder
+	fmt.Fprintf(&y, "## 5. Yardstick: bytes per response against a plain copy\n\n")
+	fmt.Fprintf(&y, "| GetTables with schemas, %d tables | value |\n|---|---|\n", len(tables))
+	fmt.Fprintf(&y, "| Arrow bytes per response | %.0f (%.2f MB) |\n| lake serves (1 worker) | %.1f MB/s |\n| plain in-memory copy of the same bytes | %.0f MB/s |\n| lake / copy | %.3f |\n\n",
+		perResp, perResp/1e6, served/1e6, copyRate/1e6, served/copyRate)
+	return y.String(), nil
+}
+
+// ---- 2. scale ----
+
+func benchScale(c config, r *report, procs *procSet) error {
+	r.printf("## 2. Catalog scale: a 100-table tenant inside catalogs of growing size\n\n")
+	r.printf("Filler tables spread over 10,000 tenants, 20 columns each (1,000 distinct schemas). Discovery is the real binary loading the blob file.\n\n")
+	r.printf("| tables | snapshot build s | blob MB | blob encode s | discovery load s | discovery RSS MB | GetTables p50 ms | p99 ms |\n|---|---|---|---|---|---|---|---|\n")
+	now := time.Now()
+	pool := make([]catalog.Registration, 1000)
+	for i := range pool {
+		reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "s3://lake/t", Schema: catalogtest.WideSchema(i, 20)}, now)
+		if err != nil {
+			return err
+		}
+		pool[i] = reg
+	}
+	secret := []byte("bench-secret-0123456789abcdefghijklmnop")
+	token, _ := auth.IssueHS256(secret, "", "probe", "", "", time.Hour, now)
+	for _, total := range c.scaleSizes {
+		res := catalog.ScanResult{Tables: make([]catalog.ScannedTable, 0, total)}
+		for i := range 100 {
+			res.Tables = append(res.Tables, catalog.ScannedTable{Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns" + strconv.Itoa(i%4), Name: fmt.Sprintf("t%03d", i)}, Registration: pool[i]})
+		}
+		for i := range total - 100 {
+			res.Tables = append(res.Tables, catalog.ScannedTable{
+				Ref:          catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%10000), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)},
+				Registration: pool[i%len(pool)],
+			})
+		}
+		t0 := time.Now()
+		snap := catalog.BuildSnapshot(res, 1, now)
+		build := time.Since(t0)
+		res = catalog.ScanResult{}
+		t0 = time.Now()
+		blob, err := catalog.EncodeBlob(snap)
+		if err != nil {
+			return err
+		}
+		encode := time.Since(t0)
+		snap = nil
+		dir, err := os.MkdirTemp("", "lakebench-scale-")
+		if err != nil {
+			return err
+		}
+		path := filepath.Join(dir, "catalog.lakesnap")
+		if err := os.WriteFile(path, blob, 0o644); err != nil {
+			return err
+		}
+		blobMB := float64(len(blob)) / 1e6
+		blob = nil
+		runtime.GC()
+		flightAddr, httpAddr := "127.0.0.1:"+strconv.Itoa(freePort()), "127.0.0.1:"+strconv.Itoa(freePort())
+		d, err := procs.start([]string{"LAKE_JWT_HS256_SECRET=" + string(secret)}, "bin/discovery", "-listen", flightAddr, "-http-listen", httpAddr, "-snapshot", path, "-poll-interval", "1h")
+		if err != nil {
+			return err
+		}
+		if err := waitTCP(d, flightAddr, 30*time.Second); err != nil {
+			return err
+		}
+		loadSec, err := waitLoaded(httpAddr, 5*time.Minute)
+		if err != nil {
+			return err
+		}
+		client, err := flightsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		if err != nil {
+			return err
+		}
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
+		var s sample
+		err = runFor(&s, 1, c.roundTime*2, func() (int64, error) {
+			n, rows, err := getTables(ctx, client, &flightsql.GetTablesOpts{IncludeSchema: true})
+			if err == nil && rows != 100 {
+				err = fmt.Errorf("%d rows, want 100", rows)
+			}
+			return n, err
+		})
+		client.Close()
+		rss := rssMB(d.cmd.Process.Pid)
+		d.stop()
+		os.RemoveAll(dir)
+		if err != nil {
+			return err
+		}
+		r.printf("| %d | %.2f | %.1f | %.2f | %.2f | %.0f | %.2f | %.2f |\n", total, build.Seconds(), blobMB, encode.Seconds(), loadSec, rss, s.pct(50), s.pct(99))
+	}
+	r.printf("\n")
+	return nil
+}
+
+// waitLoaded polls discovery's /healthz and returns the load time it reports.
+func waitLoaded(httpAddr string, limit time.Duration) (float64, error) {
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		resp, err := http.Get("http://" + httpAddr + "/healthz")
+		if err != nil {
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			continue
+		}
+		resp, err = http.Get("http://" + httpAddr + "/metrics")
+		if err != nil {
+			return 0, err
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "lake_discovery_snapshot_load_seconds ") {
+				return strconv.ParseFloat(strings.Fields(line)[1], 64)
+			}
+		}
+		return 0, errors.New("no load time in /metrics")
+	}
+	return 0, errors.New("discovery did not load the snapshot")
+}
+
+// ---- 3. refresh over dynalite ----
+
+type dynalite struct{ endpoint string }
+
+func startDynalite(procs *procSet) (*dynalite, error) {
+	bin := "tools/npm/node_modules/.bin/dynalite"
+	port := freePort()
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	p, err := procs.start(nil, bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--createTableMs", "0")
+	if err != nil {
+		return nil, err
+	}
+	return &dynalite{endpoint: "http://" + addr}, waitTCP(p, addr, 30*time.Second)
+}
+
+func (d *dynalite) client() *dynamodb.Client {
+	return dynamodb.New(dynamodb.Options{Region: "us-east-1", BaseEndpoint: aws.String(d.endpoint),
+		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, dynamo.RetryOptions(dynamo.RetryPolicy{}))
+}
+
+// peakHeap runs fn and returns the most heap it held above the start.
+func peakHeap(fn func() error) (uint64, error) {
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	base := s[0].Value.Uint64()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		ss := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			metrics.Read(ss)
+			if v := ss[0].Value.Uint64(); v > peak.Load() {
+				peak.Store(v)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	})
+	err := fn()
+	close(stop)
+	wg.Wait()
+	if peak.Load() < base {
+		return 0, err
+	}
+	return peak.Load() - base, err
+}
+
+func benchRefresh(c config, r *report, d *dynalite) error {
+	r.printf("## 3. Refresh: one paginated, strongly consistent scan of dynalite → snapshot → blob\n\n")
+	r.printf("| registrations | segments | pages | time s | items/s | peak heap MB | blob MB |\n|---|---|---|---|---|---|---|\n")
+	ctx := context.Background()
+	for _, n := range c.refreshSizes {
+		table := fmt.Sprintf("bench-%d", n)
+		if err := dynamo.CreateTable(ctx, d.client(), table); err != nil {
+			return err
+		}
+		seedStore, _ := dynamo.New(d.client(), dynamo.Options{Table: table})
+		cat := catalog.New(seedStore, catalog.Options{})
+		var g errgroup.Group
+		g.SetLimit(16)
+		for i := range n {
+			g.Go(func() error {
+				ref := catalog.TableRef{Tenant: fmt.Sprintf("tenant%03d", i%200), Namespace: "ns", Name: fmt.Sprintf("t%06d", i)}
+				_, _, err := cat.Register(ctx, ref, catalog.TableSpec{Location: "s3://lake/t", Schema: catalogtest.WideSchema(i, 20)})
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return err
+		}
+		for _, segments := range []int{1, 4} {
+			store, _ := dynamo.New(d.client(), dynamo.Options{Table: table, Segments: segments})
+			dir, _ := os.MkdirTemp("", "lakebench-refresh-")
+			p := &refresh.Publisher{Store: store, Blobs: blobstore.NewFile(filepath.Join(dir, "catalog.lakesnap"))}
+			var res refresh.Result
+			t0 := time.Now()
+			peak, err := peakHeap(func() error {
+				var err error
+				res, err = p.Run(ctx)
+				return err
+			})
+			el := time.Since(t0)
+			os.RemoveAll(dir)
+			if err != nil {
+				return err
+			}
+			if res.Counts.Tables != n {
+				return fmt.Errorf("refresh saw %d tables, want %d", res.Counts.Tables, n)
+			}
+			r.printf("| %d | %d | %d | %.2f | %.0f | %.0f | %.2f |\n", n, segments, res.Scan.Pages, el.Seconds(), float64(n)/el.Seconds(), float64(peak)/(1<<20), float64(res.BlobBytes)/1e6)
+		}
+	}
+	r.printf("\n")
+	return nil
+}
+
+// ---- 4. Lambda start-up ----
+
+func benchLambda(c config, r *report, procs *procSet, d *dynalite) error {
+	rie := "bin/aws-lambda-rie"
+	if _, err := os.Stat(rie); err != nil {
+		return fmt.Errorf("%s missing: run `make tools`", rie)
+	}
+	dir, err := os.MkdirTemp("", "lakebench-lambda-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	if err := dynamo.CreateTable(ctx, d.client(), "bench-lambda"); err != nil {
+		return err
+	}
+	fns := []struct {
+		name, pkg string
+		event     any
+	}{
+		{"hello-world", "./functions/testdata/hello", map[string]any{}},
+		{"register", "./functions/register", map[string]any{"version": "2.0", "rawPath": "/v1/tenants/acme/namespaces/s/tables/missing",
+			"requestContext": map[string]any{"http": map[string]any{"method": "GET", "path": "/v1/tenants/acme/namespaces/s/tables/missing"}}}},
+		{"refresh", "./functions/refresh", map[string]any{"detail-type": "Scheduled Event", "source": "aws.events", "detail": map[string]any{}}},
+	}
+	// A real S3-protocol server, so refresh's first invoke does real work.
+	s3Dir := filepath.Join(dir, "s3")
+	_ = os.MkdirAll(filepath.Join(s3Dir, "bench-lambda"), 0o755) // the bucket, in versitygw's posix layout
+	s3Port := freePort()
+	vgw, err := procs.start(nil, "bin/versitygw", "--access", "test", "--secret", "testsecret", "--port", "127.0.0.1:"+strconv.Itoa(s3Port), "posix", s3Dir)
+	if err != nil {
+		return err
+	}
+	defer vgw.stop()
+	if err := waitTCP(vgw, "127.0.0.1:"+strconv.Itoa(s3Port), 30*time.Second); err != nil {
+		return err
+	}
+	r.printf("## 4. Lambda: bootstrap size and first invoke under the runtime interface emulator\n\n")
+	r.printf("Built like `make lambdas` (static, `-tags lambda.norpc`, `-s -w`), for this machine. The emulator starts the bootstrap on the first invoke, so the time is init plus one call; median of %d fresh starts.\n\n", c.invokes)
+	r.printf("| function | bootstrap MB | first invoke ms | × hello-world |\n|---|---|---|---|\n")
+	var hello float64
+	for _, fn := range fns {
+		bin := filepath.Join(dir, fn.name, "bootstrap")
+		build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bin, fn.pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s: %v %s", fn.pkg, err, out)
+		}
+		st, _ := os.Stat(bin)
+		var times []float64
+		for range c.invokes {
+			port, api := freePort(), freePort()
+			addr := "127.0.0.1:" + strconv.Itoa(port)
+			env := []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=testsecret", "AWS_REGION=us-east-1",
+				"LAKE_TABLE=bench-lambda", "LAKE_BUCKET=bench-lambda", "AWS_ENDPOINT_URL_DYNAMODB=" + d.endpoint,
+				"AWS_ENDPOINT_URL_S3=http://127.0.0.1:" + strconv.Itoa(s3Port), "LAKE_S3_PATH_STYLE=true"}
+			p, err := procs.start(env, rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", "127.0.0.1:"+strconv.Itoa(api), bin)
+			if err != nil {
+				return err
+			}
+			if err := waitTCP(p, addr, 30*time.Second); err != nil {
+				return err
+			}
+			body, _ := json.Marshal(fn.event)
+			t0 := time.Now()
+			resp, err := http.Post("http://"+addr+"/2015-03-31/functions/function/invocations", "application/json", bytes.NewReader(body))
+			el := time.Since(t0)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			p.stop()
+			times = append(times, float64(el.Microseconds())/1000)
+		}
+		slices.Sort(times)
+		med := times[len(times)/2]
+		if fn.name == "hello-world" {
+			hello = med
+		}
+		r.printf("| %s | %.1f | %.1f | %.2f |\n", fn.name, float64(st.Size())/1e6, med, med/hello)
+	}
+	r.printf("\n")
+	return nil
+}
