@@ -2,8 +2,17 @@ package functions_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +25,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
@@ -216,3 +226,66 @@ func httpBody(t *testing.T, url string) string {
 func httpBodyContains(t *testing.T, url, sub string) bool { return contains(httpBody(t, url), sub) }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// writeSelfSigned writes a self-signed certificate for 127.0.0.1 and its
+// key, and returns their paths and a pool trusting it.
+func writeSelfSigned(t *testing.T) (certPath, keyPath string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "lake-test"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	dir := t.TempDir()
+	certPath, keyPath = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	_ = os.WriteFile(certPath, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certPath, keyPath, pool
+}
+
+// With -tls-cert and -tls-key discovery serves TLS only.
+func TestDiscoveryTLS(t *testing.T) {
+	blob := filepath.Join(t.TempDir(), "catalog.lakesnap")
+	writeBlob(t, blob, 1, "orders")
+	certPath, keyPath, pool := writeSelfSigned(t)
+	bin := testenv.BuildCommand(t, "./functions/discovery", false)
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	p := testenv.StartEnv(t, []string{"LAKE_JWT_HS256_SECRET=" + discoverySecret}, bin,
+		"-listen", addr, "-http-listen", "", "-snapshot", blob, "-tls-cert", certPath, "-tls-key", keyPath)
+	p.WaitTCP(t, addr, 30*time.Second)
+
+	tlsClient, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tlsClient.Close()
+	d := &discoveryProc{client: tlsClient}
+	waitFor(t, 20*time.Second, "a TLS answer", func() bool {
+		names, err := d.tableNames(t, "acme", true)
+		return err == nil && fmt.Sprint(names) == "[orders]"
+	})
+	plain, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := (&discoveryProc{client: plain}).tableNames(t, "acme", false); err == nil {
+		t.Fatal("a plaintext client was answered by a TLS server")
+	}
+}

@@ -344,7 +344,10 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	if err := waitTCP(peer, peerAddr, 30*time.Second); err != nil {
 		return "", err
 	}
-	pc, err := flightsql.NewClient(peerAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	// The peer answers GetTables in one record batch, over gRPC's default
+	// 4 MiB receive limit at 1,000 tables: both clients get a 256 MiB limit.
+	bigMessages := grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))
+	pc, err := flightsql.NewClient(peerAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()), bigMessages)
 	if err != nil {
 		return "", err
 	}
@@ -380,7 +383,11 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 			tables = append(tables, tbl{rec.Column(2).(*array.String).Value(i), bytes.Clone(rec.Column(4).(*array.Binary).Value(i))})
 		}
 	}
+	err = rdr.Err()
 	rdr.Release()
+	if err != nil || len(tables) < c.peerTables {
+		return "", fmt.Errorf("peer GetTables: %d tables, %v", len(tables), err)
+	}
 
 	dataDir, err := os.MkdirTemp("", "lakebench-")
 	if err != nil {
@@ -431,7 +438,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	} else {
 		resp.Body.Close()
 	}
-	lc, err := flightsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	lc, err := flightsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()), bigMessages)
 	if err != nil {
 		return "", err
 	}
