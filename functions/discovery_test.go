@@ -79,24 +79,12 @@ func tenantCtx(t testing.TB, tenant string) context.Context {
 
 // tableNames lists a tenant's tables through Flight SQL, or the error.
 func (d *discoveryProc) tableNames(t testing.TB, tenant string, includeSchema bool) ([]string, error) {
-	ctx := tenantCtx(t, tenant)
-	info, err := d.client.GetTables(ctx, &flightsql.GetTablesOpts{IncludeSchema: includeSchema})
-	if err != nil {
-		return nil, err
-	}
-	rdr, err := d.client.DoGet(ctx, info.Endpoint[0].Ticket)
-	if err != nil {
-		return nil, err
-	}
-	defer rdr.Release()
+	rows, err := testenv.GetTables(tenantCtx(t, tenant), d.client, &flightsql.GetTablesOpts{IncludeSchema: includeSchema})
 	var names []string
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			names = append(names, fmt.Sprint(rec.Column(2).ValueStr(i)))
-		}
+	for _, r := range rows {
+		names = append(names, r.Name)
 	}
-	return names, rdr.Err()
+	return names, err
 }
 
 func (d *discoveryProc) serving(t testing.TB) healthpb.HealthCheckResponse_ServingStatus {

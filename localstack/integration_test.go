@@ -22,7 +22,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/aws/aws-lambda-go/events"
@@ -177,37 +176,12 @@ func as(t *testing.T, tenant string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 }
 
-type row struct {
-	catalog, ns, name string
-	schema            []byte
-}
-
-func (d *discovery) tables(ctx context.Context, opts *flightsql.GetTablesOpts) ([]row, error) {
-	info, err := d.client.GetTables(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	rdr, err := d.client.DoGet(ctx, info.Endpoint[0].Ticket)
-	if err != nil {
-		return nil, err
-	}
-	defer rdr.Release()
-	var rows []row
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		for i := 0; i < int(rec.NumRows()); i++ {
-			r := row{catalog: rec.Column(0).(*array.String).Value(i), ns: rec.Column(1).(*array.String).Value(i), name: rec.Column(2).(*array.String).Value(i)}
-			if opts.IncludeSchema {
-				r.schema = append([]byte(nil), rec.Column(4).(*array.Binary).Value(i)...)
-			}
-			rows = append(rows, r)
-		}
-	}
-	return rows, rdr.Err()
+func (d *discovery) tables(ctx context.Context, opts *flightsql.GetTablesOpts) ([]testenv.TableRow, error) {
+	return testenv.GetTables(ctx, d.client, opts)
 }
 
 // waitRows polls until the tenant sees want tables (a bound against hangs).
-func (d *discovery) waitRows(t *testing.T, tenant string, want int) []row {
+func (d *discovery) waitRows(t *testing.T, tenant string, want int) []testenv.TableRow {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -241,10 +215,10 @@ func TestEndToEnd(t *testing.T) {
 	d.waitRows(t, "acme", 1)
 
 	rows, err := d.tables(as(t, "acme"), &flightsql.GetTablesOpts{IncludeSchema: true})
-	if err != nil || len(rows) != 1 || rows[0].catalog != "acme" || rows[0].name != "orders" {
+	if err != nil || len(rows) != 1 || rows[0].Catalog != "acme" || rows[0].Name != "orders" {
 		t.Fatalf("acme sees %+v, %v", rows, err)
 	}
-	got, err := flight.DeserializeSchema(rows[0].schema, nil)
+	got, err := flight.DeserializeSchema(rows[0].Schema, nil)
 	if err != nil || !catalog.SchemaEqual(got, rich) {
 		t.Fatalf("schema through the whole path = %v, %v", got, err)
 	}
@@ -259,12 +233,12 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range rows {
-			if r.catalog != "acme" {
+			if r.Catalog != "acme" {
 				t.Fatalf("acme saw %+v with %v", r, opts)
 			}
 		}
 	}
-	if rows := d.waitRows(t, "globex", 2); rows[0].catalog != "globex" {
+	if rows := d.waitRows(t, "globex", 2); rows[0].Catalog != "globex" {
 		t.Fatalf("globex sees %+v", rows)
 	}
 	if rows := d.waitRows(t, "initech", 0); len(rows) != 0 {

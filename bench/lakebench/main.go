@@ -33,7 +33,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -49,6 +48,7 @@ import (
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
@@ -158,50 +158,26 @@ func (r *report) header(c config) {
 
 // ---- processes ----
 
-type proc struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	out  *bytes.Buffer
-}
-
+// procSet stops every process it started.
 type procSet struct {
 	mu    sync.Mutex
-	procs []*proc
+	procs []*testenv.Process
 }
 
-func (s *procSet) start(env []string, name string, args ...string) (*proc, error) {
-	p := &proc{cmd: exec.Command(name, args...), done: make(chan struct{}), out: &bytes.Buffer{}}
-	p.cmd.Env = append(os.Environ(), env...)
-	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+func (s *procSet) start(env []string, name string, args ...string) (*testenv.Process, error) {
+	p, err := testenv.Launch(env, name, args...)
+	if err != nil {
+		return nil, err
 	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
 	s.mu.Lock()
 	s.procs = append(s.procs, p)
 	s.mu.Unlock()
 	return p, nil
 }
 
-func (p *proc) stop() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(5 * time.Second):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-}
-
 func (s *procSet) stopAll() {
 	for _, p := range s.procs {
-		p.stop()
+		p.Stop()
 	}
 }
 
@@ -214,19 +190,8 @@ func freePort() int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func waitTCP(p *proc, addr string, limit time.Duration) error {
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		select {
-		case <-p.done:
-			return fmt.Errorf("%s exited: %s", p.cmd.Path, p.out.String())
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			return nil
-		}
-	}
-	return fmt.Errorf("%s did not listen on %s", p.cmd.Path, addr)
+func waitTCP(p *testenv.Process, addr string, limit time.Duration) error {
+	return p.WaitListening(addr, limit)
 }
 
 func rssMB(pid int) float64 {
@@ -339,7 +304,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer peer.stop()
+	defer peer.Stop()
 	peerAddr := "127.0.0.1:" + strconv.Itoa(peerPort)
 	if err := waitTCP(peer, peerAddr, 30*time.Second); err != nil {
 		return "", err
@@ -399,7 +364,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer lake.stop()
+	defer lake.Stop()
 	if err := waitTCP(lake, apiAddr, 60*time.Second); err != nil {
 		return "", err
 	}
@@ -578,8 +543,8 @@ func benchScale(c config, r *report, procs *procSet) error {
 			return n, err
 		})
 		client.Close()
-		rss := rssMB(d.cmd.Process.Pid)
-		d.stop()
+		rss := rssMB(d.Pid())
+		d.Stop()
 		os.RemoveAll(dir)
 		if err != nil {
 			return err
@@ -751,7 +716,7 @@ func benchLambda(c config, r *report, procs *procSet, d *dynalite) error {
 	if err != nil {
 		return err
 	}
-	defer vgw.stop()
+	defer vgw.Stop()
 	if err := waitTCP(vgw, "127.0.0.1:"+strconv.Itoa(s3Port), 30*time.Second); err != nil {
 		return err
 	}
@@ -789,7 +754,7 @@ func benchLambda(c config, r *report, procs *procSet, d *dynalite) error {
 				return err
 			}
 			resp.Body.Close()
-			p.stop()
+			p.Stop()
 			times = append(times, float64(el.Microseconds())/1000)
 		}
 		slices.Sort(times)

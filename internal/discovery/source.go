@@ -28,8 +28,10 @@ type Source struct {
 	metrics *Metrics
 	log     *slog.Logger
 
-	mu        sync.Mutex
-	etag      string
+	pollMu sync.Mutex // one poll at a time; held through a (long) load
+	etag   string     // guarded by pollMu
+
+	mu        sync.Mutex // guards the status fields; never held during I/O
 	lastErr   error
 	lastPoll  time.Time
 	metaReads uint64
@@ -71,16 +73,20 @@ func (s *Source) Status() Status {
 // Poll fetches the blob if it changed since the last load and swaps in its
 // view. It returns whether a new view was loaded.
 func (s *Source) Poll(ctx context.Context) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
 	start := time.Now()
+	s.mu.Lock()
 	s.lastPoll = start
 	s.metaReads++
+	s.mu.Unlock()
 	if s.metrics != nil {
 		s.metrics.metadataIO.Inc()
 	}
 	loaded, err := s.poll(ctx)
+	s.mu.Lock()
 	s.lastErr = err
+	s.mu.Unlock()
 	result := "unchanged"
 	switch {
 	case err != nil && errors.Is(err, errRejected):

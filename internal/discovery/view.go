@@ -105,7 +105,7 @@ func prepareTenant(tenant string, tables []catalog.Table, mem memory.Allocator) 
 	return tv
 }
 
-// Tenant returns the tenant's prepared view, or nil when it has no tables.
+// tenant returns the tenant's prepared view, or nil when it has no tables.
 func (v *View) tenant(t string) *tenantView { return v.tenants[t] }
 
 // rowRange is a run of selected rows [lo, hi).

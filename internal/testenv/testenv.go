@@ -89,6 +89,24 @@ func Start(tb testing.TB, name string, args ...string) *Process {
 // StartEnv is Start with env added to this process's environment.
 func StartEnv(tb testing.TB, env []string, name string, args ...string) *Process {
 	tb.Helper()
+	p, err := Launch(env, name, args...)
+	if err != nil {
+		Unavailable(tb, "%v", err)
+	}
+	tb.Cleanup(func() {
+		p.Stop()
+		if tb.Failed() {
+			tb.Logf("%s output:\n%s", name, p.Output())
+		}
+	})
+	return p
+}
+
+// Launch starts name with args and env added to this process's
+// environment, in its own process group, keeping its output. The caller
+// stops it; tests use Start, which does. Programs outside tests (the
+// benchmark driver) use this.
+func Launch(env []string, name string, args ...string) (*Process, error) {
 	p := &Process{cmd: exec.Command(name, args...), done: make(chan struct{})}
 	if env != nil {
 		p.cmd.Env = append(os.Environ(), env...)
@@ -97,7 +115,7 @@ func StartEnv(tb testing.TB, env []string, name string, args ...string) *Process
 	pr, pw := io.Pipe()
 	p.cmd.Stdout, p.cmd.Stderr = pw, pw
 	if err := p.cmd.Start(); err != nil {
-		Unavailable(tb, "start %s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -114,14 +132,11 @@ func StartEnv(tb testing.TB, env []string, name string, args ...string) *Process
 		pw.Close()
 		close(p.done)
 	}()
-	tb.Cleanup(func() {
-		p.Stop()
-		if tb.Failed() {
-			tb.Logf("%s output:\n%s", name, p.Output())
-		}
-	})
-	return p
+	return p, nil
 }
+
+// Pid is the process's id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
 // Output returns what the process printed so far.
 func (p *Process) Output() string {
@@ -170,22 +185,31 @@ func (p *Process) Exited() bool {
 	}
 }
 
-// WaitTCP waits until addr accepts TCP connections or the process exits.
+// WaitTCP waits until addr accepts TCP connections, failing tb when the
+// process exits first or timeout passes.
 func (p *Process) WaitTCP(tb testing.TB, addr string, timeout time.Duration) {
 	tb.Helper()
+	if err := p.WaitListening(addr, timeout); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// WaitListening waits until addr accepts TCP connections; it returns an
+// error when the process exits first or timeout passes.
+func (p *Process) WaitListening(addr string, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for time.Now().Before(deadline) {
 		if p.Exited() {
-			tb.Fatalf("%s exited before listening on %s:\n%s", p.cmd.Path, addr, p.Output())
+			return fmt.Errorf("%s exited before listening on %s:\n%s", p.cmd.Path, addr, p.Output())
 		}
 		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
 		if err == nil {
 			c.Close()
-			return
+			return nil
 		}
 		time.Sleep(25 * time.Millisecond)
 	}
-	tb.Fatalf("%s did not listen on %s within %v:\n%s", p.cmd.Path, addr, timeout, p.Output())
+	return fmt.Errorf("%s did not listen on %s within %v:\n%s", p.cmd.Path, addr, timeout, p.Output())
 }
 
 // DynamoDB is a running dynalite server.
