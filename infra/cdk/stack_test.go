@@ -349,6 +349,10 @@ func TestCdkNag(t *testing.T) {
 	}
 	warns := assertions.Annotations_FromStack(s.stack).FindWarning(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
 	t.Logf("cdk-nag: %d errors, %d warnings", len(*errs), len(*warns))
+	for _, w := range *warns {
+		b, _ := json.Marshal(w)
+		t.Logf("cdk-nag warning: %.300s", b)
+	}
 	for _, r := range s.raw["Resources"].(map[string]any) {
 		md, _ := r.(map[string]any)["Metadata"].(map[string]any)
 		nag, _ := md["cdk_nag"].(map[string]any)
