@@ -32,6 +32,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
@@ -79,7 +80,7 @@ func tenantCtx(t testing.TB, tenant string) context.Context {
 
 // tableNames lists a tenant's tables through Flight SQL, or the error.
 func (d *discoveryProc) tableNames(t testing.TB, tenant string, includeSchema bool) ([]string, error) {
-	rows, err := testenv.GetTables(tenantCtx(t, tenant), d.client, &flightsql.GetTablesOpts{IncludeSchema: includeSchema})
+	rows, err := flightclient.GetTables(tenantCtx(t, tenant), d.client, &flightsql.GetTablesOpts{IncludeSchema: includeSchema})
 	var names []string
 	for _, r := range rows {
 		names = append(names, r.Name)

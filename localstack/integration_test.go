@@ -37,6 +37,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
@@ -176,12 +177,12 @@ func as(t *testing.T, tenant string) context.Context {
 	return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 }
 
-func (d *discovery) tables(ctx context.Context, opts *flightsql.GetTablesOpts) ([]testenv.TableRow, error) {
-	return testenv.GetTables(ctx, d.client, opts)
+func (d *discovery) tables(ctx context.Context, opts *flightsql.GetTablesOpts) ([]flightclient.TableRow, error) {
+	return flightclient.GetTables(ctx, d.client, opts)
 }
 
 // waitRows polls until the tenant sees want tables (a bound against hangs).
-func (d *discovery) waitRows(t *testing.T, tenant string, want int) []testenv.TableRow {
+func (d *discovery) waitRows(t *testing.T, tenant string, want int) []flightclient.TableRow {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
@@ -28,6 +27,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
@@ -206,41 +206,19 @@ func escapeLike(s string) string {
 	return r.Replace(s)
 }
 
-// tables runs GetTables and collects the rows (decoding schemas when asked).
+// tables runs GetTables and collects the rows, decoding schemas when asked.
 func (d *discoveryClient) tables(ctx context.Context, opts *flightsql.GetTablesOpts) ([]tableRow, error) {
-	ctx = d.ctx(ctx)
-	info, err := d.c.GetTables(ctx, opts)
+	got, err := flightclient.GetTables(d.ctx(ctx), d.c, opts)
 	if err != nil {
 		return nil, err
 	}
-	var rows []tableRow
-	for _, ep := range info.Endpoint {
-		rdr, err := d.c.DoGet(ctx, ep.Ticket)
-		if err != nil {
-			return nil, err
-		}
-		for rdr.Next() {
-			rec := rdr.RecordBatch()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				r := tableRow{
-					Catalog:   rec.Column(0).(*array.String).Value(i),
-					Namespace: rec.Column(1).(*array.String).Value(i),
-					Name:      rec.Column(2).(*array.String).Value(i),
-					Type:      rec.Column(3).(*array.String).Value(i),
-				}
-				if opts.IncludeSchema {
-					if r.Schema, err = catalog.DecodeSchema(rec.Column(4).(*array.Binary).Value(i)); err != nil {
-						rdr.Release()
-						return nil, fmt.Errorf("schema of %s.%s: %w", r.Namespace, r.Name, err)
-					}
-				}
-				rows = append(rows, r)
+	rows := make([]tableRow, len(got))
+	for i, g := range got {
+		rows[i] = tableRow{Catalog: g.Catalog, Namespace: g.Namespace, Name: g.Name, Type: g.Type}
+		if opts.IncludeSchema {
+			if rows[i].Schema, err = catalog.DecodeSchema(g.Schema); err != nil {
+				return nil, fmt.Errorf("schema of %s.%s: %w", g.Namespace, g.Name, err)
 			}
-		}
-		err = rdr.Err()
-		rdr.Release()
-		if err != nil {
-			return nil, err
 		}
 	}
 	return rows, nil

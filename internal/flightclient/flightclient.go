@@ -1,4 +1,6 @@
-package testenv
+// Package flightclient holds the Flight SQL client calls lake's CLI, tests and
+// benchmark driver share.
+package flightclient
 
 import (
 	"context"
