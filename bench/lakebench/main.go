@@ -63,12 +63,14 @@ type config struct {
 	refreshSizes []int
 	invokes      int
 	out          string
+	only         map[string]bool // empty: every section
 }
 
 func main() {
 	var c config
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, refresh, lambda")
 	flag.Parse()
 	if c.quick {
 		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
@@ -76,6 +78,12 @@ func main() {
 	} else {
 		c.peerTables, c.roundTime, c.rounds = 1000, 2*time.Second, 3
 		c.scaleSizes, c.refreshSizes, c.invokes = []int{10_000, 100_000, 1_000_000}, []int{10_000, 100_000}, 5
+	}
+	c.only = map[string]bool{}
+	for _, sec := range strings.Split(*only, ",") {
+		if sec = strings.TrimSpace(sec); sec != "" {
+			c.only[sec] = true
+		}
 	}
 	r := &report{}
 	err := run(c, r)
@@ -97,22 +105,34 @@ func run(c config, r *report) error {
 	r.header(c)
 	procs := &procSet{}
 	defer procs.stopAll()
-	yardstick, err := benchPeer(c, r, procs)
-	if err != nil {
-		return fmt.Errorf("discovery vs peer: %w", err)
+	want := func(sec string) bool { return len(c.only) == 0 || c.only[sec] }
+	var yardstick string
+	var err error
+	if want("peer") {
+		if yardstick, err = benchPeer(c, r, procs); err != nil {
+			return fmt.Errorf("discovery vs peer: %w", err)
+		}
 	}
-	if err := benchScale(c, r, procs); err != nil {
-		return fmt.Errorf("scale: %w", err)
+	if want("scale") {
+		if err := benchScale(c, r, procs); err != nil {
+			return fmt.Errorf("scale: %w", err)
+		}
 	}
-	ddb, err := startDynalite(procs)
-	if err != nil {
-		return err
-	}
-	if err := benchRefresh(c, r, ddb); err != nil {
-		return fmt.Errorf("refresh: %w", err)
-	}
-	if err := benchLambda(c, r, procs, ddb); err != nil {
-		return fmt.Errorf("lambda: %w", err)
+	if want("refresh") || want("lambda") {
+		ddb, err := startDynalite(procs)
+		if err != nil {
+			return err
+		}
+		if want("refresh") {
+			if err := benchRefresh(c, r, ddb); err != nil {
+				return fmt.Errorf("refresh: %w", err)
+			}
+		}
+		if want("lambda") {
+			if err := benchLambda(c, r, procs, ddb); err != nil {
+				return fmt.Errorf("lambda: %w", err)
+			}
+		}
 	}
 	r.printf("%s", yardstick)
 	return nil
