@@ -237,3 +237,25 @@ func TestLocalDemoAndFreshness(t *testing.T) {
 	}
 	e.stop()
 }
+
+// `lake refresh --function` invokes the deployed refresh Lambda: here the
+// real bootstrap under the runtime interface emulator, whose invoke path is
+// the SDK's for a function named "function".
+func TestRefreshFunctionOnAWS(t *testing.T) {
+	ddb := testenv.StartDynamoDB(t)
+	s3srv := testenv.StartS3(t)
+	table := ddb.NewTable(t)
+	s3srv.CreateBucket(t, "snapshots")
+	fn := testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"),
+		"LAKE_TABLE="+table, "LAKE_BUCKET=snapshots", "AWS_ENDPOINT_URL_DYNAMODB="+ddb.Endpoint,
+		"AWS_ENDPOINT_URL_S3="+s3srv.Endpoint, "LAKE_S3_PATH_STYLE=true",
+		"AWS_ACCESS_KEY_ID="+s3srv.Access, "AWS_SECRET_ACCESS_KEY="+s3srv.Secret)
+	lambdaEndpoint := strings.TrimSuffix(fn.URL, "/2015-03-31/functions/function/invocations")
+	cmd := exec.Command(testenv.BuildCommand(t, "./cmd/lake", true), "refresh", "--function", "function")
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL_LAMBDA="+lambdaEndpoint, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/nonexistent")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "refresh: published, generation 1, 0 tables") {
+		t.Fatalf("lake refresh --function: %v\n%s", err, out)
+	}
+}

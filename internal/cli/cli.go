@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/lambda"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc/codes"
@@ -98,16 +99,26 @@ func (g *globals) needTenant() (string, error) {
 	return g.tenant, nil
 }
 
-// bearer returns --token, or mints a one-hour dev token for the tenant from
-// the local data folder's secret.
+// signingSecret returns the HS256 secret tokens are signed with:
+// LAKE_JWT_HS256_SECRET (the deployment's secret, from Secrets Manager) when
+// set, else local mode's dev secret in --data-dir.
+func (g *globals) signingSecret() ([]byte, error) {
+	if v := os.Getenv("LAKE_JWT_HS256_SECRET"); v != "" {
+		return []byte(v), nil
+	}
+	if _, err := os.Stat(filepath.Join(g.dataDir, local.SecretFile)); err != nil {
+		return nil, fmt.Errorf("no --token, no LAKE_JWT_HS256_SECRET and no local dev secret in %s (start `lake local`, or pass --token)", g.dataDir)
+	}
+	return local.LoadSecret(g.dataDir)
+}
+
+// bearer returns --token, or mints a one-hour token for the tenant with the
+// signing secret.
 func (g *globals) bearer(tenant string) (string, error) {
 	if g.token != "" {
 		return g.token, nil
 	}
-	if _, err := os.Stat(filepath.Join(g.dataDir, local.SecretFile)); err != nil {
-		return "", fmt.Errorf("no --token given and no local dev secret in %s (start `lake local` or pass --token)", g.dataDir)
-	}
-	secret, err := local.LoadSecret(g.dataDir)
+	secret, err := g.signingSecret()
 	if err != nil {
 		return "", err
 	}
@@ -184,14 +195,14 @@ func (g *globals) tokenCmd() *cobra.Command {
 	var ttl time.Duration
 	cmd := &cobra.Command{
 		Use:   "token",
-		Short: "Print a dev token for --tenant, signed with local mode's secret",
+		Short: "Print a discovery token for --tenant (signed with LAKE_JWT_HS256_SECRET, else local mode's dev secret)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tenant, err := g.needTenant()
 			if err != nil {
 				return err
 			}
-			secret, err := local.LoadSecret(g.dataDir)
+			secret, err := g.signingSecret()
 			if err != nil {
 				return err
 			}
@@ -445,11 +456,15 @@ func printFields(w io.Writer, fs []arrow.Field, indent string) {
 }
 
 func (g *globals) refreshCmd() *cobra.Command {
-	return &cobra.Command{
+	var function string
+	cmd := &cobra.Command{
 		Use:   "refresh",
-		Short: "Publish a new snapshot now (local mode; on AWS the schedule runs refresh)",
+		Short: "Publish a new snapshot now (local mode's API, or the refresh Lambda with --function)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if function != "" {
+				return g.invokeRefresh(cmd.Context(), function)
+			}
 			tenant := g.tenant
 			if tenant == "" {
 				tenant = "admin"
@@ -466,11 +481,44 @@ func (g *globals) refreshCmd() *cobra.Command {
 			if _, err := c.do(cmd.Context(), "POST", "/v1/refresh", nil, nil, &res); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.out, "refresh: %s, generation %d, %d tables (%d without schema, %d skipped)\n",
-				res.Outcome, res.Generation, res.Counts.Tables, res.Counts.SchemaUnavailable, res.Counts.Skipped)
+			g.printRefresh(res.Outcome, res.Generation, res.Counts)
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&function, "function", env("LAKE_REFRESH_FUNCTION", ""), "on AWS: the refresh Lambda's name or ARN, invoked with a scheduled event [LAKE_REFRESH_FUNCTION]")
+	return cmd
+}
+
+// invokeRefresh runs the deployed refresh Lambda once, synchronously, with
+// the same event the schedule sends.
+func (g *globals) invokeRefresh(ctx context.Context, function string) error {
+	cfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("load AWS config: %w", err)
+	}
+	payload, _ := json.Marshal(map[string]any{"version": "0", "detail-type": "Scheduled Event", "source": "aws.events", "detail": map[string]any{}})
+	out, err := lambda.NewFromConfig(cfg).Invoke(ctx, &lambda.InvokeInput{FunctionName: &function, Payload: payload})
+	if err != nil {
+		return fmt.Errorf("invoke %s: %w", function, err)
+	}
+	if out.FunctionError != nil {
+		return fmt.Errorf("refresh failed: %s", out.Payload)
+	}
+	var res struct {
+		Outcome    string
+		Generation uint64
+		Counts     catalog.Counts
+	}
+	if err := json.Unmarshal(out.Payload, &res); err != nil {
+		return fmt.Errorf("refresh answered %s: %w", out.Payload, err)
+	}
+	g.printRefresh(res.Outcome, res.Generation, res.Counts)
+	return nil
+}
+
+func (g *globals) printRefresh(outcome string, generation uint64, c catalog.Counts) {
+	fmt.Fprintf(g.out, "refresh: %s, generation %d, %d tables (%d without schema, %d skipped)\n",
+		outcome, generation, c.Tables, c.SchemaUnavailable, c.Skipped)
 }
 
 func (g *globals) dropCmd() *cobra.Command {
