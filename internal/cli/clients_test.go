@@ -2,11 +2,17 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
@@ -51,7 +57,36 @@ func TestSigV4Signing(t *testing.T) {
 		}
 		sigs = append(sigs, a[strings.Index(a, "Signature="):])
 	}
-	if sigs[0] == sigs[1] || bodies[0] == bodies[1] {
-		t.Fatal("two different bodies got the same signature: the payload is not signed")
+	// Re-sign the first request as received, at its own date: with the body
+	// it carried the signature must match, with another body it must not.
+	auth0 := got[0].Header.Get("Authorization")
+	signed := strings.Split(strings.SplitN(strings.SplitN(auth0, "SignedHeaders=", 2)[1], ",", 2)[0], ";")
+	resign := func(body string) string {
+		r, err := http.NewRequest(got[0].Method, "http://"+got[0].Host+got[0].URL.RequestURI(), strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range signed {
+			if h != "host" && h != "content-length" {
+				r.Header.Set(h, got[0].Header.Get(h))
+			}
+		}
+		date, err := time.Parse("20060102T150405Z", got[0].Header.Get("X-Amz-Date"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(body))
+		creds := aws.Credentials{AccessKeyID: "AKIDEXAMPLE", SecretAccessKey: "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"}
+		if err := v4.NewSigner().SignHTTP(context.Background(), creds, r, hex.EncodeToString(sum[:]), "execute-api", "eu-west-1", date); err != nil {
+			t.Fatal(err)
+		}
+		a := r.Header.Get("Authorization")
+		return a[strings.Index(a, "Signature="):]
+	}
+	if resign(bodies[0]) != sigs[0] {
+		t.Fatal("the signature does not verify against the body that was sent")
+	}
+	if resign(bodies[1]) == sigs[0] {
+		t.Fatal("the signature verifies against another body: the payload is not signed")
 	}
 }
