@@ -171,14 +171,14 @@ func TestDiscoveryBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "the corrupt blob to be seen", func() bool {
-		return httpBodyContains(t, "http://"+d.http+"/status", "corrupt")
+		return strings.Contains(httpBody(t, "http://"+d.http+"/status"), "corrupt")
 	})
 	if names, err := d.tableNames(t, "acme", true); err != nil || len(names) != 2 {
 		t.Fatalf("over a corrupt blob: %v, %v; want generation 2 still serving", names, err)
 	}
 	metrics := httpBody(t, "http://"+d.http+"/metrics")
 	for _, m := range []string{"lake_discovery_snapshot_generation 2", `lake_discovery_requests_total{code="OK",command="GetTables"}`, "lake_discovery_metadata_io_total", `lake_discovery_snapshot_loads_total{result="rejected"}`} {
-		if !contains(metrics, m) {
+		if !strings.Contains(metrics, m) {
 			t.Fatalf("/metrics lacks %q:\n%s", m, metrics)
 		}
 	}
@@ -211,10 +211,6 @@ func httpBody(t *testing.T, url string) string {
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
 }
-
-func httpBodyContains(t *testing.T, url, sub string) bool { return contains(httpBody(t, url), sub) }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // writeSelfSigned writes a self-signed certificate for 127.0.0.1 and its
 // key, and returns their paths and a pool trusting it.

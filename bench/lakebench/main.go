@@ -27,12 +27,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -622,38 +620,6 @@ func (d *dynalite) client() *dynamodb.Client {
 		Credentials: credentials.NewStaticCredentialsProvider("test", "test", "")}, dynamo.RetryOptions(dynamo.RetryPolicy{}))
 }
 
-// peakHeap runs fn and returns the most heap it held above the start.
-func peakHeap(fn func() error) (uint64, error) {
-	runtime.GC()
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	base := s[0].Value.Uint64()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		ss := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(ss)
-			if v := ss[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	})
-	err := fn()
-	close(stop)
-	wg.Wait()
-	if peak.Load() < base {
-		return 0, err
-	}
-	return peak.Load() - base, err
-}
-
 func benchRefresh(c config, r *report, d *dynalite) error {
 	r.printf("## 3. Refresh: one paginated, strongly consistent scan of dynalite → snapshot → blob\n\n")
 	r.printf("| registrations | segments | pages | time s | items/s | peak heap MB | blob MB |\n|---|---|---|---|---|---|---|\n")
@@ -683,11 +649,8 @@ func benchRefresh(c config, r *report, d *dynalite) error {
 			p := &refresh.Publisher{Store: store, Blobs: blobstore.NewFile(filepath.Join(dir, "catalog.lakesnap"))}
 			var res refresh.Result
 			t0 := time.Now()
-			peak, err := peakHeap(func() error {
-				var err error
-				res, err = p.Run(ctx)
-				return err
-			})
+			var err error
+			peak := testenv.PeakHeap(func() { res, err = p.Run(ctx) })
 			el := time.Since(t0)
 			os.RemoveAll(dir)
 			if err != nil {

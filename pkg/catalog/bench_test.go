@@ -3,13 +3,11 @@ package catalog_test
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"runtime/metrics"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
@@ -51,50 +49,13 @@ func fixture(b *testing.B) {
 	})
 }
 
-// peakHeap runs fn and returns the most heap it held above the starting
-// point, sampled every millisecond.
-func peakHeap(fn func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample)
-	base := sample[0].Value.Uint64()
-	var peak atomic.Uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		for {
-			metrics.Read(s)
-			if v := s[0].Value.Uint64(); v > peak.Load() {
-				peak.Store(v)
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Millisecond):
-			}
-		}
-	}()
-	fn()
-	close(stop)
-	<-done
-	metrics.Read(sample)
-	if v := sample[0].Value.Uint64(); v > peak.Load() {
-		peak.Store(v)
-	}
-	if peak.Load() < base {
-		return 0
-	}
-	return peak.Load() - base
-}
-
 // BenchmarkBuildSnapshot: one scan result of 100,000 registrations of 20
 // columns into a snapshot (every schema decoded to check it).
 func BenchmarkBuildSnapshot(b *testing.B) {
 	fixture(b)
 	var peak uint64
 	for b.Loop() {
-		peak = max(peak, peakHeap(func() { catalog.BuildSnapshot(benchFixture.scan, 2, time.Now()) }))
+		peak = max(peak, testenv.PeakHeap(func() { catalog.BuildSnapshot(benchFixture.scan, 2, time.Now()) }))
 	}
 	b.ReportMetric(float64(benchTables)/(b.Elapsed().Seconds()/float64(b.N)), "tables/s")
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
@@ -105,7 +66,7 @@ func BenchmarkBlobEncode(b *testing.B) {
 	b.SetBytes(int64(benchFixture.rawBytes))
 	var peak uint64
 	for b.Loop() {
-		peak = max(peak, peakHeap(func() {
+		peak = max(peak, testenv.PeakHeap(func() {
 			if _, err := catalog.EncodeBlob(benchFixture.snap); err != nil {
 				b.Fatal(err)
 			}
@@ -124,7 +85,7 @@ func BenchmarkBlobDecode(b *testing.B) {
 	b.SetBytes(int64(benchFixture.rawBytes))
 	var peak uint64
 	for b.Loop() {
-		peak = max(peak, peakHeap(func() {
+		peak = max(peak, testenv.PeakHeap(func() {
 			s, err := catalog.DecodeBlob(benchFixture.blob, catalog.DecodeOptions{})
 			if err != nil || s.Counts.Tables != benchTables {
 				b.Fatalf("decode: %v", err)
