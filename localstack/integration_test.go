@@ -155,7 +155,7 @@ type discovery struct {
 
 func (c *cloud) discovery(t *testing.T, s3Endpoint string) *discovery {
 	t.Helper()
-	bin := testenv.BuildCommand(t, "./functions/discovery", false)
+	bin := testenv.BuildCommand(t, "./functions/discovery")
 	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	d := &discovery{http: "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))}
 	d.proc = testenv.StartEnv(t, append(c.env(s3Endpoint), "LAKE_JWT_HS256_SECRET="+secret), bin,

@@ -34,7 +34,7 @@ type lakeEnv struct {
 
 func newLakeEnv(t *testing.T) *lakeEnv {
 	t.Helper()
-	e := &lakeEnv{t: t, bin: testenv.BuildCommand(t, "./cmd/lake", true), dir: filepath.Join(t.TempDir(), "data")}
+	e := &lakeEnv{t: t, bin: testenv.BuildCommand(t, "./cmd/lake"), dir: filepath.Join(t.TempDir(), "data")}
 	e.api = "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	e.flight = "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	e.httpAdr = "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
@@ -251,7 +251,7 @@ func TestRefreshFunctionOnAWS(t *testing.T) {
 		"AWS_ENDPOINT_URL_S3="+s3srv.Endpoint, "LAKE_S3_PATH_STYLE=true",
 		"AWS_ACCESS_KEY_ID="+s3srv.Access, "AWS_SECRET_ACCESS_KEY="+s3srv.Secret)
 	lambdaEndpoint := strings.TrimSuffix(fn.URL, "/2015-03-31/functions/function/invocations")
-	cmd := exec.Command(testenv.BuildCommand(t, "./cmd/lake", true), "refresh", "--function", "function")
+	cmd := exec.Command(testenv.BuildCommand(t, "./cmd/lake"), "refresh", "--function", "function")
 	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL_LAMBDA="+lambdaEndpoint, "AWS_REGION=us-east-1",
 		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/nonexistent")
 	out, err := cmd.CombinedOutput()

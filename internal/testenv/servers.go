@@ -23,20 +23,19 @@ import (
 
 // tool returns the path of a pinned tool built into ./bin by `make tools`,
 // or the path in env when set.
-func tool(tb testing.TB, name, env string) string {
-	tb.Helper()
+func tool(name, env string) (string, error) {
 	if p := os.Getenv(env); p != "" {
-		return p
+		return p, nil
 	}
 	root, err := RepoRoot()
 	if err != nil {
-		Unavailable(tb, "%s: %v", name, err)
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	p := filepath.Join(root, "bin", name)
 	if _, err := os.Stat(p); err != nil {
-		Unavailable(tb, "%s not built at %s", name, p)
+		return "", fmt.Errorf("%s not built at %s", name, p)
 	}
-	return p
+	return p, nil
 }
 
 // S3 is a running S3-protocol server (versitygw, posix backend): it honours
@@ -48,17 +47,43 @@ type S3 struct {
 	Process        *Process
 }
 
-// StartS3 starts versitygw on a free loopback port over a temp folder.
+// StartS3 starts versitygw on a free loopback port over a temp folder, for
+// tb alone. Most tests share one server instead (SharedS3).
 func StartS3(tb testing.TB) *S3 {
 	tb.Helper()
-	bin := tool(tb, "versitygw", "LAKE_VERSITYGW")
-	s := &S3{Access: "lakeaccess", Secret: "lakesecret-for-tests", Dir: tb.TempDir()}
-	port := FreePort(tb)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	s.Process = Start(tb, bin, "--access", s.Access, "--secret", s.Secret, "--port", addr, "posix", s.Dir)
-	s.Process.WaitTCP(tb, addr, 30*time.Second)
-	s.Endpoint = "http://" + addr
+	s, err := launchS3(tb.TempDir())
+	if err != nil {
+		Unavailable(tb, "%v", err)
+	}
+	tb.Cleanup(func() {
+		s.Process.Kill()
+		if tb.Failed() {
+			tb.Logf("versitygw output:\n%s", s.Process.Output())
+		}
+	})
 	return s
+}
+
+func launchS3(dir string) (*S3, error) {
+	bin, err := tool("versitygw", "LAKE_VERSITYGW")
+	if err != nil {
+		return nil, err
+	}
+	s := &S3{Access: "lakeaccess", Secret: "lakesecret-for-tests", Dir: dir}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if s.Process, err = Launch(nil, bin, "--access", s.Access, "--secret", s.Secret, "--port", addr, "posix", s.Dir); err != nil {
+		return nil, err
+	}
+	if err := s.Process.WaitListening(addr, 30*time.Second); err != nil {
+		s.Process.Kill()
+		return nil, err
+	}
+	s.Endpoint = "http://" + addr
+	return s, nil
 }
 
 // Client returns a path-style S3 client for the server.
@@ -79,6 +104,15 @@ func (s *S3) CreateBucket(tb testing.TB, name string) {
 	}
 }
 
+// NewBucket creates a fresh, uniquely named bucket on the server and
+// returns its name.
+func (s *S3) NewBucket(tb testing.TB) string {
+	tb.Helper()
+	name := fmt.Sprintf("lake-test-%d", nextSeq())
+	s.CreateBucket(tb, name)
+	return name
+}
+
 // Env returns the environment variables that point the AWS SDK at the
 // server, as a Lambda under test would get them.
 func (s *S3) Env() []string {
@@ -94,21 +128,23 @@ type buildResult struct {
 }
 
 // BuildLambda builds pkg (e.g. "./functions/refresh", relative to the
-// repository root) as a static bootstrap binary for this machine, the way
-// `make lambdas` does, once per test binary.
+// repository root) as a bootstrap binary, once per test binary. It builds
+// with the test's own settings (no -trimpath, -ldflags or CGO_ENABLED
+// change), so it reuses the packages `go test` already compiled and only
+// links. Tests prefer Binary, which re-executes the test binary instead.
 func BuildLambda(tb testing.TB, pkg string) string {
 	tb.Helper()
-	return build(tb, pkg, "bootstrap", false, "-tags", "lambda.norpc")
+	return build(tb, pkg, "bootstrap", "-tags", "lambda.norpc")
 }
 
 // BuildCommand builds the command pkg (relative to the repository root),
-// once per test binary. cgo is on only when the command needs it (RocksDB).
-func BuildCommand(tb testing.TB, pkg string, cgo bool) string {
+// once per test binary, with the test's own settings like BuildLambda.
+func BuildCommand(tb testing.TB, pkg string) string {
 	tb.Helper()
-	return build(tb, pkg, filepath.Base(pkg), cgo)
+	return build(tb, pkg, filepath.Base(pkg))
 }
 
-func build(tb testing.TB, pkg, name string, cgo bool, flags ...string) string {
+func build(tb testing.TB, pkg, name string, flags ...string) string {
 	tb.Helper()
 	v, _ := builds.LoadOrStore(pkg+" "+name, &buildResult{})
 	br := v.(*buildResult)
@@ -118,19 +154,15 @@ func build(tb testing.TB, pkg, name string, cgo bool, flags ...string) string {
 			br.err = err
 			return
 		}
-		dir, err := os.MkdirTemp("", "lake-lambda-")
+		dir, err := os.MkdirTemp("", "lake-build-")
 		if err != nil {
 			br.err = err
 			return
 		}
 		br.path = filepath.Join(dir, name)
-		args := append(append([]string{"build"}, flags...), "-trimpath", "-ldflags", "-s -w", "-o", br.path, pkg)
+		args := append(append([]string{"build"}, flags...), "-o", br.path, pkg)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
-		cmd.Env = os.Environ()
-		if !cgo {
-			cmd.Env = append(cmd.Env, "CGO_ENABLED=0")
-		}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			br.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
@@ -155,7 +187,10 @@ type Lambda struct {
 // values unless env sets them).
 func StartLambda(tb testing.TB, bootstrap string, env ...string) *Lambda {
 	tb.Helper()
-	rie := tool(tb, "aws-lambda-rie", "LAKE_RIE")
+	rie, err := tool("aws-lambda-rie", "LAKE_RIE")
+	if err != nil {
+		Unavailable(tb, "%v", err)
+	}
 	port, apiPort := FreePort(tb), FreePort(tb)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	p := StartEnv(tb, append([]string{

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -63,12 +64,20 @@ func RepoRoot() (string, error) {
 // FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func FreePort(tb testing.TB) int {
 	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freePort()
 	if err != nil {
 		tb.Fatalf("free port: %v", err)
 	}
+	return port
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Process is a server started for a test.
@@ -175,6 +184,18 @@ func (p *Process) Stop() {
 	}
 }
 
+// Kill ends the process group at once (SIGKILL) and waits for it: for
+// servers that hold only test state, where a graceful stop only costs time.
+func (p *Process) Kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	<-p.done
+}
+
 // Exited reports whether the process has ended.
 func (p *Process) Exited() bool {
 	select {
@@ -220,26 +241,50 @@ type DynamoDB struct {
 }
 
 // StartDynamoDB starts dynalite (npm dynalite@4, pinned in tools/npm) in
-// memory on a free loopback port, tables active at once.
+// memory on a free loopback port, tables active at once, for tb alone.
+// Most tests share one server instead (SharedDynamoDB).
 func StartDynamoDB(tb testing.TB) *DynamoDB {
 	tb.Helper()
+	d, err := launchDynamoDB()
+	if err != nil {
+		Unavailable(tb, "%v", err)
+	}
+	tb.Cleanup(func() {
+		d.Process.Kill()
+		if tb.Failed() {
+			tb.Logf("dynalite output:\n%s", d.Process.Output())
+		}
+	})
+	return d
+}
+
+func launchDynamoDB() (*DynamoDB, error) {
 	bin := os.Getenv("LAKE_DYNALITE")
 	if bin == "" {
 		root, err := RepoRoot()
 		if err != nil {
-			Unavailable(tb, "dynalite: %v", err)
+			return nil, fmt.Errorf("dynalite: %w", err)
 		}
 		bin = filepath.Join(root, "tools", "npm", "node_modules", ".bin", "dynalite")
 	}
 	if _, err := os.Stat(bin); err != nil {
-		Unavailable(tb, "dynalite not installed at %s", bin)
+		return nil, fmt.Errorf("dynalite not installed at %s", bin)
 	}
-	port := FreePort(tb)
-	p := Start(tb, bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	p, err := Launch(nil, bin, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
 		"--createTableMs", "0", "--deleteTableMs", "0", "--updateTableMs", "0")
+	if err != nil {
+		return nil, err
+	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	p.WaitTCP(tb, addr, 30*time.Second)
-	return &DynamoDB{Endpoint: "http://" + addr, Process: p}
+	if err := p.WaitListening(addr, 30*time.Second); err != nil {
+		p.Kill()
+		return nil, err
+	}
+	return &DynamoDB{Endpoint: "http://" + addr, Process: p}, nil
 }
 
 // Client returns a DynamoDB client for the server with static test
@@ -252,19 +297,16 @@ func (d *DynamoDB) Client(opts ...func(*dynamodb.Options)) *dynamodb.Client {
 	}, append([]func(*dynamodb.Options){dynamo.RetryOptions(dynamo.RetryPolicy{})}, opts...)...)
 }
 
-var tableSeq struct {
-	sync.Mutex
-	n int
-}
+var seq atomic.Int64
+
+// nextSeq numbers the tables and buckets a test binary creates.
+func nextSeq() int64 { return seq.Add(1) }
 
 // NewTable creates a fresh, uniquely named table on the server and returns
 // its name.
 func (d *DynamoDB) NewTable(tb testing.TB) string {
 	tb.Helper()
-	tableSeq.Lock()
-	tableSeq.n++
-	name := fmt.Sprintf("lake-test-%d", tableSeq.n)
-	tableSeq.Unlock()
+	name := fmt.Sprintf("lake-test-%d", nextSeq())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := dynamo.CreateTable(ctx, d.Client(), name); err != nil {
