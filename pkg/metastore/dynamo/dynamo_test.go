@@ -16,6 +16,9 @@ import (
 	"github.com/lake-catalog/lake/pkg/metastore/metastoretest"
 )
 
+// TestMain shares one dynalite among the tests; each uses its own table.
+func TestMain(m *testing.M) { testenv.Main(m, nil) }
+
 func newStore(tb testing.TB, d *testenv.DynamoDB, opts dynamo.Options) *dynamo.Store {
 	tb.Helper()
 	if opts.Table == "" {
@@ -29,7 +32,8 @@ func newStore(tb testing.TB, d *testenv.DynamoDB, opts dynamo.Options) *dynamo.S
 }
 
 func TestConformance(t *testing.T) {
-	d := testenv.StartDynamoDB(t)
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
 	metastoretest.Run(t, metastoretest.Suite{
 		New:               func(tb testing.TB) metastore.Store { return newStore(tb, d, dynamo.Options{}) },
 		MinLargeScanPages: 3,
@@ -37,7 +41,8 @@ func TestConformance(t *testing.T) {
 }
 
 func TestConformanceParallelSegments(t *testing.T) {
-	d := testenv.StartDynamoDB(t)
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
 	metastoretest.Run(t, metastoretest.Suite{
 		New:               func(tb testing.TB) metastore.Store { return newStore(tb, d, dynamo.Options{Segments: 4}) },
 		MinLargeScanPages: 4,
@@ -54,7 +59,8 @@ func putRaw(t *testing.T, c *dynamodb.Client, table string, item map[string]type
 // Items written straight through the SDK in shapes the store never writes are
 // dropped and counted, and the well-formed ones still come back.
 func TestScanDropsMalformedItems(t *testing.T) {
-	d := testenv.StartDynamoDB(t)
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
 	table := d.NewTable(t)
 	st, err := dynamo.New(d.Client(), dynamo.Options{Table: table})
 	if err != nil {
@@ -86,7 +92,8 @@ func TestScanDropsMalformedItems(t *testing.T) {
 // A table keyed by a number (someone pointed lake at the wrong table) yields
 // only dropped items, not an error.
 func TestScanDropsNumericKeys(t *testing.T) {
-	d := testenv.StartDynamoDB(t)
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
 	c := d.Client()
 	ctx := context.Background()
 	_, err := c.CreateTable(ctx, &dynamodb.CreateTableInput{
@@ -117,7 +124,8 @@ func TestScanDropsNumericKeys(t *testing.T) {
 }
 
 func TestItemTooLarge(t *testing.T) {
-	d := testenv.StartDynamoDB(t)
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
 	st := newStore(t, d, dynamo.Options{})
 	err := st.Put(context.Background(), "tbl/a/b/c", make([]byte, dynamo.MaxItemBytes))
 	if !errors.Is(err, metastore.ErrValueTooLarge) {
@@ -154,7 +162,8 @@ func storeVia(t *testing.T, d *testenv.DynamoDB, table string, policy dynamo.Ret
 
 // Throttled pages are retried with backoff, and the scan completes.
 func TestScanRetriesThrottling(t *testing.T) {
-	d := testenv.StartDynamoDB(t)
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
 	table := d.NewTable(t)
 	direct, _ := dynamo.New(d.Client(), dynamo.Options{Table: table})
 	seed(t, direct, 40, 90*1000) // 3.6 MB: 4 pages
@@ -179,7 +188,8 @@ func TestScanRetriesThrottling(t *testing.T) {
 
 // A page that keeps failing fails the whole scan: no partial result.
 func TestScanFailsWholeOnPersistentPageError(t *testing.T) {
-	d := testenv.StartDynamoDB(t)
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
 	table := d.NewTable(t)
 	direct, _ := dynamo.New(d.Client(), dynamo.Options{Table: table})
 	seed(t, direct, 40, 90*1000)
@@ -199,7 +209,7 @@ func TestScanFailsWholeOnPersistentPageError(t *testing.T) {
 }
 
 func BenchmarkScanPrefix(b *testing.B) {
-	d := testenv.StartDynamoDB(b)
+	d := testenv.SharedDynamoDB(b)
 	for _, segments := range []int{1, 4} {
 		b.Run(fmt.Sprintf("segments=%d", segments), func(b *testing.B) {
 			metastoretest.BenchmarkScanPrefix(b, newStore(b, d, dynamo.Options{Segments: segments}), 10_000, 2048)
