@@ -19,11 +19,11 @@ import (
 // BenchmarkFirstInvoke measures each function's first invocation under the
 // runtime interface emulator (the emulator starts the bootstrap on the first
 // invoke, so this is init plus one call), next to a hello-world
-// aws-lambda-go bootstrap built the same way; "x-hello" is the ratio.
+// aws-lambda-go bootstrap built the same way (as `make lambdas` builds them
+// for AWS); "x-hello" is the ratio.
 func BenchmarkFirstInvoke(b *testing.B) {
-	s := &stack{ddb: testenv.StartDynamoDB(b), s3: testenv.StartS3(b)}
-	s.table = s.ddb.NewTable(b)
-	s.s3.CreateBucket(b, bucket)
+	s := &stack{ddb: testenv.SharedDynamoDB(b), s3: testenv.SharedS3(b)}
+	s.table, s.bucket = s.ddb.NewTable(b), s.s3.NewBucket(b)
 	fns := []struct {
 		name, pkg string
 		event     any
@@ -34,7 +34,7 @@ func BenchmarkFirstInvoke(b *testing.B) {
 	}
 	var hello float64
 	for _, fn := range fns {
-		bootstrap := testenv.BuildLambda(b, fn.pkg)
+		bootstrap := testenv.BuildRelease(b, fn.pkg)
 		st, _ := os.Stat(bootstrap)
 		b.Run(fn.name, func(b *testing.B) {
 			var total time.Duration
@@ -68,9 +68,8 @@ func BenchmarkFirstInvoke(b *testing.B) {
 // 20 columns in dynalite, one sequential Scan and four parallel segments.
 func BenchmarkRefresh(b *testing.B) {
 	const n = 10_000
-	s := &stack{ddb: testenv.StartDynamoDB(b), s3: testenv.StartS3(b)}
-	s.table = s.ddb.NewTable(b)
-	s.s3.CreateBucket(b, bucket)
+	s := &stack{ddb: testenv.SharedDynamoDB(b), s3: testenv.SharedS3(b)}
+	s.table, s.bucket = s.ddb.NewTable(b), s.s3.NewBucket(b)
 	store, err := dynamo.New(s.ddb.Client(), dynamo.Options{Table: s.table})
 	if err != nil {
 		b.Fatal(err)
@@ -96,7 +95,7 @@ func BenchmarkRefresh(b *testing.B) {
 			for b.Loop() {
 				// Drop the blob so every run scans, builds and publishes.
 				b.StopTimer()
-				_ = os.RemoveAll(s.s3.Dir + "/" + bucket + "/snapshots")
+				_ = os.RemoveAll(s.s3.Dir + "/" + s.bucket + "/snapshots")
 				b.StartTimer()
 				res, err := invokeRefresh(b, l)
 				if err != nil {

@@ -26,23 +26,24 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 )
 
-const (
-	bucket = "lake-snapshots"
-	key    = "snapshots/catalog.lakesnap"
-)
+const key = "snapshots/catalog.lakesnap"
 
-// stack is one set of servers: DynamoDB, S3 and a table and bucket in them.
+// TestMain shares one dynalite and one versitygw among the tests; each test
+// uses its own table and bucket.
+func TestMain(m *testing.M) { testenv.Main(m, nil) }
+
+// stack is a test's own table and bucket on the shared servers.
 type stack struct {
-	ddb   *testenv.DynamoDB
-	s3    *testenv.S3
-	table string
+	ddb           *testenv.DynamoDB
+	s3            *testenv.S3
+	table, bucket string
 }
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	s := &stack{ddb: testenv.StartDynamoDB(t), s3: testenv.StartS3(t)}
+	s := &stack{ddb: testenv.SharedDynamoDB(t), s3: testenv.SharedS3(t)}
 	s.table = s.ddb.NewTable(t)
-	s.s3.CreateBucket(t, bucket)
+	s.bucket = s.s3.NewBucket(t)
 	return s
 }
 
@@ -56,7 +57,7 @@ func (s *stack) env(ddbEndpoint, s3Endpoint string, extra ...string) []string {
 		s3Endpoint = s.s3.Endpoint
 	}
 	return append([]string{
-		"LAKE_TABLE=" + s.table, "LAKE_BUCKET=" + bucket, "LAKE_SNAPSHOT_KEY=" + key,
+		"LAKE_TABLE=" + s.table, "LAKE_BUCKET=" + s.bucket, "LAKE_SNAPSHOT_KEY=" + key,
 		"AWS_ENDPOINT_URL_DYNAMODB=" + ddbEndpoint, "AWS_ENDPOINT_URL_S3=" + s3Endpoint, "LAKE_S3_PATH_STYLE=true",
 		"AWS_ACCESS_KEY_ID=" + s.s3.Access, "AWS_SECRET_ACCESS_KEY=" + s.s3.Secret,
 	}, extra...)
@@ -73,7 +74,7 @@ func (s *stack) refresher(t *testing.T, extra ...string) *testenv.Lambda {
 // blob reads and decodes the published blob, with its ETag.
 func (s *stack) blob(t *testing.T) (*catalog.Snapshot, string) {
 	t.Helper()
-	out, err := s.s3.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
+	out, err := s.s3.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
 		t.Fatalf("get blob: %v", err)
 	}
@@ -141,6 +142,7 @@ func invokeRefresh(t testing.TB, fn *testenv.Lambda) (refresh.Result, error) {
 // Register through an API Gateway event, refresh through a scheduled event,
 // read the blob from S3: the table is there with its exact schema.
 func TestRegisterRefreshPublish(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	reg, ref := s.register(t), s.refresher(t)
 	rich := catalogtest.RichSchema()
@@ -183,6 +185,7 @@ func TestRegisterRefreshPublish(t *testing.T) {
 
 // S3 PUT failing: the previous blob is untouched and the function fails.
 func TestRefreshS3PutFailureKeepsPreviousBlob(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	reg := s.register(t)
 	registerTable(t, reg, "acme", "t1", ipcB64(t, 1))
@@ -216,6 +219,7 @@ func TestRefreshS3PutFailureKeepsPreviousBlob(t *testing.T) {
 // DynamoDB failing on the second scan page publishes nothing; throttling
 // alone is retried and the refresh publishes.
 func TestRefreshScanFaults(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	reg := s.register(t)
 	for i := range 5 {
@@ -233,7 +237,7 @@ func TestRefreshScanFaults(t *testing.T) {
 	if _, err := invokeRefresh(t, fn); err == nil {
 		t.Fatal("refresh with a failing second page succeeded")
 	}
-	if _, err := s.s3.Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)}); err == nil {
+	if _, err := s.s3.Client().HeadObject(context.Background(), &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)}); err == nil {
 		t.Fatal("a blob was published from a failed scan")
 	}
 
@@ -261,6 +265,7 @@ func TestRefreshScanFaults(t *testing.T) {
 // other is superseded, the blob holds the newer generation, and a run with
 // nothing changed publishes nothing.
 func TestRefreshRace(t *testing.T) {
+	t.Parallel()
 	s := newStack(t)
 	reg := s.register(t)
 	registerTable(t, reg, "acme", "first", ipcB64(t, 1))

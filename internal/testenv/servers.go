@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -134,19 +135,30 @@ type buildResult struct {
 // links. Tests prefer Binary, which re-executes the test binary instead.
 func BuildLambda(tb testing.TB, pkg string) string {
 	tb.Helper()
-	return build(tb, pkg, "bootstrap", "-tags", "lambda.norpc")
+	return build(tb, pkg, "bootstrap", nil, "-tags", "lambda.norpc")
+}
+
+// BuildRelease builds the Lambda pkg as `make lambdas` builds it for AWS
+// (static, stripped, -trimpath), once per test binary: for benchmarks of
+// the shipped binary, such as its cold start. It compiles the dependency
+// graph anew, so tests use Binary or BuildLambda instead.
+func BuildRelease(tb testing.TB, pkg string) string {
+	tb.Helper()
+	return build(tb, pkg, "bootstrap", []string{"CGO_ENABLED=0"}, "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w")
 }
 
 // BuildCommand builds the command pkg (relative to the repository root),
 // once per test binary, with the test's own settings like BuildLambda.
 func BuildCommand(tb testing.TB, pkg string) string {
 	tb.Helper()
-	return build(tb, pkg, filepath.Base(pkg))
+	return build(tb, pkg, filepath.Base(pkg), nil)
 }
 
-func build(tb testing.TB, pkg, name string, flags ...string) string {
+// build runs go build for pkg with env added and flags, once per test
+// binary for each combination.
+func build(tb testing.TB, pkg, name string, env []string, flags ...string) string {
 	tb.Helper()
-	v, _ := builds.LoadOrStore(pkg+" "+name, &buildResult{})
+	v, _ := builds.LoadOrStore(pkg+" "+name+" "+strings.Join(append(env, flags...), " "), &buildResult{})
 	br := v.(*buildResult)
 	br.once.Do(func() {
 		root, err := RepoRoot()
@@ -163,6 +175,7 @@ func build(tb testing.TB, pkg, name string, flags ...string) string {
 		args := append(append([]string{"build"}, flags...), "-o", br.path, pkg)
 		cmd := exec.Command("go", args...)
 		cmd.Dir = root
+		cmd.Env = append(os.Environ(), env...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			br.err = fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
 		}
