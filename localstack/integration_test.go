@@ -52,6 +52,10 @@ const (
 
 var seq atomic.Int64
 
+// TestMain shares one dynalite and one versitygw among the tests when no
+// endpoint variables are set; each test uses its own table and bucket.
+func TestMain(m *testing.M) { testenv.Main(m, nil) }
+
 // cloud is one set of AWS-protocol services and a fresh table and bucket.
 type cloud struct {
 	ddbEndpoint, s3Endpoint string
@@ -75,10 +79,10 @@ func newCloud(t *testing.T) *cloud {
 		c.access, c.secretKey = v, os.Getenv("AWS_SECRET_ACCESS_KEY")
 	}
 	if c.ddbEndpoint == "" {
-		c.ddbEndpoint = testenv.StartDynamoDB(t).Endpoint
+		c.ddbEndpoint = testenv.SharedDynamoDB(t).Endpoint
 	}
 	if c.s3Endpoint == "" {
-		srv := testenv.StartS3(t)
+		srv := testenv.SharedS3(t)
 		c.s3Endpoint, c.access, c.secretKey = srv.Endpoint, srv.Access, srv.Secret
 	}
 	t.Logf("DynamoDB at %s, S3 at %s", c.ddbEndpoint, c.s3Endpoint)
@@ -201,6 +205,7 @@ func strp(s string) *string { return &s }
 
 // The whole path, with the exact schema, and tenants kept apart end to end.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	c := newCloud(t)
 	reg, ref := c.register(t), c.refresher(t)
 	rich := catalogtest.RichSchema()
@@ -251,6 +256,7 @@ func TestEndToEnd(t *testing.T) {
 // shape, straight into DynamoDB) is listed without schemas and refused with
 // them.
 func TestLegacyRegistration(t *testing.T) {
+	t.Parallel()
 	c := newCloud(t)
 	legacy := `{"location":"s3://acme-lake/sales/orders/","table_type":"TABLE","created_at":"2024-03-01T12:00:00Z","version":3,"format":"parquet"}`
 	_, err := c.ddb.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String(c.table), Item: map[string]types.AttributeValue{
@@ -273,6 +279,7 @@ func TestLegacyRegistration(t *testing.T) {
 // The refresh's scan pages through the table, strongly consistent, and
 // sees every registration.
 func TestPaginatedScan(t *testing.T) {
+	t.Parallel()
 	c := newCloud(t)
 	reg := c.register(t)
 	for i := range 7 {
@@ -289,6 +296,7 @@ func TestPaginatedScan(t *testing.T) {
 // Discovery keeps serving while S3 is unreachable and picks up the next
 // blob when it is back.
 func TestS3Outage(t *testing.T) {
+	t.Parallel()
 	c := newCloud(t)
 	reg, ref := c.register(t), c.refresher(t)
 	ipc, _ := catalog.EncodeSchema(catalogtest.WideSchema(1, 4))
