@@ -5,7 +5,7 @@ PKGS := ./...
 
 FUZZTIME ?= 60s
 
-.PHONY: help tools test lint vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down bench-tools bench-quick bench-go
+.PHONY: help tools test lint lint-root lint-cdk vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down bench-tools bench-quick bench-go
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -13,25 +13,30 @@ help: ## list the targets
 run: ## run lake locally (RocksDB, registration API, refresh, Flight SQL) with the demo catalog
 	@scripts/run-local.sh
 
-build: ## build bin/lake and bin/discovery
+build: ## build bin/lake and bin/discovery (with the tests' build settings, so they share the build cache; the image builds discovery static)
 	$(GO) build -o bin/lake ./cmd/lake
-	CGO_ENABLED=0 $(GO) build -o bin/discovery ./functions/discovery
+	$(GO) build -o bin/discovery ./functions/discovery
 
 tools: ## install what the build and tests need (librocksdb-dev, npm tools, staticcheck)
 	@scripts/install-deps.sh
 
-test: tools lint unit integration cdk-test bench-quick ## everything CI runs: lint, every test (integration and CDK too), the quick benchmark
+test: tools ## everything CI runs: lint, every test (integration and CDK too), the quick benchmark
+	@scripts/test.sh
 
-lint: tools fmt-check vet ## gofmt, go vet and staticcheck (root module and infra/cdk)
-	bin/staticcheck $(PKGS)
-	$(GO) vet -tags integration ./localstack/... && bin/staticcheck -tags integration ./localstack/...
+lint: lint-root lint-cdk ## gofmt, go vet and staticcheck (root module with the integration tag, and infra/cdk)
+
+lint-root: tools fmt-check
+	$(GO) vet -tags integration $(PKGS)
+	bin/staticcheck -tags integration $(PKGS)
+
+lint-cdk: tools
 	cd infra/cdk && $(GO) vet ./... && ../../bin/staticcheck ./...
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 vet:
-	$(GO) vet $(PKGS)
+	$(GO) vet -tags integration $(PKGS)
 
 unit: tools ## go test over the whole module
 	$(GO) test -timeout 20m $(PKGS)
@@ -50,13 +55,12 @@ localstack-test: tools ## the end-to-end suite against LocalStack (make localsta
 localstack-down: ## stop LocalStack
 	docker compose -f localstack/docker-compose.yml down -v
 
-SQLITE_PEER_VERSION := v18.8.0
+# The benchmark peer, arrow-go's SQLite Flight SQL example server, is a `tool`
+# in go.mod: pinned there, and built against the module's own arrow-go.
+SQLITE_PEER := github.com/apache/arrow-go/v18/arrow/flight/flightsql/example/cmd/sqlite_flightsql_server
 
-bench-tools: tools build ## build the benchmark peer (arrow-go's SQLite Flight SQL server, pinned) and lake's binaries
-	@[ -x bin/sqlite_flightsql_server ] && [ "$$(cat bin/.sqlite.version 2>/dev/null)" = "$(SQLITE_PEER_VERSION)" ] || { \
-	  echo "bench-tools: building sqlite_flightsql_server $(SQLITE_PEER_VERSION) into ./bin"; \
-	  GOBIN=$$PWD/bin $(GO) install github.com/apache/arrow-go/v18/arrow/flight/flightsql/example/cmd/sqlite_flightsql_server@$(SQLITE_PEER_VERSION) && \
-	  echo $(SQLITE_PEER_VERSION) > bin/.sqlite.version; }
+bench-tools: tools build ## build the benchmark peer (arrow-go's SQLite Flight SQL server, a go.mod tool) and lake's binaries
+	$(GO) build -o bin/sqlite_flightsql_server $(SQLITE_PEER)
 
 bench: bench-tools ## the side-by-side benchmark driver (full sizes) → bench/RESULTS.md, then the Go benchmarks
 	$(GO) run ./bench/lakebench

@@ -35,8 +35,9 @@ fi
 
 command -v node >/dev/null || { say "node is missing: lake's tests need Node 20 for dynalite"; exit 1; }
 if [ ! -f tools/npm/node_modules/.package-lock.json ] || [ tools/npm/package-lock.json -nt tools/npm/node_modules/.package-lock.json ]; then
-  say "installing the pinned npm tools in tools/npm (npm ci)"
-  npm ci --prefix tools/npm --no-audit --no-fund --loglevel=error >/dev/null
+  say "installing the pinned npm tools in tools/npm (npm ci, alongside the Go tools' builds)"
+  npm ci --prefix tools/npm --no-audit --no-fund --loglevel=error >/dev/null &
+  npm_pid=$!
 fi
 
 # go_tool NAME PACKAGE VERSION: build a pinned Go tool into ./bin once; a
@@ -53,3 +54,6 @@ mkdir -p bin
 go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
 go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
 go_tool aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie "$RIE_VERSION"
+if [ -n "${npm_pid:-}" ]; then
+  wait "$npm_pid" || { say "npm ci in tools/npm failed"; exit 1; }
+fi

@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -442,7 +443,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 			return &flightsql.GetTablesOpts{TableNameFilterPattern: &one, IncludeSchema: true}
 		}},
 	}
-	r.printf("## 1. Discovery against arrow-go's SQLite Flight SQL server (v18.8.0)\n\n")
+	r.printf("## 1. Discovery against arrow-go's SQLite Flight SQL server (%s)\n\n", arrowVersion())
 	r.printf("%d tables × 20 columns created in the peer through ExecuteUpdate; the schemas it reports are registered unchanged in lake's local mode, so both answer with the same schema bytes. Same client, alternated A/B, %d rounds of %v per side.\n\n", len(tables), c.rounds, c.roundTime)
 	r.printf("| request | workers | peer req/s | peer p50 ms | peer p99 ms | lake req/s | lake p50 ms | lake p99 ms | lake/peer |\n|---|---|---|---|---|---|---|---|---|\n")
 	var yardstick sample
@@ -483,6 +484,19 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	fmt.Fprintf(&y, "| Arrow bytes per response | %.0f (%.2f MB) |\n| lake serves (1 worker) | %.1f MB/s |\n| plain in-memory copy of the same bytes | %.0f MB/s |\n| lake / copy | %.3f |\n\n",
 		perResp, perResp/1e6, served/1e6, copyRate/1e6, served/copyRate)
 	return y.String(), nil
+}
+
+// arrowVersion is the arrow-go version this program (and the peer, a go.mod
+// tool of the same module) is built with.
+func arrowVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, m := range bi.Deps {
+			if m.Path == "github.com/apache/arrow-go/v18" {
+				return "arrow-go " + m.Version
+			}
+		}
+	}
+	return "arrow-go, version unknown"
 }
 
 // ---- 2. scale ----
@@ -704,13 +718,22 @@ func benchLambda(c config, r *report, procs *procSet, d *dynalite) error {
 		return err
 	}
 	r.printf("## 4. Lambda: bootstrap size and first invoke under the runtime interface emulator\n\n")
-	r.printf("Built like `make lambdas` (static, `-tags lambda.norpc`, `-s -w`), for this machine. The emulator starts the bootstrap on the first invoke, so the time is init plus one call; median of %d fresh starts.\n\n", c.invokes)
+	// The full run measures the shipped build; the quick run (CI) builds with
+	// the tests' settings so it reuses their build cache instead of
+	// compiling the dependency graph again.
+	buildFlags, buildEnv, how := []string{"-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w"}, []string{"CGO_ENABLED=0"},
+		"Built like `make lambdas` (static, `-tags lambda.norpc`, `-s -w`), for this machine."
+	if c.quick {
+		buildFlags, buildEnv, how = []string{"-tags", "lambda.norpc"}, nil,
+			"Quick mode: built with the tests' settings (`-tags lambda.norpc`, not stripped), so sizes and times are not the shipped build's."
+	}
+	r.printf("%s The emulator starts the bootstrap on the first invoke, so the time is init plus one call; median of %d fresh starts.\n\n", how, c.invokes)
 	r.printf("| function | bootstrap MB | first invoke ms | × hello-world |\n|---|---|---|---|\n")
 	var hello float64
 	for _, fn := range fns {
 		bin := filepath.Join(dir, fn.name, "bootstrap")
-		build := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w", "-o", bin, fn.pkg)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", bin, fn.pkg)...)
+		build.Env = append(os.Environ(), buildEnv...)
 		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %v %s", fn.pkg, err, out)
 		}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -24,8 +23,11 @@ var (
 	buildErr  error
 )
 
-// bootstraps builds the two Lambdas for linux/arm64 once, as `make lambdas`
-// does, into a temp folder laid out like bin/lambda.
+// bootstraps lays out, once, a folder like bin/lambda with a placeholder
+// bootstrap for each function. The template tests need only the asset
+// folders (the asset hash covers their bytes); the real bootstraps are built
+// by `make lambdas` and run under the emulator by the functions tests, so
+// cross-compiling them for arm64 here would only cost minutes.
 func bootstraps(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -34,12 +36,12 @@ func bootstraps(t *testing.T) string {
 			return
 		}
 		for _, fn := range []string{"register", "refresh"} {
-			cmd := exec.Command("go", "build", "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w",
-				"-o", filepath.Join(lambdaDir, fn, "arm64", "bootstrap"), "./functions/"+fn)
-			cmd.Dir = filepath.Join("..", "..")
-			cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=arm64")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				buildErr = fmt.Errorf("build %s: %v\n%s", fn, err, out)
+			dir := filepath.Join(lambdaDir, fn, "arm64")
+			if buildErr = os.MkdirAll(dir, 0o755); buildErr != nil {
+				return
+			}
+			placeholder := []byte("#!/bin/sh\n# placeholder for the " + fn + " bootstrap in CDK template tests\nexit 1\n")
+			if buildErr = os.WriteFile(filepath.Join(dir, "bootstrap"), placeholder, 0o755); buildErr != nil {
 				return
 			}
 		}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The README's test command (make test runs it after make tools). Two lanes
+# run side by side, since neither keeps both cores busy on its own (one huge
+# CDK package compiles on one core; the tests wait on servers):
+#   root module: gofmt, go vet and staticcheck, go test ./..., the integration
+#                suite, the quick benchmark (its output streams here);
+#   infra/cdk:   go vet and staticcheck, the CDK tests (output printed when
+#                both lanes are done).
+# It fails when either lane fails.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+cdk_log=$(mktemp)
+trap 'rm -f "$cdk_log"' EXIT
+start=$(date +%s)
+( make --no-print-directory lint-cdk cdk-test >"$cdk_log" 2>&1 ) &
+cdk_pid=$!
+make --no-print-directory lint-root unit integration bench-quick
+root_status=$?
+wait "$cdk_pid"
+cdk_status=$?
+echo "---- infra/cdk lane (ran alongside) ----"
+cat "$cdk_log"
+echo "test: root module lane exit ${root_status}, infra/cdk lane exit ${cdk_status}, $(( $(date +%s) - start )) s"
+[ "$root_status" -eq 0 ] && [ "$cdk_status" -eq 0 ]
