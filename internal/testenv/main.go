@@ -127,6 +127,14 @@ func Binary(tb testing.TB, name string) string {
 	return path
 }
 
+// removeAtExit has testenv.Main remove dir after the last test (without
+// testenv.Main the folder stays, in the system's temp folder).
+func removeAtExit(dir string) {
+	harness.mu.Lock()
+	defer harness.mu.Unlock()
+	harness.dirs = append(harness.dirs, dir)
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // SharedDynamoDB returns the test binary's one dynalite server, starting it

@@ -171,6 +171,7 @@ func build(tb testing.TB, pkg, name string, env []string, flags ...string) strin
 			br.err = err
 			return
 		}
+		removeAtExit(dir)
 		br.path = filepath.Join(dir, name)
 		args := append(append([]string{"build"}, flags...), "-o", br.path, pkg)
 		cmd := exec.Command("go", args...)
