@@ -40,15 +40,20 @@ if [ ! -f tools/npm/node_modules/.package-lock.json ] || [ tools/npm/package-loc
   npm_pid=$!
 fi
 
-# go_tool NAME PACKAGE VERSION: build a pinned Go tool into ./bin once; a
-# stamp file records the version so a pin change rebuilds it.
+# go_tool NAME PACKAGE VERSION: build a pinned Go tool once per machine into
+# a cache folder named for its version (so every clone of the repository on
+# this machine reuses it, and a pin change builds the new one), and link it
+# into ./bin.
+TOOLS_CACHE="${LAKE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lake-tools}"
 go_tool() {
   local name=$1 pkg=$2 version=$3
-  if [ ! -x "bin/$name" ] || [ "$(cat "bin/.$name.version" 2>/dev/null)" != "$version" ]; then
-    say "building $name $version into ./bin"
-    GOBIN="$PWD/bin" CGO_ENABLED=0 go install "$pkg@$version"
-    echo "$version" > "bin/.$name.version"
+  local dir="$TOOLS_CACHE/$name@$version"
+  if [ ! -x "$dir/$name" ]; then
+    say "building $name $version into $dir"
+    mkdir -p "$dir"
+    GOBIN="$dir" CGO_ENABLED=0 go install "$pkg@$version"
   fi
+  ln -sf "$dir/$name" "bin/$name"
 }
 mkdir -p bin
 go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
