@@ -51,6 +51,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 )
 
 type config struct {
@@ -62,6 +63,8 @@ type config struct {
 	refreshSizes []int
 	invokes      int
 	out          string
+	plot         string
+	heapSize     int
 	only         map[string]bool // empty: every section
 }
 
@@ -69,20 +72,24 @@ func main() {
 	var c config
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, refresh, lambda")
+	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, refresh, lambda")
 	flag.Parse()
 	if c.quick {
 		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
-		c.scaleSizes, c.refreshSizes, c.invokes = []int{1_000, 10_000}, []int{2_000}, 2
+		c.scaleSizes, c.refreshSizes, c.invokes, c.heapSize = []int{1_000, 10_000}, []int{2_000}, 2, 20_000
 	} else {
 		c.peerTables, c.roundTime, c.rounds = 1000, 2*time.Second, 3
-		c.scaleSizes, c.refreshSizes, c.invokes = []int{10_000, 100_000, 1_000_000}, []int{10_000, 100_000}, 5
+		c.scaleSizes, c.refreshSizes, c.invokes, c.heapSize = []int{10_000, 100_000, 1_000_000}, []int{10_000, 100_000}, 5, 1_000_000
 	}
 	c.only = map[string]bool{}
 	for _, sec := range strings.Split(*only, ",") {
 		if sec = strings.TrimSpace(sec); sec != "" {
 			c.only[sec] = true
 		}
+	}
+	if c.out == "" {
+		c.plot = "" // a printing-only run (CI) writes no files
 	}
 	r := &report{}
 	err := run(c, r)
@@ -117,6 +124,11 @@ func run(c config, r *report) error {
 			return fmt.Errorf("scale: %w", err)
 		}
 	}
+	if want("heap") {
+		if err := benchRefreshHeap(c, r); err != nil {
+			return fmt.Errorf("refresh heap: %w", err)
+		}
+	}
 	if want("refresh") || want("lambda") {
 		ddb, err := startDynalite(procs)
 		if err != nil {
@@ -134,12 +146,50 @@ func run(c config, r *report) error {
 		}
 	}
 	r.printf("%s", yardstick)
+	r.targetsTable()
+	if len(r.points) > 1 && c.plot != "" {
+		if err := plotScale(c.plot, r.points); err != nil {
+			return fmt.Errorf("plot: %w", err)
+		}
+		r.printf("![latency and RSS against catalog size](%s)\n\n", filepath.Base(c.plot))
+	}
 	return nil
 }
 
 // ---- report ----
 
-type report struct{ b strings.Builder }
+type report struct {
+	b       strings.Builder
+	targets []targetRow
+	points  []scalePoint
+}
+
+// targetRow is one line of the targets table: an issue's figure, what main
+// measured before the change ("today"), what this run measured, the target.
+type targetRow struct {
+	figure, today, measured, target string
+	met                             bool
+}
+
+func (r *report) target(figure, today, target string, met bool, measured string, args ...any) {
+	r.targets = append(r.targets, targetRow{figure: figure, today: today, measured: fmt.Sprintf(measured, args...), target: target, met: met})
+}
+
+func (r *report) targetsTable() {
+	if len(r.targets) == 0 {
+		return
+	}
+	r.printf("## Targets\n\n\"today\" is main before the tenant-segmented blob (bench/RESULTS.md of 2026-12-02 15:44); \"this run\" is the figure above.\n\n")
+	r.printf("| figure | today | this run | target | met |\n|---|---|---|---|---|\n")
+	for _, t := range r.targets {
+		met := "no"
+		if t.met {
+			met = "**yes**"
+		}
+		r.printf("| %s | %s | %s | %s | %s |\n", t.figure, t.today, t.measured, t.target, met)
+	}
+	r.printf("\n")
+}
 
 func (r *report) String() string { return r.b.String() }
 
@@ -447,6 +497,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	r.printf("%d tables × 20 columns created in the peer through ExecuteUpdate; the schemas it reports are registered unchanged in lake's local mode, so both answer with the same schema bytes. Same client, alternated A/B, %d rounds of %v per side.\n\n", len(tables), c.rounds, c.roundTime)
 	r.printf("| request | workers | peer req/s | peer p50 ms | peer p99 ms | lake req/s | lake p50 ms | lake p99 ms | lake/peer |\n|---|---|---|---|---|---|---|---|---|\n")
 	var yardstick sample
+	ratios := map[string][]float64{}
 	for _, k := range kinds {
 		for _, workers := range []int{1, 2} {
 			var ps, ls sample
@@ -460,11 +511,19 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 			}
 			r.printf("| %s | %d | %.1f | %.2f | %.2f | %.1f | %.2f | %.2f | **%.1f×** |\n", k.name, workers,
 				ps.reqPerSec(), ps.pct(50), ps.pct(99), ls.reqPerSec(), ls.pct(50), ls.pct(99), ls.reqPerSec()/ps.reqPerSec())
+			ratios[k.name] = append(ratios[k.name], ls.reqPerSec()/ps.reqPerSec())
 			if k.name == kinds[0].name && workers == 1 {
 				yardstick = ls
 			}
 		}
 	}
+	ratioRange := func(rs []float64) (string, float64) {
+		return fmt.Sprintf("%.1f–%.1f×", slices.Min(rs), slices.Max(rs)), slices.Min(rs)
+	}
+	txt, lo := ratioRange(ratios[kinds[0].name])
+	r.target(fmt.Sprintf("GetTables with schemas, %d tables, vs the SQLite peer", len(tables)), "33–39×", "≥ 60×", lo >= 60, "%s", txt)
+	txt, lo = ratioRange(ratios[kinds[1].name])
+	r.target(fmt.Sprintf("GetTables names only, %d tables, vs the peer", len(tables)), "3.5–5.6×", "≥ 8×", lo >= 8, "%s", txt)
 	// 5. The yardstick: bytes moved per response against a plain copy.
 	perResp := float64(yardstick.bytes) / float64(len(yardstick.lat))
 	served := perResp * yardstick.reqPerSec()
@@ -483,6 +542,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	fmt.Fprintf(&y, "| GetTables with schemas, %d tables | value |\n|---|---|\n", len(tables))
 	fmt.Fprintf(&y, "| Arrow bytes per response | %.0f (%.2f MB) |\n| lake serves (1 worker) | %.1f MB/s |\n| plain in-memory copy of the same bytes | %.0f MB/s |\n| lake / copy | %.3f |\n\n",
 		perResp, perResp/1e6, served/1e6, copyRate/1e6, served/copyRate)
+	r.target("bytes served per second / memcpy of the same bytes", "0.015", "≥ 0.10", served/copyRate >= 0.10, "%.3f", served/copyRate)
 	return y.String(), nil
 }
 
@@ -504,7 +564,8 @@ func arrowVersion() string {
 func benchScale(c config, r *report, procs *procSet) error {
 	r.printf("## 2. Catalog scale: a 100-table tenant inside catalogs of growing size\n\n")
 	r.printf("Filler tables spread over 10,000 tenants, 20 columns each (1,000 distinct schemas). Discovery is the real binary loading the blob file.\n\n")
-	r.printf("| tables | snapshot build s | blob MB | blob encode s | discovery load s | discovery RSS MB | GetTables p50 ms | p99 ms |\n|---|---|---|---|---|---|---|---|\n")
+	r.printf("Cold: the first GetTables with schemas of each of %d filler tenants never asked before (about tables/10,000 tables each). Warm: the 100-table tenant, asked repeatedly. RSS after load is read before any request; after requests, at the end.\n\n", coldProbes(c))
+	r.printf("| tables | snapshot build s | blob MB | blob encode s | discovery load s | RSS after load MB | cold first GetTables p50 ms | warm GetTables p50 ms | p99 ms | RSS after requests MB |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	now := time.Now()
 	pool := make([]catalog.Registration, 1000)
 	for i := range pool {
@@ -561,9 +622,27 @@ func benchScale(c config, r *report, procs *procSet) error {
 		if err != nil {
 			return err
 		}
+		loadRSS := rssMB(d.Pid())
 		client, err := flightsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
 		if err != nil {
 			return err
+		}
+		var cold sample
+		for i := range coldProbes(c) {
+			tenant := fmt.Sprintf("tenant%05d", (i*7919)%min(10000, total-100))
+			tok, _ := auth.IssueHS256(secret, "", tenant, "", "", time.Hour, now)
+			cctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
+			t0 := time.Now()
+			_, rows, err := getTables(cctx, client, &flightsql.GetTablesOpts{IncludeSchema: true})
+			cold.lat = append(cold.lat, time.Since(t0))
+			if err == nil && rows == 0 {
+				err = fmt.Errorf("cold tenant %s: no tables", tenant)
+			}
+			if err != nil {
+				client.Close()
+				d.Stop()
+				return err
+			}
 		}
 		ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+token)
 		var s sample
@@ -581,10 +660,31 @@ func benchScale(c config, r *report, procs *procSet) error {
 		if err != nil {
 			return err
 		}
-		r.printf("| %d | %.2f | %.1f | %.2f | %.2f | %.0f | %.2f | %.2f |\n", total, build.Seconds(), blobMB, encode.Seconds(), loadSec, rss, s.pct(50), s.pct(99))
+		r.printf("| %d | %.2f | %.1f | %.2f | %.2f | %.0f | %.2f | %.2f | %.2f | %.0f |\n", total, build.Seconds(), blobMB, encode.Seconds(), loadSec, loadRSS, cold.pct(50), s.pct(50), s.pct(99), rss)
+		r.points = append(r.points, scalePoint{tables: total, coldP50: cold.pct(50), warmP50: s.pct(50), loadRSS: loadRSS, loadSec: loadSec})
+	}
+	if last := r.points[len(r.points)-1]; last.tables == 1_000_000 {
+		r.target("discovery RSS after load, 1M tables (10k tenants, 20 columns)", "4,254 MB", "≤ 300 MB", last.loadRSS <= 300, "%.0f MB", last.loadRSS)
+		r.target("discovery load time, 1M tables", "14.2 s", "≤ 1.5 s", last.loadSec <= 1.5, "%.2f s", last.loadSec)
+		r.target("first GetTables (with schemas) on a cold 100-table tenant, p50", "—", "≤ 5 ms", last.coldP50 <= 5, "%.2f ms", last.coldP50)
 	}
 	r.printf("\n")
 	return nil
+}
+
+// coldProbes is how many never-asked tenants the scale section times.
+func coldProbes(c config) int {
+	if c.quick {
+		return 20
+	}
+	return 200
+}
+
+// scalePoint is one catalog size's figures, for the plot.
+type scalePoint struct {
+	tables                    int
+	coldP50, warmP50, loadRSS float64
+	loadSec                   float64
 }
 
 // waitLoaded polls discovery's /healthz and returns the load time it reports.
@@ -612,6 +712,72 @@ func waitLoaded(httpAddr string, limit time.Duration) (float64, error) {
 		return 0, errors.New("no load time in /metrics")
 	}
 	return 0, errors.New("discovery did not load the snapshot")
+}
+
+// ---- 2b. refresh peak heap, in process ----
+
+// benchRefreshHeap runs one refresh in process over a memstore of
+// c.heapSize registrations (10,000 tenants, 20 columns, 1,000 distinct
+// schemas) and compares its peak heap with the bytes it scans.
+func benchRefreshHeap(c config, r *report) error {
+	ctx := context.Background()
+	store := memstore.New(memstore.Options{})
+	cat := catalog.New(store, catalog.Options{})
+	// 1,000 registrations made through the catalog; the rest copy their
+	// stored bytes (a registration's value holds no name), which is what a
+	// scan reads.
+	pool := make([][]byte, 1000)
+	for i := range pool {
+		ref := catalog.TableRef{Tenant: "pool", Namespace: "ns", Name: fmt.Sprintf("t%04d", i)}
+		if _, _, err := cat.Register(ctx, ref, catalog.TableSpec{Location: "s3://lake/t", Schema: catalogtest.WideSchema(i, 20)}); err != nil {
+			return err
+		}
+		key, _ := ref.Key()
+		v, err := store.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		pool[i] = v
+		if err := store.Delete(ctx, key); err != nil {
+			return err
+		}
+	}
+	tenants := min(10_000, max(1, c.heapSize/100))
+	var scanned int64
+	for i := range c.heapSize {
+		ref := catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%tenants), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)}
+		key, _ := ref.Key()
+		v := pool[i%len(pool)]
+		if err := store.Put(ctx, key, v); err != nil {
+			return err
+		}
+		scanned += int64(len(v))
+	}
+	pool = nil
+	dir, err := os.MkdirTemp("", "lakebench-heap-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p := &refresh.Publisher{Store: store, Blobs: blobstore.NewFile(filepath.Join(dir, "catalog.lakesnap"))}
+	var res refresh.Result
+	t0 := time.Now()
+	peak := testenv.PeakHeap(func() { res, err = p.Run(ctx) })
+	el := time.Since(t0)
+	if err != nil {
+		return err
+	}
+	if res.Counts.Tables != c.heapSize {
+		return fmt.Errorf("refresh saw %d tables, want %d", res.Counts.Tables, c.heapSize)
+	}
+	ratio := float64(peak) / float64(scanned)
+	r.printf("## 2b. Refresh peak heap, in process over a memstore\n\n")
+	r.printf("| registrations | tenants | bytes scanned MB | refresh s | peak heap MB | peak heap / bytes scanned | blob MB |\n|---|---|---|---|---|---|---|\n")
+	r.printf("| %d | %d | %.0f | %.2f | %.0f | %.2f | %.2f |\n\n", c.heapSize, tenants, float64(scanned)/1e6, el.Seconds(), float64(peak)/1e6, ratio, float64(res.BlobBytes)/1e6)
+	if c.heapSize == 1_000_000 {
+		r.target("refresh peak heap / bytes scanned, 1M registrations (in process, memstore)", "—", "≤ 2", ratio <= 2, "%.2f", ratio)
+	}
+	return nil
 }
 
 // ---- 3. refresh over dynalite ----
