@@ -4,9 +4,21 @@ package flightclient
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
+	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
 // TableRow is one GetTables row; Schema holds the table_schema bytes when
@@ -49,6 +61,122 @@ func GetTables(ctx context.Context, c *flightsql.Client, opts *flightsql.GetTabl
 		if err != nil {
 			return nil, err
 		}
+	}
+	return rows, nil
+}
+
+// Client is a Flight SQL client of lake's discovery service that sends a
+// bearer token with every call. It is safe for concurrent use.
+type Client struct {
+	c     *flightsql.Client
+	token string
+}
+
+// Dial connects to addr (host:port, grpc://host:port or grpc+tls://host:port)
+// with token as the bearer credential. The connection is made lazily: an
+// unreachable address fails on the first call.
+func Dial(addr, token string) (*Client, error) {
+	creds := insecure.NewCredentials()
+	switch {
+	case strings.HasPrefix(addr, "grpc+tls://"):
+		addr = strings.TrimPrefix(addr, "grpc+tls://")
+		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	case strings.HasPrefix(addr, "grpc://"):
+		addr = strings.TrimPrefix(addr, "grpc://")
+	}
+	c, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, fmt.Errorf("flightclient: discovery %s: %w", addr, err)
+	}
+	return &Client{c: c, token: token}, nil
+}
+
+// Close closes the connection.
+func (d *Client) Close() error { return d.c.Close() }
+
+func (d *Client) ctx(ctx context.Context) context.Context {
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+d.token)
+}
+
+// Table is one GetTables row with its schema decoded (nil when the request
+// did not include schemas or the table has none).
+type Table struct {
+	Catalog   string        `json:"tenant"`
+	Namespace string        `json:"namespace"`
+	Name      string        `json:"name"`
+	Type      string        `json:"table_type"`
+	Schema    *arrow.Schema `json:"-"`
+}
+
+// EscapeLike makes s a LIKE pattern that matches only s.
+func EscapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// Tables runs GetTables and decodes the schemas when opts asks for them.
+// When a table without a stored schema matches and opts includes schemas,
+// discovery answers codes.FailedPrecondition (see TablesWherePossible).
+func (d *Client) Tables(ctx context.Context, opts *flightsql.GetTablesOpts) ([]Table, error) {
+	got, err := GetTables(d.ctx(ctx), d.c, opts)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]Table, len(got))
+	for i, g := range got {
+		rows[i] = Table{Catalog: g.Catalog, Namespace: g.Namespace, Name: g.Name, Type: g.Type}
+		if opts.IncludeSchema {
+			if rows[i].Schema, err = catalog.DecodeSchema(g.Schema); err != nil {
+				return nil, fmt.Errorf("flightclient: schema of %s.%s: %w", g.Namespace, g.Name, err)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// TablesWherePossible lists the tables opts matches, then fills in the
+// schema of every table that has one: one request per namespace, and one
+// per table in a namespace that holds a table without a schema. Tables
+// without a schema keep a nil Schema.
+func (d *Client) TablesWherePossible(ctx context.Context, opts *flightsql.GetTablesOpts) ([]Table, error) {
+	names := &flightsql.GetTablesOpts{Catalog: opts.Catalog, DbSchemaFilterPattern: opts.DbSchemaFilterPattern,
+		TableNameFilterPattern: opts.TableNameFilterPattern, TableTypes: opts.TableTypes}
+	rows, err := d.Tables(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	schemas := map[[2]string]*arrow.Schema{}
+	done := map[string]bool{}
+	for _, r := range rows {
+		if done[r.Namespace] {
+			continue
+		}
+		done[r.Namespace] = true
+		ns := EscapeLike(r.Namespace)
+		got, err := d.Tables(ctx, &flightsql.GetTablesOpts{DbSchemaFilterPattern: &ns, IncludeSchema: true})
+		if status.Code(err) == codes.FailedPrecondition {
+			for _, t := range rows {
+				if t.Namespace != r.Namespace {
+					continue
+				}
+				name := EscapeLike(t.Name)
+				one, err := d.Tables(ctx, &flightsql.GetTablesOpts{DbSchemaFilterPattern: &ns, TableNameFilterPattern: &name, IncludeSchema: true})
+				if err == nil && len(one) == 1 {
+					schemas[[2]string{t.Namespace, t.Name}] = one[0].Schema
+				} else if err != nil && status.Code(err) != codes.FailedPrecondition {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range got {
+			schemas[[2]string{t.Namespace, t.Name}] = t.Schema
+		}
+	}
+	for i := range rows {
+		rows[i].Schema = schemas[[2]string{rows[i].Namespace, rows[i].Name}]
 	}
 	return rows, nil
 }
