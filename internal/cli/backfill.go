@@ -2,31 +2,33 @@ package cli
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/spf13/cobra"
 
+	"github.com/lake-catalog/lake/internal/apiclient"
+	"github.com/lake-catalog/lake/internal/backfill"
+	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/internal/parquetschema"
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
-// backfillItem is one registration without a schema and what was found.
-type backfillItem struct {
-	ref      catalog.TableRef
-	version  int64
-	location string
-	file     string
-	ipc      []byte
-	columns  int
-	err      error
+// BackfillOptions are `lake backfill`'s inputs.
+type BackfillOptions struct {
+	IO               IOStreams
+	APIClient        func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	FlightClient     func(tenant string) (*flightclient.Client, error)
+	S3               func(ctx context.Context) (parquetschema.S3API, error)
+	Discovery        string
+	Tenant           string
+	NamespacePattern string
+	Apply            bool
 }
 
-func (g *globals) backfillCmd() *cobra.Command {
-	var apply bool
-	var nsPattern string
+// NewCmdBackfill returns `lake backfill`. runF, when not nil, replaces
+// backfillRun.
+func NewCmdBackfill(f *Factory, runF func(context.Context, *BackfillOptions) error) *cobra.Command {
+	opts := &BackfillOptions{}
 	cmd := &cobra.Command{
 		Use:   "backfill",
 		Short: "Give registrations without a schema the schema of their Parquet files (dry run unless --apply)",
@@ -37,149 +39,48 @@ registration that changed meanwhile is never overwritten. Without --apply it lis
 would change.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			tenant, err := g.needTenant()
-			if err != nil {
-				return err
+			opts.IO, opts.APIClient, opts.FlightClient, opts.S3 = f.IO, f.APIClient, f.FlightClient, f.s3Client
+			opts.Discovery, opts.Tenant = f.Discovery, f.Tenant
+			if runF != nil {
+				return runF(cmd.Context(), opts)
 			}
-			ctx := cmd.Context()
-			d, err := g.discoveryClient(tenant)
-			if err != nil {
-				return err
-			}
-			defer d.Close()
-			api, err := g.apiClient(ctx, tenant)
-			if err != nil {
-				return err
-			}
-			opts := &flightsql.GetTablesOpts{}
-			if nsPattern != "" {
-				opts.DbSchemaFilterPattern = &nsPattern
-			}
-			rows, err := d.tables(ctx, opts)
-			if err != nil {
-				return err
-			}
-			items, err := g.findLegacy(ctx, api, tenant, rows)
-			if err != nil {
-				return err
-			}
-			if len(items) == 0 {
-				fmt.Fprintf(g.out, "every one of %d tables has a schema; nothing to backfill\n", len(rows))
-				return nil
-			}
-			s3c, _ := s3Client(ctx) // only needed for s3:// locations; errors surface per table
-			p := newProgress(g.errOut, len(items))
-			for i := range items {
-				it := &items[i]
-				s, file, err := parquetschema.FromLocation(ctx, it.location, s3c)
-				if err == nil {
-					it.ipc, err = catalog.EncodeSchema(s)
-					it.columns = s.NumFields()
-				}
-				it.file, it.err = file, err
-				p.step()
-			}
-			p.done()
-			changed, failed, conflicts := 0, 0, 0
-			for i := range items {
-				it := &items[i]
-				switch {
-				case it.err != nil:
-					failed++
-					fmt.Fprintf(g.out, "skip    %s: %v\n", it.ref, it.err)
-				case !apply:
-					fmt.Fprintf(g.out, "would   %s: %d columns from %s\n", it.ref, it.columns, it.file)
-				default:
-					_, err := api.backfill(ctx, it.ref, it.version, it.ipc)
-					var ae *apiError
-					switch {
-					case err == nil:
-						changed++
-						fmt.Fprintf(g.out, "updated %s: %d columns from %s\n", it.ref, it.columns, it.file)
-					case errors.As(err, &ae) && (ae.Status == 409 || ae.Status == 412 || ae.Status == 404):
-						conflicts++
-						fmt.Fprintf(g.out, "left    %s: it changed since it was read (%s)\n", it.ref, ae.Code)
-					default:
-						failed++
-						fmt.Fprintf(g.out, "failed  %s: %v\n", it.ref, err)
-					}
-				}
-			}
-			if !apply {
-				fmt.Fprintf(g.out, "dry run: %d of %d tables lack a schema; %d can be backfilled, %d cannot. Run again with --apply.\n",
-					len(items), len(rows), len(items)-failed, failed)
-				return nil
-			}
-			fmt.Fprintf(g.out, "backfill: %d updated, %d changed meanwhile and left alone, %d failed (of %d without a schema)\n", changed, conflicts, failed, len(items))
-			if failed > 0 {
-				return fmt.Errorf("%d tables could not be backfilled", failed)
-			}
-			return nil
+			return backfillRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&apply, "apply", false, "write the schemas (default: dry run)")
-	cmd.Flags().StringVarP(&nsPattern, "namespace", "n", "", "only namespaces matching this LIKE pattern")
+	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "write the schemas (default: dry run)")
+	cmd.Flags().StringVarP(&opts.NamespacePattern, "namespace", "n", "", "only namespaces matching this LIKE pattern")
 	return cmd
 }
 
-// findLegacy reads each listed table's registration (strongly consistent)
-// and keeps those without a schema.
-func (g *globals) findLegacy(ctx context.Context, api *apiClient, tenant string, rows []tableRow) ([]backfillItem, error) {
-	var items []backfillItem
-	p := newProgress(g.errOut, len(rows))
-	defer p.done()
-	for _, r := range rows {
-		ref := catalog.TableRef{Tenant: tenant, Namespace: r.Namespace, Name: r.Name}
-		t, err := api.get(ctx, ref)
-		p.step()
-		var ae *apiError
-		if errors.As(err, &ae) && ae.Status == 404 {
-			continue // dropped since the snapshot
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", ref, err)
-		}
-		if len(t.SchemaIPC) == 0 {
-			items = append(items, backfillItem{ref: ref, version: t.Version, location: t.Location})
-		}
+func backfillRun(ctx context.Context, opts *BackfillOptions) error {
+	tenant, err := needTenant(opts.Tenant)
+	if err != nil {
+		return err
 	}
-	return items, nil
-}
-
-// progress draws "[n/total]" on a terminal-ish writer for long runs.
-type progress struct {
-	w          interface{ Write([]byte) (int, error) }
-	n, total   int
-	last       time.Time
-	wroteFirst bool
-}
-
-func newProgress(w interface{ Write([]byte) (int, error) }, total int) *progress {
-	return &progress{w: w, total: total}
-}
-
-func (p *progress) step() {
-	p.n++
-	if p.total < 20 || time.Since(p.last) < 200*time.Millisecond && p.n < p.total {
-		return
+	d, err := opts.FlightClient(tenant)
+	if err != nil {
+		return err
 	}
-	p.last = time.Now()
-	width := 30
-	filled := width * p.n / p.total
-	bar := make([]byte, width)
-	for i := range bar {
-		bar[i] = '.'
-		if i < filled {
-			bar[i] = '#'
-		}
+	defer d.Close()
+	api, err := opts.APIClient(ctx, tenant)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(p.w, "\r[%s] %d/%d", bar, p.n, p.total)
-	p.wroteFirst = true
-}
-
-func (p *progress) done() {
-	if p.wroteFirst {
-		fmt.Fprintln(p.w)
-		p.wroteFirst = false
+	q := &flightsql.GetTablesOpts{}
+	if opts.NamespacePattern != "" {
+		q.DbSchemaFilterPattern = &opts.NamespacePattern
 	}
+	rows, err := d.Tables(ctx, q)
+	if err != nil {
+		return discoveryErr(opts.Discovery, "tenant "+tenant, err)
+	}
+	refs := make([]catalog.TableRef, len(rows))
+	for i, r := range rows {
+		refs[i] = catalog.TableRef{Tenant: tenant, Namespace: r.Namespace, Name: r.Name}
+	}
+	_, err = backfill.Run(ctx, refs, backfill.Options{
+		API: api, S3: opts.S3, Apply: opts.Apply, Out: opts.IO.Out,
+		Progress: &backfill.Bar{W: opts.IO.ErrOut},
+	})
+	return err
 }

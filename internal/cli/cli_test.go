@@ -1,0 +1,353 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/mattn/go-runewidth"
+
+	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/cli"
+	"github.com/lake-catalog/lake/internal/local"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemajson"
+)
+
+var ordersSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "order_id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "placed_at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+	{Name: "amount", Type: &arrow.Decimal128Type{Precision: 18, Scale: 2}, Nullable: true},
+	{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
+	{Name: "attrs", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String), Nullable: true},
+}, nil)
+
+// lake is local mode started in process (real RocksDB, registration API,
+// refresh and Flight SQL discovery on ports of its own), and the lake
+// command run in process against it.
+type lake struct {
+	t   *testing.T
+	dir string
+	in  *local.Instance
+	env map[string]string
+}
+
+func startLocal(t *testing.T) *lake {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "data")
+	in, err := local.Start(context.Background(), local.Config{
+		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
+		RefreshInterval: time.Hour, Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	ep := in.Endpoints()
+	return &lake{t: t, dir: dir, in: in, env: map[string]string{
+		"LAKE_DATA_DIR": dir, "LAKE_API": ep.API, "LAKE_DISCOVERY": ep.FlightSQL,
+	}}
+}
+
+// run runs `lake args…` in process, the endpoints bound from the
+// environment as a user's shell would, and returns stdout, stderr and the
+// exit code.
+func (l *lake) run(args ...string) (stdout, stderr string, code int) {
+	l.t.Helper()
+	var out, errOut bytes.Buffer
+	f := cli.NewFactory(func(k string) string { return l.env[k] }, &out, &errOut)
+	code = cli.Run(context.Background(), f, args)
+	return out.String(), errOut.String(), code
+}
+
+func (l *lake) must(args ...string) string {
+	l.t.Helper()
+	out, errOut, code := l.run(args...)
+	if code != 0 {
+		l.t.Fatalf("lake %s: exit %d: %s", strings.Join(args, " "), code, errOut)
+	}
+	return out
+}
+
+func (l *lake) refresh() {
+	l.t.Helper()
+	if _, err := l.in.Refresh(context.Background()); err != nil {
+		l.t.Fatal(err)
+	}
+}
+
+func writeParquet(t *testing.T, path string, s *arrow.Schema) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := pqarrow.NewFileWriter(s, f, nil, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(array.NewRecordBuilder(memory.DefaultAllocator, s).NewRecordBatch()); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeSchemaJSON(t *testing.T, s *arrow.Schema) string {
+	t.Helper()
+	b, err := schemajson.Format(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "s.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// register, list, show, drop and token in process against local mode.
+func TestCommands(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	pq := filepath.Join(t.TempDir(), "orders", "part-0.parquet")
+	writeParquet(t, pq, ordersSchema)
+
+	if got, want := l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--parquet", pq),
+		"registered acme/sales/orders (version 1, 5 columns) at "+filepath.Dir(pq)+"\n"; got != want {
+		t.Fatalf("register printed %q, want %q", got, want)
+	}
+	if got := l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--parquet", pq); !strings.HasPrefix(got, "already registered, identical acme/sales/orders (version 1") {
+		t.Fatalf("identical re-register printed %q", got)
+	}
+	l.refresh()
+	out, errOut, code := l.run("list", "--tenant", "acme")
+	if want := "NAMESPACE  TABLE   TYPE   COLUMNS\nsales      orders  TABLE  5\n"; code != 0 || out != want {
+		t.Fatalf("list printed %q (exit %d, %s), want %q", out, code, errOut, want)
+	}
+	if errOut != "1 tables in acme\n" {
+		t.Fatalf("list stderr %q", errOut)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(l.must("list", "--tenant", "acme", "--json")), &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1 || rows[0]["tenant"] != "acme" || rows[0]["namespace"] != "sales" || rows[0]["name"] != "orders" ||
+		rows[0]["table_type"] != "TABLE" || rows[0]["columns"] != 5.0 || len(rows[0]) != 5 {
+		t.Fatalf("list --json = %v", rows)
+	}
+	s, err := schemajson.Parse([]byte(l.must("show", "--tenant", "acme", "-n", "sales", "-t", "orders", "--json")))
+	if err != nil || !catalog.SchemaEqual(s, ordersSchema) {
+		t.Fatalf("show --json = %v, %v; want %v", s, err, ordersSchema)
+	}
+	if got := l.must("show", "--tenant", "acme", "-n", "sales", "-t", "orders"); !strings.HasPrefix(got,
+		"acme/sales/orders  (TABLE, 5 columns)\n  order_id   int64"+strings.Repeat(" ", 28)+"not null\n  placed_at  timestamp[us, tz=UTC]\n") {
+		t.Fatalf("show printed:\n%s", got)
+	}
+	if out, _, _ := l.run("list", "--tenant", "globex"); strings.Contains(out, "orders") {
+		t.Fatalf("globex sees acme's table:\n%s", out)
+	}
+	if got := l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "orders"); got != "dropped acme/sales/orders\n" {
+		t.Fatalf("drop printed %q", got)
+	}
+
+	tok := strings.TrimSpace(l.must("token", "--tenant", "globex", "--ttl", "2h"))
+	secret, err := local.LoadSecret(l.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.New(auth.Config{HS256Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tenant, err := v.Tenant(tok); err != nil || tenant != "globex" {
+		t.Fatalf("token validates as %q, %v; want globex", tenant, err)
+	}
+}
+
+// Every client message is built from the error's kind and the table ref,
+// each said once, with no internal package prefix.
+func TestMessages(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	schema := writeSchemaJSON(t, ordersSchema)
+	other := writeSchemaJSON(t, arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int8}}, nil))
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", schema)
+	l.refresh()
+	globexToken := strings.TrimSpace(l.must("token", "--tenant", "globex"))
+	noAPI := "http://127.0.0.1:1"
+
+	tests := []struct {
+		name string
+		args []string
+		want string // the whole of stderr
+	}{
+		{"drop a missing table", []string{"drop", "--tenant", "acme", "-n", "sales", "-t", "nope"},
+			"lake: acme/sales/nope: table not found\n"},
+		{"register differently", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://elsewhere/", "--schema-json", other},
+			"lake: acme/sales/orders: already registered with a different location, type or schema\n"},
+		{"invalid table name", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "bad/name", "--schema-json", schema},
+			"lake: invalid table name \"bad/name\": contains '/'\n"},
+		{"invalid tenant name", []string{"list", "--tenant", "a/b"},
+			"lake: invalid tenant name \"a/b\": contains '/'\n"},
+		{"no tenant", []string{"drop", "-n", "sales", "-t", "orders"},
+			"lake: --tenant (LAKE_TENANT) is required\n"},
+		{"show a table discovery does not list", []string{"show", "--tenant", "acme", "-n", "sales", "-t", "nope"},
+			"lake: acme/sales/nope: table not found (a new registration appears after the next refresh)\n"},
+		{"another tenant's token", []string{"drop", "--tenant", "acme", "-n", "sales", "-t", "orders", "--token", globexToken},
+			"lake: acme/sales/orders: not allowed to act on tenant \"acme\"\n"},
+		{"an invalid token", []string{"list", "--tenant", "acme", "--token", "not-a-jwt"},
+			"lake: tenant acme: missing or invalid token: "},
+		{"two schema sources", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "x", "--schema-json", schema, "--schema-ipc", schema},
+			"lake: give exactly one of --parquet, --schema-json and --schema-ipc\n"},
+		{"API unreachable", []string{"drop", "--tenant", "acme", "-n", "sales", "-t", "orders", "--api", noAPI},
+			"lake: registration API " + noAPI + ": dial tcp 127.0.0.1:1: connect: connection refused\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got, code := l.run(tt.args...)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1", code)
+			}
+			if strings.HasSuffix(tt.want, "\n") && got != tt.want || !strings.HasPrefix(got, tt.want) {
+				t.Fatalf("stderr\n got %q\nwant %q", got, tt.want)
+			}
+			if strings.Contains(got, "catalog:") || strings.Contains(got, "registerapi:") || strings.Count(got, "acme/") > 1 {
+				t.Fatalf("stderr %q says something twice or leaks an internal prefix", got)
+			}
+			t.Logf("%s", strings.TrimSpace(got))
+		})
+	}
+}
+
+// columnStarts returns the display-cell offset of each column of line,
+// columns being separated by two or more spaces.
+func columnStarts(line string) []int {
+	var starts []int
+	cell, spaces := 0, 0
+	for i, r := range line {
+		if r == ' ' {
+			spaces++
+		} else {
+			if i == 0 || spaces >= 2 {
+				starts = append(starts, cell)
+			}
+			spaces = 0
+		}
+		cell += runewidth.RuneWidth(r)
+	}
+	return starts
+}
+
+// CJK names (two cells per character) and names with combining accents
+// (zero-width marks) line up in list and show by display width.
+func TestWideNamesAlign(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	wide := arrow.NewSchema([]arrow.Field{
+		{Name: "注文番号", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "Cafe\u0301", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int32},
+	}, nil)
+	schema := writeSchemaJSON(t, wide)
+	for _, ref := range [][2]string{{"販売", "注文"}, {"sales", "orders"}, {"re\u0301sume\u0301", "e\u0301te\u0301"}} {
+		l.must("register", "--tenant", "acme", "-n", ref[0], "-t", ref[1], "--location", "s3://lake/x/", "--schema-json", schema)
+	}
+	l.refresh()
+	check := func(what, out string, cols int) {
+		t.Helper()
+		lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+		var want []int
+		for _, line := range lines {
+			got := columnStarts(line)
+			if len(got) != cols {
+				t.Fatalf("%s line %q has columns at %v, want %d columns:\n%s", what, line, got, cols, out)
+			}
+			if want == nil {
+				want = got
+			}
+			if !equal(got, want) {
+				t.Fatalf("%s: line %q has columns at cells %v, want %v:\n%s", what, line, got, want, out)
+			}
+		}
+	}
+	out := l.must("list", "--tenant", "acme")
+	check("list", out, 4)
+	if !strings.Contains(out, "販売") || !strings.Contains(out, "e\u0301te\u0301") {
+		t.Fatalf("list lacks the names:\n%s", out)
+	}
+	show := l.must("show", "--tenant", "acme", "-n", "販売", "-t", "注文")
+	_, fields, _ := strings.Cut(show, "\n")
+	// Two of the three fields are not null: compare the name and type
+	// columns of all three.
+	var two []string
+	for _, line := range strings.Split(strings.TrimRight(fields, "\n"), "\n") {
+		two = append(two, strings.TrimSuffix(strings.TrimRight(line, " "), "not null"))
+	}
+	check("show", strings.Join(two, "\n"), 2)
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Flags take their defaults from the environment and override it; the run
+// function sees the bound values (stopped after flag parsing with runF).
+func TestFlagAndEnvBinding(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		tenant string
+		disc   string
+		ns     string
+	}{
+		{"defaults", nil, nil, "", "grpc://127.0.0.1:50051", ""},
+		{"environment", map[string]string{"LAKE_TENANT": "acme", "LAKE_DISCOVERY": "grpc+tls://d:443"}, nil, "acme", "grpc+tls://d:443", ""},
+		{"flags win", map[string]string{"LAKE_TENANT": "acme"}, []string{"--tenant", "globex", "-n", "sa%"}, "globex", "grpc://127.0.0.1:50051", "sa%"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := cli.NewFactory(func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
+			var got *cli.ListOptions
+			root := cli.NewCmdRoot(f)
+			for _, c := range root.Commands() {
+				if c.Name() == "list" {
+					root.RemoveCommand(c)
+				}
+			}
+			root.AddCommand(cli.NewCmdList(f, func(_ context.Context, o *cli.ListOptions) error { got = o; return nil }))
+			root.SetArgs(append([]string{"list"}, tt.args...))
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got.Tenant != tt.tenant || got.Discovery != tt.disc || got.NamespacePattern != tt.ns {
+				t.Fatalf("got tenant %q discovery %q namespace %q, want %q %q %q", got.Tenant, got.Discovery, got.NamespacePattern, tt.tenant, tt.disc, tt.ns)
+			}
+		})
+	}
+}

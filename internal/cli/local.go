@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lake-catalog/lake/internal/local"
+)
+
+// LocalOptions are `lake local`'s inputs.
+type LocalOptions struct {
+	IO     IOStreams
+	Config local.Config
+	NoDemo bool
+	// Ready, when set, is called with the running instance before waiting
+	// for the context's end (tests use it to learn the endpoints).
+	Ready func(*local.Instance)
+}
+
+// NewCmdLocal returns `lake local`. runF, when not nil, replaces localRun.
+func NewCmdLocal(f *Factory, runF func(context.Context, *LocalOptions) error) *cobra.Command {
+	opts := &LocalOptions{}
+	env := func(name, def string) string {
+		if v := f.Getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	cmd := &cobra.Command{
+		Use:   "local",
+		Short: "Run the whole catalog on this machine (RocksDB, registration API, refresh, Flight SQL)",
+		Long: `Runs local mode: a RocksDB metastore in --data-dir, the registration API, refresh on a timer and
+soon after every write, the snapshot blob in a file, and the Flight SQL discovery server. On first
+start it registers a small demo catalog. Ctrl-C stops it; the data stays in --data-dir.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.IO = f.IO
+			opts.Config.DataDir, opts.Config.Demo = f.DataDir, !opts.NoDemo
+			opts.Config.Log = slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return localRun(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Config.APIListen, "api-listen", env("LAKE_API_LISTEN", "127.0.0.1:8181"), "registration API listen address [LAKE_API_LISTEN]")
+	fl.StringVar(&opts.Config.FlightListen, "flight-listen", env("LAKE_FLIGHT_LISTEN", "127.0.0.1:50051"), "Flight SQL listen address [LAKE_FLIGHT_LISTEN]")
+	fl.StringVar(&opts.Config.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", "127.0.0.1:8182"), "health and metrics listen address; - disables [LAKE_HTTP_LISTEN]")
+	fl.DurationVar(&opts.Config.RefreshInterval, "refresh-interval", 30*time.Second, "periodic refresh (writes also refresh soon after)")
+	fl.BoolVar(&opts.NoDemo, "no-demo", false, "do not register the demo catalog on first start")
+	return cmd
+}
+
+// localRun starts local mode, prints its endpoints and dev tokens, and
+// runs until ctx ends.
+func localRun(ctx context.Context, opts *LocalOptions) error {
+	in, err := local.Start(ctx, opts.Config)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out := opts.IO.Out
+	ep := in.Endpoints()
+	fmt.Fprintf(out, "lake local is running (data in %s)\n", opts.Config.DataDir)
+	fmt.Fprintf(out, "  registration API  %s\n", ep.API)
+	fmt.Fprintf(out, "  Flight SQL        %s\n", ep.FlightSQL)
+	if ep.HTTP != "" {
+		fmt.Fprintf(out, "  health, metrics   http://%s/healthz  http://%s/metrics\n", ep.HTTP, ep.HTTP)
+	}
+	for _, t := range []string{"acme", "globex"} {
+		tok, err := in.Token(t, 24*time.Hour)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "  dev token (%s, 24 h): %s\n", t, tok)
+	}
+	fmt.Fprintf(out, "Try: lake list --tenant acme    (Ctrl-C stops)\n")
+	if opts.Ready != nil {
+		opts.Ready(in)
+	}
+	<-ctx.Done()
+	fmt.Fprintln(out, "stopping")
+	return nil
+}

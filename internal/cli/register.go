@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/spf13/cobra"
+
+	"github.com/lake-catalog/lake/internal/apiclient"
+	"github.com/lake-catalog/lake/internal/parquetschema"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemajson"
+)
+
+// RegisterOptions are `lake register`'s inputs.
+type RegisterOptions struct {
+	IO                            IOStreams
+	APIClient                     func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	Tenant, Namespace, Table      string
+	Location, TableType           string
+	Parquet, SchemaJSON, SchemaIPC string
+}
+
+// refFlags adds --namespace and --table.
+func refFlags(cmd *cobra.Command, ns, table *string) {
+	cmd.Flags().StringVarP(ns, "namespace", "n", "", "namespace (Flight SQL db_schema)")
+	cmd.Flags().StringVarP(table, "table", "t", "", "table name")
+	_ = cmd.MarkFlagRequired("namespace")
+	_ = cmd.MarkFlagRequired("table")
+}
+
+// NewCmdRegister returns `lake register`. runF, when not nil, replaces
+// registerRun.
+func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) error) *cobra.Command {
+	opts := &RegisterOptions{}
+	cmd := &cobra.Command{
+		Use:   "register",
+		Short: "Register a table with its exact schema (from a Parquet file's footer, a JSON schema or IPC bytes)",
+		Example: `  lake register --tenant acme -n sales -t orders --location s3://lake/sales/orders/ --parquet part-0.parquet
+  lake register --tenant acme -n sales -t events --location /data/events --schema-json events.schema.json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.IO, opts.APIClient, opts.Tenant = f.IO, f.APIClient, f.Tenant
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return registerRun(cmd.Context(), opts)
+		},
+	}
+	refFlags(cmd, &opts.Namespace, &opts.Table)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Location, "location", "", "where the table's data lives (URI or absolute path; default: the Parquet file's folder)")
+	fl.StringVar(&opts.TableType, "table-type", "TABLE", "table type")
+	fl.StringVar(&opts.Parquet, "parquet", "", "read the schema from this Parquet file's footer")
+	fl.StringVar(&opts.SchemaJSON, "schema-json", "", "read the schema from this JSON schema file (see pkg/schemajson)")
+	fl.StringVar(&opts.SchemaIPC, "schema-ipc", "", "read the schema from this Arrow IPC schema file")
+	return cmd
+}
+
+func registerRun(ctx context.Context, opts *RegisterOptions) error {
+	ref, err := tableRef(opts.Tenant, opts.Namespace, opts.Table)
+	if err != nil {
+		return err
+	}
+	location := opts.Location
+	if location == "" && opts.Parquet != "" {
+		if location, err = filepath.Abs(filepath.Dir(opts.Parquet)); err != nil {
+			return err
+		}
+	}
+	schema, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
+	if err != nil {
+		return err
+	}
+	ipc, err := catalog.EncodeSchema(schema)
+	if err != nil {
+		return err
+	}
+	c, err := opts.APIClient(ctx, ref.Tenant)
+	if err != nil {
+		return err
+	}
+	t, created, err := c.Register(ctx, ref, apiclient.Spec{Location: location, TableType: opts.TableType, SchemaIPC: ipc})
+	if err != nil {
+		return err
+	}
+	verb := "registered"
+	if !created {
+		verb = "already registered, identical"
+	}
+	fmt.Fprintf(opts.IO.Out, "%s %s/%s/%s (version %d, %d columns) at %s\n", verb, t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), t.Location)
+	return nil
+}
+
+// schemaFrom reads a schema from exactly one of the three sources.
+func schemaFrom(parquetPath, jsonPath, ipcPath string) (*arrow.Schema, error) {
+	set := 0
+	for _, p := range []string{parquetPath, jsonPath, ipcPath} {
+		if p != "" {
+			set++
+		}
+	}
+	if set != 1 {
+		return nil, errors.New("give exactly one of --parquet, --schema-json and --schema-ipc")
+	}
+	switch {
+	case parquetPath != "":
+		return parquetschema.FromFile(parquetPath)
+	case jsonPath != "":
+		b, err := os.ReadFile(jsonPath)
+		if err != nil {
+			return nil, err
+		}
+		return schemajson.Parse(b)
+	}
+	b, err := os.ReadFile(ipcPath)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.DecodeSchema(b)
+}

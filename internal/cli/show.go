@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/internal/flightclient"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemajson"
+)
+
+// ShowOptions are `lake show`'s inputs.
+type ShowOptions struct {
+	IO                       IOStreams
+	FlightClient             func(tenant string) (*flightclient.Client, error)
+	Discovery                string
+	Tenant, Namespace, Table string
+	JSON                     bool
+}
+
+// NewCmdShow returns `lake show`. runF, when not nil, replaces showRun.
+func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{}
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Show one table's exact schema (from discovery)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.IO, opts.FlightClient, opts.Discovery, opts.Tenant = f.IO, f.FlightClient, f.Discovery, f.Tenant
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return showRun(cmd.Context(), opts)
+		},
+	}
+	refFlags(cmd, &opts.Namespace, &opts.Table)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the schema in lake's JSON schema form")
+	return cmd
+}
+
+// Messages of show, after the table ref.
+const (
+	msgNotDiscovered = "table not found (a new registration appears after the next refresh)"
+	msgNoSchema      = "no stored schema; `lake backfill` can add it from its Parquet files"
+)
+
+func showRun(ctx context.Context, opts *ShowOptions) error {
+	ref, err := tableRef(opts.Tenant, opts.Namespace, opts.Table)
+	if err != nil {
+		return err
+	}
+	d, err := opts.FlightClient(ref.Tenant)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	nsp, tp := flightclient.EscapeLike(ref.Namespace), flightclient.EscapeLike(ref.Name)
+	rows, err := d.Tables(ctx, &flightsql.GetTablesOpts{DbSchemaFilterPattern: &nsp, TableNameFilterPattern: &tp, IncludeSchema: true})
+	if status.Code(err) == codes.FailedPrecondition {
+		return &refError{ref: ref, msg: msgNoSchema}
+	}
+	if err != nil {
+		return discoveryErr(opts.Discovery, ref.String(), err)
+	}
+	if len(rows) == 0 {
+		return &refError{ref: ref, msg: msgNotDiscovered, kind: catalog.ErrNotFound}
+	}
+	s := rows[0].Schema
+	out := opts.IO.Out
+	if opts.JSON {
+		b, err := schemajson.Format(s)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, string(b))
+		return nil
+	}
+	fmt.Fprintf(out, "%s  (%s, %d columns)\n", ref, rows[0].Type, s.NumFields())
+	if err := printFields(out, s.Fields(), "  "); err != nil {
+		return err
+	}
+	if md := s.Metadata(); md.Len() > 0 {
+		fmt.Fprintln(out, "metadata:")
+		for i, k := range md.Keys() {
+			fmt.Fprintf(out, "  %s = %s\n", k, md.Values()[i])
+		}
+	}
+	return nil
+}
+
+// refError is a client-side error about a table: the ref, then what is
+// wrong, each said once. It unwraps to kind (a catalog sentinel) when set.
+type refError struct {
+	ref  catalog.TableRef
+	msg  string
+	kind error
+}
+
+func (e *refError) Error() string { return e.ref.String() + ": " + e.msg }
+func (e *refError) Unwrap() error { return e.kind }
+
+// printFields prints a field tree's top level: name, type, nullability,
+// aligned by display width.
+func printFields(w io.Writer, fs []arrow.Field, indent string) error {
+	t := newTable(indent)
+	for _, f := range fs {
+		null := ""
+		if !f.Nullable {
+			null = "not null"
+		}
+		t.add(f.Name, f.Type.String(), null)
+	}
+	return t.write(w)
+}

@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lake-catalog/lake/internal/auth"
+)
+
+// TokenOptions are `lake token`'s inputs.
+type TokenOptions struct {
+	IO     IOStreams
+	Tenant string
+	TTL    time.Duration
+	Now    func() time.Time
+	// Secret returns the HS256 signing secret.
+	Secret func() ([]byte, error)
+}
+
+// NewCmdToken returns `lake token`. runF, when not nil, replaces tokenRun.
+func NewCmdToken(f *Factory, runF func(context.Context, *TokenOptions) error) *cobra.Command {
+	opts := &TokenOptions{}
+	cmd := &cobra.Command{
+		Use:   "token",
+		Short: "Print a discovery token for --tenant (signed with LAKE_JWT_HS256_SECRET, else local mode's dev secret)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.IO, opts.Tenant, opts.Now, opts.Secret = f.IO, f.Tenant, f.Now, f.signingSecret
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return tokenRun(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.TTL, "ttl", 24*time.Hour, "how long the token is valid")
+	return cmd
+}
+
+func tokenRun(_ context.Context, opts *TokenOptions) error {
+	tenant, err := needTenant(opts.Tenant)
+	if err != nil {
+		return err
+	}
+	secret, err := opts.Secret()
+	if err != nil {
+		return err
+	}
+	tok, err := auth.IssueHS256(secret, "", tenant, "", "", opts.TTL, opts.Now())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.IO.Out, tok)
+	return nil
+}
