@@ -18,10 +18,10 @@ import (
 
 // RegisterOptions are `lake register`'s inputs.
 type RegisterOptions struct {
-	IO                            IOStreams
-	APIClient                     func(ctx context.Context, tenant string) (*apiclient.Client, error)
-	Tenant, Namespace, Table      string
-	Location, TableType           string
+	IO                             IOStreams
+	APIClient                      func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	Tenant, Namespace, Table       string
+	Location, TableType            string
 	Parquet, SchemaJSON, SchemaIPC string
 }
 
