@@ -351,3 +351,55 @@ func TestFlagAndEnvBinding(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRegisterToDiscoverable measures how long a registration made
+// with `lake register` takes to appear in `lake list` without an explicit
+// refresh (local mode refreshes after a write's debounce). The
+// cmd/lake freshness test only waits for the condition; this is the
+// figure.
+func BenchmarkRegisterToDiscoverable(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "data")
+	in, err := local.Start(context.Background(), local.Config{
+		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
+		RefreshInterval: time.Hour, Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer in.Close()
+	ep := in.Endpoints()
+	env := map[string]string{"LAKE_DATA_DIR": dir, "LAKE_API": ep.API, "LAKE_DISCOVERY": ep.FlightSQL, "LAKE_TENANT": "acme"}
+	run := func(args ...string) (string, int) {
+		var out bytes.Buffer
+		code := cli.Run(context.Background(), cli.NewFactory(func(k string) string { return env[k] }, &out, io.Discard), args)
+		return out.String(), code
+	}
+	b2, err := schemajson.Format(ordersSchema)
+	if err != nil {
+		b.Fatal(err)
+	}
+	schema := filepath.Join(b.TempDir(), "s.json")
+	if err := os.WriteFile(schema, b2, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	for i := 0; b.Loop(); i++ {
+		ns := "fresh" + strings.Repeat("x", i%3) + time.Now().Format("150405.000000000")
+		ns = strings.ReplaceAll(ns, ".", "_")
+		start := time.Now()
+		if _, code := run("register", "-n", ns, "-t", "t", "--location", "s3://x/", "--schema-json", schema); code != 0 {
+			b.Fatal("register failed")
+		}
+		for {
+			if out, code := run("list", "-n", ns); code == 0 && strings.Contains(out, ns) {
+				break
+			}
+			if time.Since(start) > time.Minute {
+				b.Fatal("not discoverable after a minute")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		total += time.Since(start)
+	}
+	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/discoverable")
+}
