@@ -135,7 +135,9 @@ func TestCommands(t *testing.T) {
 	if got := l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--parquet", pq); !strings.HasPrefix(got, "already registered, identical acme/sales/orders (version 1") {
 		t.Fatalf("identical re-register printed %q", got)
 	}
-	l.refresh()
+	if got := l.must("refresh", "--tenant", "acme"); !strings.HasPrefix(got, "refresh: published, generation ") || !strings.Contains(got, ", 1 tables (0 without schema, 0 skipped)") {
+		t.Fatalf("refresh printed %q", got)
+	}
 	out, errOut, code := l.run("list", "--tenant", "acme")
 	if want := "NAMESPACE  TABLE   TYPE   COLUMNS\nsales      orders  TABLE  5\n"; code != 0 || out != want {
 		t.Fatalf("list printed %q (exit %d, %s), want %q", out, code, errOut, want)
