@@ -15,14 +15,22 @@ import (
 
 // BackfillOptions are `lake backfill`'s inputs.
 type BackfillOptions struct {
-	IO               IOStreams
-	APIClient        func(ctx context.Context, tenant string) (*apiclient.Client, error)
-	FlightClient     func(tenant string) (*flightclient.Client, error)
-	S3               func(ctx context.Context) (parquetschema.S3API, error)
-	Discovery        string
-	Tenant           string
+	// IO receives one line per table and the summary (Out) and the progress bar (ErrOut).
+	IO IOStreams
+	// APIClient returns the registration API client acting as a tenant.
+	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	// FlightClient returns the discovery client that lists the tables.
+	FlightClient func(tenant string) (*flightclient.Client, error)
+	// S3 returns the client for s3:// locations.
+	S3 func(ctx context.Context) (parquetschema.S3API, error)
+	// Discovery names the endpoint in error messages.
+	Discovery string
+	// Tenant is --tenant.
+	Tenant string
+	// NamespacePattern is -n, a LIKE pattern; empty covers every namespace.
 	NamespacePattern string
-	Apply            bool
+	// Apply is --apply; false is a dry run.
+	Apply bool
 }
 
 // NewCmdBackfill returns `lake backfill`. runF, when not nil, replaces

@@ -11,8 +11,11 @@ import (
 
 // DropOptions are `lake drop`'s inputs.
 type DropOptions struct {
-	IO                       IOStreams
-	APIClient                func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	// IO receives the result line.
+	IO IOStreams
+	// APIClient returns the registration API client acting as a tenant.
+	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	// Tenant, Namespace and Table name the table (--tenant, -n, -t).
 	Tenant, Namespace, Table string
 }
 

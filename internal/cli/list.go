@@ -15,13 +15,18 @@ import (
 
 // ListOptions are `lake list`'s inputs.
 type ListOptions struct {
-	IO           IOStreams
+	// IO receives the table (Out) and the count and notes (ErrOut).
+	IO IOStreams
+	// FlightClient returns the discovery client acting as a tenant.
 	FlightClient func(tenant string) (*flightclient.Client, error)
 	// Discovery names the endpoint in error messages.
-	Discovery        string
-	Tenant           string
+	Discovery string
+	// Tenant is --tenant.
+	Tenant string
+	// NamespacePattern is -n, a LIKE pattern; empty lists every namespace.
 	NamespacePattern string
-	JSON             bool
+	// JSON is --json.
+	JSON bool
 }
 
 // NewCmdList returns `lake list`. runF, when not nil, replaces listRun.

@@ -13,8 +13,11 @@ import (
 
 // LocalOptions are `lake local`'s inputs.
 type LocalOptions struct {
-	IO     IOStreams
+	// IO receives the endpoints and tokens (Out) and warnings (ErrOut).
+	IO IOStreams
+	// Config is local mode's configuration from the flags.
 	Config local.Config
+	// NoDemo is --no-demo.
 	NoDemo bool
 	// Ready, when set, is called with the running instance before waiting
 	// for the context's end (tests use it to learn the endpoints).

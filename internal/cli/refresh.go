@@ -16,10 +16,14 @@ import (
 
 // RefreshOptions are `lake refresh`'s inputs.
 type RefreshOptions struct {
-	IO        IOStreams
+	// IO receives the result line.
+	IO IOStreams
+	// APIClient returns local mode's API client acting as a tenant.
 	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	// AWSConfig loads the configuration the Lambda client is built from.
 	AWSConfig func(ctx context.Context) (aws.Config, error)
-	Tenant    string
+	// Tenant is --tenant (default "admin").
+	Tenant string
 	// Function is the refresh Lambda to invoke; empty asks local mode's API.
 	Function string
 }

@@ -18,10 +18,15 @@ import (
 
 // RegisterOptions are `lake register`'s inputs.
 type RegisterOptions struct {
-	IO                             IOStreams
-	APIClient                      func(ctx context.Context, tenant string) (*apiclient.Client, error)
-	Tenant, Namespace, Table       string
-	Location, TableType            string
+	// IO receives the result line.
+	IO IOStreams
+	// APIClient returns the registration API client acting as a tenant.
+	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	// Tenant, Namespace and Table name the table (--tenant, -n, -t).
+	Tenant, Namespace, Table string
+	// Location (default: the Parquet file's folder) and TableType.
+	Location, TableType string
+	// Parquet, SchemaJSON and SchemaIPC are the schema's source files; exactly one is set.
 	Parquet, SchemaJSON, SchemaIPC string
 }
 

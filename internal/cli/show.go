@@ -18,11 +18,16 @@ import (
 
 // ShowOptions are `lake show`'s inputs.
 type ShowOptions struct {
-	IO                       IOStreams
-	FlightClient             func(tenant string) (*flightclient.Client, error)
-	Discovery                string
+	// IO receives the schema.
+	IO IOStreams
+	// FlightClient returns the discovery client acting as a tenant.
+	FlightClient func(tenant string) (*flightclient.Client, error)
+	// Discovery names the endpoint in error messages.
+	Discovery string
+	// Tenant, Namespace and Table name the table (--tenant, -n, -t).
 	Tenant, Namespace, Table string
-	JSON                     bool
+	// JSON is --json: lake's JSON schema form.
+	JSON bool
 }
 
 // NewCmdShow returns `lake show`. runF, when not nil, replaces showRun.

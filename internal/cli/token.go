@@ -12,10 +12,14 @@ import (
 
 // TokenOptions are `lake token`'s inputs.
 type TokenOptions struct {
-	IO     IOStreams
+	// IO receives the token.
+	IO IOStreams
+	// Tenant is --tenant, the token's tenant claim.
 	Tenant string
-	TTL    time.Duration
-	Now    func() time.Time
+	// TTL is --ttl.
+	TTL time.Duration
+	// Now is the issuing time's clock.
+	Now func() time.Time
 	// Secret returns the HS256 signing secret.
 	Secret func() ([]byte, error)
 }
