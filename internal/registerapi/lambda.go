@@ -2,12 +2,75 @@ package registerapi
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/lake-catalog/lake/internal/lambdalog"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
 )
+
+// LambdaConfig is the register Lambda's configuration.
+type LambdaConfig struct {
+	// Table is the DynamoDB table of registrations (LAKE_TABLE, required).
+	Table string
+}
+
+// LambdaConfigFromEnv reads and validates the register Lambda's environment.
+func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
+	c := LambdaConfig{Table: getenv("LAKE_TABLE")}
+	if c.Table == "" {
+		return c, errors.New("LAKE_TABLE is required: the DynamoDB table of registrations")
+	}
+	return c, nil
+}
+
+// LambdaMain is the register Lambda's program: it reads the configuration
+// from getenv, builds the DynamoDB client once per cold start and serves API
+// Gateway HTTP API events (payload 2.0, IAM-authorized) until the runtime
+// stops it. It returns a non-zero exit code only when it cannot start. Logs
+// are JSON on stdout.
+func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) int {
+	log := lambdalog.New(stdout)
+	cfg, err := LambdaConfigFromEnv(getenv)
+	if err != nil {
+		log.Error("register: configuration", slog.String("error", err.Error()))
+		return 2
+	}
+	h, err := NewLambda(ctx, cfg, log)
+	if err != nil {
+		log.Error("register: start", slog.String("error", err.Error()))
+		return 1
+	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return 0
+}
+
+// NewLambda builds the DynamoDB client for cfg and returns the API Gateway
+// handler of the registration API. API Gateway's IAM authorization has
+// already run; the log names the IAM caller.
+func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	store, err := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.RetryOptions(dynamo.RetryPolicy{})), dynamo.Options{Table: cfg.Table})
+	if err != nil {
+		return nil, err
+	}
+	api := New(catalog.New(store, catalog.Options{}), Options{Caller: IAMCaller, Log: log})
+	return LambdaHandler(api), nil
+}
 
 // LambdaHandler serves h to API Gateway HTTP API events (payload format
 // 2.0). An event that cannot become an HTTP request is answered 400, never

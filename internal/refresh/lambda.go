@@ -1,0 +1,139 @@
+package refresh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/lambdalog"
+	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
+)
+
+// LambdaConfig is the refresh Lambda's configuration, read from its
+// environment by LambdaConfigFromEnv.
+type LambdaConfig struct {
+	// Table is the DynamoDB table of registrations (LAKE_TABLE, required).
+	Table string
+	// Blob is where the snapshot blob lives: s3://LAKE_BUCKET/LAKE_SNAPSHOT_KEY.
+	Blob string
+	// Segments is the number of parallel Scan segments (LAKE_SCAN_SEGMENTS, default 1).
+	Segments int
+	// PageLimit is the items per Scan page, 0 for DynamoDB's 1 MB pages (LAKE_SCAN_PAGE_LIMIT).
+	PageLimit int
+	// MaxAttempts is the attempts per DynamoDB call, retries included (LAKE_DYNAMO_MAX_ATTEMPTS, default 10).
+	MaxAttempts int
+	// S3PathStyle selects path-style S3 addressing (LAKE_S3_PATH_STYLE=true).
+	S3PathStyle bool
+}
+
+// DefaultSnapshotKey is the blob's object key when LAKE_SNAPSHOT_KEY is unset.
+const DefaultSnapshotKey = "snapshots/catalog.lakesnap"
+
+// LambdaConfigFromEnv reads and validates the refresh Lambda's environment.
+func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
+	c := LambdaConfig{Table: getenv("LAKE_TABLE"), S3PathStyle: getenv("LAKE_S3_PATH_STYLE") == "true"}
+	bucket, key := getenv("LAKE_BUCKET"), getenv("LAKE_SNAPSHOT_KEY")
+	if key == "" {
+		key = DefaultSnapshotKey
+	}
+	if c.Table == "" || bucket == "" {
+		return c, errors.New("LAKE_TABLE and LAKE_BUCKET are required: the DynamoDB table of registrations and the bucket of the snapshot blob")
+	}
+	c.Blob = "s3://" + bucket + "/" + key
+	var err error
+	if c.Segments, err = intEnv(getenv, "LAKE_SCAN_SEGMENTS", 1, 1, 1024); err != nil {
+		return c, err
+	}
+	if c.PageLimit, err = intEnv(getenv, "LAKE_SCAN_PAGE_LIMIT", 0, 0, 1_000_000); err != nil {
+		return c, err
+	}
+	if c.MaxAttempts, err = intEnv(getenv, "LAKE_DYNAMO_MAX_ATTEMPTS", 10, 1, 100); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// intEnv reads a whole number from name within [lo, hi], or def when unset.
+func intEnv(getenv func(string) string, name string, def, lo, hi int) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s=%q: want a whole number from %d to %d", name, v, lo, hi)
+	}
+	return n, nil
+}
+
+// LambdaMain is the refresh Lambda's program: it reads the configuration
+// from getenv, builds the DynamoDB and S3 clients once per cold start and
+// serves EventBridge scheduled events until the runtime stops it. It
+// returns a non-zero exit code only when it cannot start. Logs are JSON on
+// stdout, with the EMF metrics line of each run.
+func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) int {
+	log := lambdalog.New(stdout)
+	cfg, err := LambdaConfigFromEnv(getenv)
+	if err != nil {
+		log.Error("refresh: configuration", slog.String("error", err.Error()))
+		return 2
+	}
+	h, err := NewLambdaHandler(ctx, cfg, log, stdout)
+	if err != nil {
+		log.Error("refresh: start", slog.String("error", err.Error()))
+		return 1
+	}
+	lambda.StartWithOptions(h, lambda.WithContext(ctx))
+	return 0
+}
+
+// NewLambdaHandler builds the clients for cfg and returns the handler of
+// scheduled events: one Run per event, logged (one JSON line) and measured
+// (one EMF line on metrics). A failed run returns its error so the
+// invocation fails: the alarm and the on-failure destination see it, and
+// the next schedule retries.
+func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, metrics io.Writer) (func(context.Context, events.CloudWatchEvent) (Result, error), error) {
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load AWS config: %w", err)
+	}
+	store, err := dynamo.New(dynamodb.NewFromConfig(awsCfg, dynamo.RetryOptions(dynamo.RetryPolicy{MaxAttempts: cfg.MaxAttempts})),
+		dynamo.Options{Table: cfg.Table, Segments: cfg.Segments, PageLimit: int32(cfg.PageLimit)})
+	if err != nil {
+		return nil, err
+	}
+	blobs, err := blobstore.Open(ctx, cfg.Blob, blobstore.OpenOptions{S3PathStyle: cfg.S3PathStyle, AWSConfig: &awsCfg})
+	if err != nil {
+		return nil, err
+	}
+	p := &Publisher{Store: store, Blobs: blobs}
+	return func(ctx context.Context, _ events.CloudWatchEvent) (Result, error) {
+		return p.RunLogged(ctx, log, metrics)
+	}, nil
+}
+
+// RunLogged runs once and reports the run: one JSON log line and one EMF
+// metrics line on metrics when it succeeds, one error line when it fails
+// (the error is returned too, not only logged, so the caller can fail).
+func (p *Publisher) RunLogged(ctx context.Context, log *slog.Logger, metrics io.Writer) (Result, error) {
+	res, err := p.Run(ctx)
+	if err != nil {
+		log.ErrorContext(ctx, "refresh failed", slog.String("error", err.Error()), slog.String("blob", p.Blobs.Location()))
+		return res, err
+	}
+	res.Log(ctx, log, p.Blobs.Location())
+	if err := res.WriteEMF(metrics, "lake", time.Now()); err != nil {
+		log.WarnContext(ctx, "refresh: metrics line", slog.String("error", err.Error()))
+	}
+	return res, nil
+}
