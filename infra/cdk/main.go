@@ -6,6 +6,7 @@
 //	refreshMinutes   refresh schedule in minutes (default 1)
 //	producerTenant   tenant of the example producer policy (default acme)
 //	lambdaDir        folder with register/arm64 and refresh/arm64 bootstraps (default ../../bin/lambda)
+//	version          what the discovery image reports as its version (default dev)
 package main
 
 import (
@@ -59,6 +60,7 @@ func main() {
 		RefreshMinutes:        minutes,
 		CertificateARN:        contextString(app, "certificateArn", ""),
 		ExampleProducerTenant: contextString(app, "producerTenant", "acme"),
+		Version:               contextString(app, "version", "dev"),
 	})
 	app.Synth(nil)
 }

@@ -50,6 +50,9 @@ type LakeProps struct {
 	ExampleProducerTenant string
 	// MaxTasks bounds discovery autoscaling. Default 4.
 	MaxTasks float64
+	// Version is what the discovery image reports (GetSqlInfo server
+	// version), passed to its build as VERSION. Default "dev".
+	Version string
 }
 
 // NewLakeStack builds the whole deployment: DynamoDB, S3, the register and
@@ -62,6 +65,9 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscd
 	}
 	if props.ExampleProducerTenant == "" {
 		props.ExampleProducerTenant = "acme"
+	}
+	if props.Version == "" {
+		props.Version = "dev"
 	}
 	if props.MaxTasks <= 0 {
 		props.MaxTasks = 4
@@ -286,8 +292,9 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscd
 	})
 	taskDef.AddContainer(s("discovery"), &awsecs.ContainerDefinitionOptions{
 		Image: awsecs.ContainerImage_FromAsset(s(props.RepoRoot), &awsecs.AssetImageProps{
-			File:     s("functions/discovery/Dockerfile"),
-			Platform: awsecrassets.Platform_LINUX_ARM64(),
+			File:      s("functions/discovery/Dockerfile"),
+			Platform:  awsecrassets.Platform_LINUX_ARM64(),
+			BuildArgs: &map[string]*string{"VERSION": s(props.Version)},
 			// The build needs the Go module's sources only.
 			Exclude: jsii.Strings("*", "!go.mod", "!go.sum", "!pkg", "!internal", "!functions", "!cmd", "!.dockerignore"),
 		}),
@@ -296,6 +303,8 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscd
 			"LAKE_LISTEN":        s(":50051"),
 			"LAKE_HTTP_LISTEN":   s(":8080"),
 			"LAKE_POLL_INTERVAL": s("10s"),
+			// The Go runtime collects before the task's 1,024 MiB limit.
+			"GOMEMLIMIT": s("900MiB"),
 		},
 		Secrets: &map[string]awsecs.Secret{"LAKE_JWT_HS256_SECRET": awsecs.Secret_FromSecretsManager(secret, nil)},
 		Logging: awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: s("discovery"), LogGroup: discoveryLogs}),

@@ -1,0 +1,174 @@
+package discovery
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/blobstore"
+)
+
+// ProgramConfig is the discovery program's configuration: its flags, each
+// with an environment variable (a flag on the command line wins).
+type ProgramConfig struct {
+	Listen, HTTPListen, Snapshot  string
+	PollInterval, ShutdownGrace   time.Duration
+	TLSCert, TLSKey               string
+	HS256Secret                   string // LAKE_JWT_HS256_SECRET: the secret itself (env only)
+	HS256SecretFile, JWKSFile     string
+	Issuer, Audience, TenantClaim string
+	BatchBytes                    int
+	S3PathStyle                   bool
+}
+
+// ParseConfig reads the program's flags from args, with defaults from
+// getenv, and validates them. It returns flag.ErrHelp for -h.
+func ParseConfig(args []string, getenv func(string) string, output io.Writer) (ProgramConfig, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	var c ProgramConfig
+	fs := flag.NewFlagSet("discovery", flag.ContinueOnError)
+	fs.SetOutput(output)
+	fs.StringVar(&c.Listen, "listen", env("LAKE_LISTEN", ":50051"), "Flight SQL (gRPC) listen address [LAKE_LISTEN]")
+	fs.StringVar(&c.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", ":8080"), "HTTP address for /healthz, /status and /metrics; - disables [LAKE_HTTP_LISTEN]")
+	fs.StringVar(&c.Snapshot, "snapshot", env("LAKE_SNAPSHOT", ""), "snapshot blob: s3://bucket/key, file:///path or a path (required) [LAKE_SNAPSHOT]")
+	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", "10s"), "how often to check the blob for a new version [LAKE_POLL_INTERVAL]")
+	grace := fs.String("shutdown-grace", env("LAKE_SHUTDOWN_GRACE", "20s"), "how long running requests may finish after SIGTERM [LAKE_SHUTDOWN_GRACE]")
+	fs.StringVar(&c.TLSCert, "tls-cert", env("LAKE_TLS_CERT", ""), "PEM certificate file; with -tls-key serves TLS [LAKE_TLS_CERT]")
+	fs.StringVar(&c.TLSKey, "tls-key", env("LAKE_TLS_KEY", ""), "PEM private key file [LAKE_TLS_KEY]")
+	fs.StringVar(&c.HS256SecretFile, "jwt-hs256-secret-file", env("LAKE_JWT_HS256_SECRET_FILE", ""), "file holding the HS256 secret (at least 32 bytes) [LAKE_JWT_HS256_SECRET_FILE]; or set LAKE_JWT_HS256_SECRET")
+	fs.StringVar(&c.JWKSFile, "jwks-file", env("LAKE_JWKS_FILE", ""), "JWKS file of RS256/ES256 public keys [LAKE_JWKS_FILE]")
+	fs.StringVar(&c.Issuer, "jwt-issuer", env("LAKE_JWT_ISSUER", ""), "required token issuer (iss) [LAKE_JWT_ISSUER]")
+	fs.StringVar(&c.Audience, "jwt-audience", env("LAKE_JWT_AUDIENCE", ""), "required token audience (aud) [LAKE_JWT_AUDIENCE]")
+	fs.StringVar(&c.TenantClaim, "tenant-claim", env("LAKE_TENANT_CLAIM", "tenant"), "token claim holding the tenant [LAKE_TENANT_CLAIM]")
+	batch := fs.String("batch-bytes", env("LAKE_BATCH_BYTES", strconv.Itoa(DefaultBatchBytes)), "bytes (names, schemas, offsets) per record batch at most [LAKE_BATCH_BYTES]")
+	pathStyle := fs.String("s3-path-style", env("LAKE_S3_PATH_STYLE", "false"), "path-style S3 addressing for S3-compatible servers [LAKE_S3_PATH_STYLE]")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q: discovery takes only flags", fs.Args())
+	}
+	c.HS256Secret = getenv("LAKE_JWT_HS256_SECRET")
+	var err error
+	if c.PollInterval, err = time.ParseDuration(*poll); err != nil || c.PollInterval < 100*time.Millisecond {
+		return c, fmt.Errorf("-poll-interval %q: want a duration of at least 100ms, such as 10s", *poll)
+	}
+	if c.ShutdownGrace, err = time.ParseDuration(*grace); err != nil || c.ShutdownGrace < 0 {
+		return c, fmt.Errorf("-shutdown-grace %q: want a duration such as 20s", *grace)
+	}
+	if c.BatchBytes, err = strconv.Atoi(*batch); err != nil || c.BatchBytes < 4<<10 || c.BatchBytes > 3<<20 {
+		return c, fmt.Errorf("-batch-bytes %q: want a whole number of bytes from 4096 to 3145728 (gRPC's default receive limit is 4 MiB)", *batch)
+	}
+	if c.S3PathStyle, err = strconv.ParseBool(*pathStyle); err != nil {
+		return c, fmt.Errorf("-s3-path-style %q: want true or false", *pathStyle)
+	}
+	if c.HTTPListen == "-" {
+		c.HTTPListen = ""
+	}
+	if c.Snapshot == "" {
+		return c, errors.New("-snapshot (LAKE_SNAPSHOT) is required: s3://bucket/key or a file path")
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		return c, errors.New("-tls-cert and -tls-key go together")
+	}
+	if c.HS256SecretFile == "" && c.HS256Secret == "" && c.JWKSFile == "" {
+		return c, errors.New("configure token validation: -jwt-hs256-secret-file, LAKE_JWT_HS256_SECRET or -jwks-file")
+	}
+	return c, nil
+}
+
+// version is what GetSqlInfo reports as the server version. The linker sets
+// it (-ldflags "-X github.com/lake-catalog/lake/internal/discovery.version=…",
+// the Dockerfile's VERSION build argument); nothing else writes it.
+var version = "dev"
+
+// Main is the discovery program: it parses the configuration from args and
+// getenv, loads the token keys and TLS pair, opens the blob
+// (blobstore.Open), serves until ctx ends, SIGTERM or Ctrl-C, and drains for
+// the shutdown grace. Logs are JSON lines on stdout; -h prints the flags on
+// stderr. It returns the exit code: 0 after a clean stop or -h, 2 for a
+// configuration error, 1 for a failure to start.
+func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	log := slog.New(slog.NewJSONHandler(stdout, nil))
+	c, err := ParseConfig(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		log.Error("discovery: configuration", slog.String("error", err.Error()))
+		return 2
+	}
+	if err := run(ctx, c, log); err != nil {
+		log.Error("discovery", slog.String("error", err.Error()))
+		return 1
+	}
+	return 0
+}
+
+func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	authCfg := auth.Config{Issuer: c.Issuer, Audience: c.Audience, TenantClaim: c.TenantClaim}
+	if c.HS256Secret != "" {
+		authCfg.HS256Secret = []byte(c.HS256Secret)
+	}
+	if c.HS256SecretFile != "" {
+		b, err := os.ReadFile(c.HS256SecretFile)
+		if err != nil {
+			return fmt.Errorf("read the HS256 secret: %w", err)
+		}
+		authCfg.HS256Secret = []byte(strings.TrimSpace(string(b)))
+	}
+	if c.JWKSFile != "" {
+		var err error
+		if authCfg.JWKS, err = os.ReadFile(c.JWKSFile); err != nil {
+			return fmt.Errorf("read the JWKS: %w", err)
+		}
+	}
+	validator, err := auth.New(authCfg)
+	if err != nil {
+		return err
+	}
+	blobs, err := blobstore.Open(ctx, c.Snapshot, blobstore.OpenOptions{S3PathStyle: c.S3PathStyle})
+	if err != nil {
+		return err
+	}
+	var tlsCfg *tls.Config
+	if c.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TLSCert, c.TLSKey)
+		if err != nil {
+			return fmt.Errorf("load TLS key pair: %w", err)
+		}
+		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	srv, err := Start(ctx, Config{
+		Listen: c.Listen, HTTPListen: c.HTTPListen, Blobs: blobs, PollInterval: c.PollInterval,
+		Auth: validator, TLS: tlsCfg, Log: log,
+		Service: Options{Version: version, BatchBytes: c.BatchBytes},
+	})
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	log.Info("discovery shutting down", slog.Duration("grace", c.ShutdownGrace))
+	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
+	defer cancel()
+	srv.Shutdown(sctx)
+	return nil
+}
