@@ -50,7 +50,7 @@ type discoveryProc struct {
 
 func startDiscovery(t *testing.T, snapshot string, env ...string) *discoveryProc {
 	t.Helper()
-	bin := testenv.BuildCommand(t, "./functions/discovery")
+	bin := testenv.Binary(t, "discovery")
 	port, hport := testenv.FreePort(t), testenv.FreePort(t)
 	d := &discoveryProc{addr: "127.0.0.1:" + strconv.Itoa(port), http: "127.0.0.1:" + strconv.Itoa(hport)}
 	d.proc = testenv.StartEnv(t, append([]string{"LAKE_JWT_HS256_SECRET=" + discoverySecret}, env...), bin,
@@ -249,7 +249,7 @@ func TestDiscoveryTLS(t *testing.T) {
 	blob := filepath.Join(t.TempDir(), "catalog.lakesnap")
 	writeBlob(t, blob, 1, "orders")
 	certPath, keyPath, pool := writeSelfSigned(t)
-	bin := testenv.BuildCommand(t, "./functions/discovery")
+	bin := testenv.Binary(t, "discovery")
 	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	p := testenv.StartEnv(t, []string{"LAKE_JWT_HS256_SECRET=" + discoverySecret}, bin,
 		"-listen", addr, "-http-listen", "", "-snapshot", blob, "-tls-cert", certPath, "-tls-key", keyPath)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
@@ -28,9 +31,20 @@ import (
 
 const key = "snapshots/catalog.lakesnap"
 
-// TestMain shares one dynalite and one versitygw among the tests; each test
-// uses its own table and bucket.
-func TestMain(m *testing.M) { testenv.Main(m, nil) }
+// TestMain shares one dynalite and one versitygw among the tests (each test
+// uses its own table and bucket), and lets the test binary run as each
+// program: testenv.Binary gives the bootstrap the emulator starts, so the
+// code under test is the real program, compiled once with the tests.
+func TestMain(m *testing.M) {
+	program := func(main func(context.Context, []string, func(string) string, io.Writer, io.Writer) int) func() int {
+		return func() int { return main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr) }
+	}
+	testenv.Main(m, testenv.Mains{
+		"register":  program(registerapi.LambdaMain),
+		"refresh":   program(refresh.LambdaMain),
+		"discovery": program(discovery.Main),
+	})
+}
 
 // stack is a test's own table and bucket on the shared servers.
 type stack struct {
@@ -64,11 +78,11 @@ func (s *stack) env(ddbEndpoint, s3Endpoint string, extra ...string) []string {
 }
 
 func (s *stack) register(t *testing.T) *testenv.Lambda {
-	return testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/register"), s.env("", "")...)
+	return testenv.StartLambda(t, testenv.Binary(t, "register"), s.env("", "")...)
 }
 
 func (s *stack) refresher(t *testing.T, extra ...string) *testenv.Lambda {
-	return testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env("", "", extra...)...)
+	return testenv.StartLambda(t, testenv.Binary(t, "refresh"), s.env("", "", extra...)...)
 }
 
 // blob reads and decodes the published blob, with its ETag.
@@ -201,7 +215,7 @@ func TestRefreshS3PutFailureKeepsPreviousBlob(t *testing.T) {
 		}
 		return nil
 	})
-	failing := testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env("", proxy.URL)...)
+	failing := testenv.StartLambda(t, testenv.Binary(t, "refresh"), s.env("", proxy.URL)...)
 	_, err := invokeRefresh(t, failing)
 	var fe *testenv.FunctionError
 	if !errors.As(err, &fe) {
@@ -233,7 +247,7 @@ func TestRefreshScanFaults(t *testing.T) {
 		}
 		return nil
 	})
-	fn := testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env(failing.URL, "", pages...)...)
+	fn := testenv.StartLambda(t, testenv.Binary(t, "refresh"), s.env(failing.URL, "", pages...)...)
 	if _, err := invokeRefresh(t, fn); err == nil {
 		t.Fatal("refresh with a failing second page succeeded")
 	}
@@ -247,7 +261,7 @@ func TestRefreshScanFaults(t *testing.T) {
 		}
 		return nil
 	})
-	fn = testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), s.env(throttling.URL, "", pages...)...)
+	fn = testenv.StartLambda(t, testenv.Binary(t, "refresh"), s.env(throttling.URL, "", pages...)...)
 	res, err := invokeRefresh(t, fn)
 	if err != nil {
 		t.Fatalf("refresh under throttling: %v", err)
@@ -283,7 +297,7 @@ func TestRefreshRace(t *testing.T) {
 		}
 		return nil
 	})
-	bootstrap := testenv.BuildLambda(t, "./functions/refresh")
+	bootstrap := testenv.Binary(t, "refresh")
 	a := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
 	b := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
 
