@@ -61,3 +61,28 @@ func TestParseConfig(t *testing.T) {
 		t.Fatalf("-h: %v, want flag.ErrHelp", err)
 	}
 }
+
+// Main reports a configuration error as one JSON line on stdout and exit
+// code 2, and -h as exit code 0 with the flags on stderr.
+func TestMainConfiguration(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		args              []string
+		wantCode          int
+		wantOut, wantErrW string
+	}{
+		{name: "no snapshot", args: nil, wantCode: 2, wantOut: `"error":"-snapshot (LAKE_SNAPSHOT) is required`},
+		{name: "bad blob URI", args: []string{"-snapshot", "gs://b/k", "-http-listen", "-", "-listen", "127.0.0.1:0"}, wantCode: 1, wantOut: `unsupported scheme`},
+		{name: "help", args: []string{"-h"}, wantCode: 0, wantErrW: "LAKE_BATCH_BYTES"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr strings.Builder
+			env := map[string]string{"LAKE_JWT_HS256_SECRET": "0123456789abcdef0123456789abcdef"}
+			code := Main(t.Context(), tc.args, func(k string) string { return env[k] }, &stdout, &stderr)
+			if code != tc.wantCode || !strings.Contains(stdout.String(), tc.wantOut) || !strings.Contains(stderr.String(), tc.wantErrW) {
+				t.Fatalf("got exit %d, stdout %q, stderr %q; want exit %d, stdout containing %q, stderr containing %q",
+					code, stdout.String(), stderr.String(), tc.wantCode, tc.wantOut, tc.wantErrW)
+			}
+		})
+	}
+}
