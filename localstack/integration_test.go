@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -37,8 +38,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/auth"
+	discoveryserver "github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
@@ -53,8 +56,20 @@ const (
 var seq atomic.Int64
 
 // TestMain shares one dynalite and one versitygw among the tests when no
-// endpoint variables are set; each test uses its own table and bucket.
-func TestMain(m *testing.M) { testenv.Main(m, nil) }
+// endpoint variables are set (each test uses its own table and bucket), and
+// lets the test binary run as each program (testenv.Binary): the bootstraps
+// and the discovery server are the real programs, compiled once with the
+// tests.
+func TestMain(m *testing.M) {
+	program := func(main func(context.Context, []string, func(string) string, io.Writer, io.Writer) int) func() int {
+		return func() int { return main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr) }
+	}
+	testenv.Main(m, testenv.Mains{
+		"register":  program(registerapi.LambdaMain),
+		"refresh":   program(refresh.LambdaMain),
+		"discovery": program(discoveryserver.Main),
+	})
+}
 
 // cloud is one set of AWS-protocol services and a fresh table and bucket.
 type cloud struct {
@@ -115,11 +130,11 @@ func (c *cloud) env(s3Endpoint string, extra ...string) []string {
 }
 
 func (c *cloud) register(t *testing.T) *testenv.Lambda {
-	return testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/register"), c.env("")...)
+	return testenv.StartLambda(t, testenv.Binary(t, "register"), c.env("")...)
 }
 
 func (c *cloud) refresher(t *testing.T, extra ...string) *testenv.Lambda {
-	return testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"), c.env("", extra...)...)
+	return testenv.StartLambda(t, testenv.Binary(t, "refresh"), c.env("", extra...)...)
 }
 
 func registerTable(t *testing.T, fn *testenv.Lambda, tenant, ns, name string, ipc []byte) {
@@ -159,7 +174,7 @@ type discovery struct {
 
 func (c *cloud) discovery(t *testing.T, s3Endpoint string) *discovery {
 	t.Helper()
-	bin := testenv.BuildCommand(t, "./functions/discovery")
+	bin := testenv.Binary(t, "discovery")
 	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	d := &discovery{http: "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))}
 	d.proc = testenv.StartEnv(t, append(c.env(s3Endpoint), "LAKE_JWT_HS256_SECRET="+secret), bin,
