@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/lake-catalog/lake/internal/cli"
+	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
@@ -29,7 +30,12 @@ import (
 // (testenv.Binary), so the tests that need the real process do not build
 // one.
 func TestMain(m *testing.M) {
-	testenv.Main(m, testenv.Mains{"lake": func() int { return cli.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr) }})
+	testenv.Main(m, testenv.Mains{
+		"lake": func() int { return cli.Main(os.Args[1:], os.Getenv, os.Stdout, os.Stderr) },
+		"refresh": func() int {
+			return refresh.LambdaMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+		},
+	})
 }
 
 // lakeEnv is a data folder, the ports one `lake local` process uses, and
@@ -255,7 +261,7 @@ func TestRefreshFunctionOnAWS(t *testing.T) {
 	s3srv := testenv.SharedS3(t)
 	table := ddb.NewTable(t)
 	bucket := s3srv.NewBucket(t)
-	fn := testenv.StartLambda(t, testenv.BuildLambda(t, "./functions/refresh"),
+	fn := testenv.StartLambda(t, testenv.Binary(t, "refresh"),
 		"LAKE_TABLE="+table, "LAKE_BUCKET="+bucket, "AWS_ENDPOINT_URL_DYNAMODB="+ddb.Endpoint,
 		"AWS_ENDPOINT_URL_S3="+s3srv.Endpoint, "LAKE_S3_PATH_STYLE=true",
 		"AWS_ACCESS_KEY_ID="+s3srv.Access, "AWS_SECRET_ACCESS_KEY="+s3srv.Secret)
