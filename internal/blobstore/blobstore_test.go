@@ -87,6 +87,45 @@ func conformance(t *testing.T, newStore func(t *testing.T) blobstore.Store) {
 	})
 }
 
+func TestMain(m *testing.M) { testenv.Main(m, nil) }
+
+// Every URI form Open accepts gives a store that passes the conformance
+// suite: a path, a file:// URI, and an s3:// URI opened with the default AWS
+// configuration (the SDK's environment pointing at versitygw) and
+// path-style addressing, as the discovery program and the refresh Lambda
+// open theirs.
+func TestOpenConformance(t *testing.T) {
+	t.Run("path", func(t *testing.T) {
+		conformance(t, func(t *testing.T) blobstore.Store {
+			return open(t, filepath.Join(t.TempDir(), "catalog.lakesnap"), blobstore.OpenOptions{})
+		})
+	})
+	t.Run("file URI", func(t *testing.T) {
+		conformance(t, func(t *testing.T) blobstore.Store {
+			return open(t, "file://"+filepath.ToSlash(filepath.Join(t.TempDir(), "catalog.lakesnap")), blobstore.OpenOptions{})
+		})
+	})
+	t.Run("s3 URI", func(t *testing.T) {
+		srv := testenv.SharedS3(t)
+		t.Setenv("AWS_ENDPOINT_URL_S3", srv.Endpoint)
+		t.Setenv("AWS_ACCESS_KEY_ID", srv.Access)
+		t.Setenv("AWS_SECRET_ACCESS_KEY", srv.Secret)
+		t.Setenv("AWS_REGION", "us-east-1")
+		conformance(t, func(t *testing.T) blobstore.Store {
+			return open(t, "s3://"+srv.NewBucket(t)+"/snapshots/catalog.lakesnap", blobstore.OpenOptions{S3PathStyle: true})
+		})
+	})
+}
+
+func open(t *testing.T, uri string, opts blobstore.OpenOptions) blobstore.Store {
+	t.Helper()
+	st, err := blobstore.Open(t.Context(), uri, opts)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", uri, err)
+	}
+	return st
+}
+
 func TestFile(t *testing.T) {
 	conformance(t, func(t *testing.T) blobstore.Store {
 		return blobstore.NewFile(filepath.Join(t.TempDir(), "catalog.lakesnap"))
@@ -94,13 +133,9 @@ func TestFile(t *testing.T) {
 }
 
 func TestS3(t *testing.T) {
-	srv := testenv.StartS3(t)
-	n := 0
+	srv := testenv.SharedS3(t)
 	conformance(t, func(t *testing.T) blobstore.Store {
-		n++
-		bucket := "blobs-" + string(rune('a'+n))
-		srv.CreateBucket(t, bucket)
-		st, err := blobstore.NewS3(srv.Client(), bucket, "snapshots/catalog.lakesnap", 0)
+		st, err := blobstore.NewS3(srv.Client(), srv.NewBucket(t), "snapshots/catalog.lakesnap", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

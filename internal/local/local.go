@@ -152,7 +152,11 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		store.Close()
 		return nil, err
 	}
-	blobs := blobstore.NewFile(filepath.Join(cfg.DataDir, BlobFile))
+	blobs, err := blobstore.Open(ctx, filepath.Join(cfg.DataDir, BlobFile), blobstore.OpenOptions{})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
 	in.publisher = &refresh.Publisher{Store: store, Blobs: blobs}
 
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
