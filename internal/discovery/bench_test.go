@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
@@ -143,7 +142,7 @@ func BenchmarkTenantScaling(b *testing.B) {
 	for _, total := range []int{1_000, 1_000_000} {
 		b.Run(fmt.Sprintf("catalog=%d", total), func(b *testing.B) {
 			e := newEnv(b, discovery.Options{})
-			e.svc.SetView(discovery.Prepare(snapshotWith(b, total), memory.DefaultAllocator))
+			e.load(snapshotWith(b, total))
 			ctx := as(b, "probe")
 			runtime.GC()
 			measure(b, 1, func() error {
@@ -155,44 +154,4 @@ func BenchmarkTenantScaling(b *testing.B) {
 			})
 		})
 	}
-}
-
-// BenchmarkLoad100k: decode and prepare a 100,000-table blob (20 columns a
-// table), as discovery does on each new snapshot; reports the heap the
-// prepared view holds. (The discovery process's RSS is measured by
-// scripts/bench against the real binary.)
-func BenchmarkLoad100k(b *testing.B) {
-	st := catalog.ScanResult{}
-	now := time.Now()
-	for i := range 100_000 {
-		reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "s3://lake/t", Schema: catalogtest.WideSchema(i, 20)}, now)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st.Tables = append(st.Tables, catalog.ScannedTable{Ref: catalog.TableRef{Tenant: fmt.Sprintf("tenant%03d", i%100), Namespace: "ns", Name: fmt.Sprintf("t%06d", i)}, Registration: reg})
-	}
-	blob, err := catalog.EncodeBlob(catalog.BuildSnapshot(st, 1, now))
-	if err != nil {
-		b.Fatal(err)
-	}
-	st = catalog.ScanResult{}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	before := ms.HeapAlloc
-	var v *discovery.View
-	b.ResetTimer()
-	for b.Loop() {
-		snap, err := catalog.DecodeBlob(blob, catalog.DecodeOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		v = discovery.Prepare(snap, memory.DefaultAllocator)
-	}
-	b.StopTimer()
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	b.ReportMetric(float64(len(blob))/(1<<20), "blob-MB")
-	b.ReportMetric(float64(ms.HeapAlloc-before)/(1<<20), "view-heap-MB")
-	runtime.KeepAlive(v)
 }

@@ -49,6 +49,7 @@ type env struct {
 	client *flightsql.Client
 	addr   string
 	gen    uint64
+	reg    *prometheus.Registry
 }
 
 func newEnv(t testing.TB, opts discovery.Options) *env {
@@ -56,6 +57,7 @@ func newEnv(t testing.TB, opts discovery.Options) *env {
 	st := memstore.New(memstore.Options{})
 	e := &env{t: t, store: st, cat: catalog.New(st, catalog.Options{}), blobs: blobstore.NewFile(filepath.Join(t.TempDir(), "catalog.lakesnap"))}
 	reg := prometheus.NewRegistry()
+	e.reg = reg
 	opts.Metrics = discovery.NewMetrics(reg)
 	e.svc = discovery.NewService(opts)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -105,6 +107,12 @@ func (e *env) publish() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	e.load(snap)
+}
+
+// load writes snap's blob and polls it in.
+func (e *env) load(snap *catalog.Snapshot) {
+	e.t.Helper()
 	blob, err := catalog.EncodeBlob(snap)
 	if err != nil {
 		e.t.Fatal(err)

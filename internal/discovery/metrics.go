@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,16 +19,20 @@ type Metrics struct {
 	metadataIO   prometheus.Counter
 	tables       prometheus.Gauge
 	lastLoadTime prometheus.Gauge
+	preEncoded   *prometheus.CounterVec
+	// cache is the Service's tenant cache, read at scrape time.
+	cache atomic.Pointer[tenantCache]
 }
 
 // NewMetrics creates the metrics and registers them with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "lake_discovery_requests_total", Help: "Flight SQL requests by command and gRPC status code.",
+			Name: "lake_discovery_requests_total",
+			Help: "Flight SQL requests by command and gRPC status code: each DoGet, and each other call (GetFlightInfo, …) that fails, unauthenticated ones included.",
 		}, []string{"command", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "lake_discovery_request_seconds", Help: "Time to prepare a Flight SQL response, by command.",
+			Name: "lake_discovery_request_seconds", Help: "Time to serve a Flight SQL DoGet (until its last message is handed to gRPC), by command.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
 		}, []string{"command"}),
 		generation: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -47,14 +52,47 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "lake_discovery_snapshot_tables", Help: "Tables in the serving snapshot.",
 		}),
 		lastLoadTime: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "lake_discovery_snapshot_load_seconds", Help: "How long the last snapshot load (fetch, verify, decode, prepare) took.",
+			Name: "lake_discovery_snapshot_load_seconds", Help: "How long the last snapshot load (fetch, verify, read the tenant index) took.",
 		}),
+		preEncoded: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lake_discovery_preencoded_responses_total", Help: "DoGet answers sent as the messages encoded when the tenant was prepared, by command.",
+		}, []string{"command"}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.generation, m.createdAt, m.loads, m.metadataIO, m.tables, m.lastLoadTime)
+	stat := func(f func(CacheStats) float64) func() float64 {
+		return func() float64 {
+			if c := m.cache.Load(); c != nil {
+				return f(c.Stats())
+			}
+			return 0
+		}
+	}
+	reg.MustRegister(m.requests, m.latency, m.generation, m.createdAt, m.loads, m.metadataIO, m.tables, m.lastLoadTime, m.preEncoded,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_tenant_cache_bytes", Help: "Bytes held by prepared tenants (Arrow buffers and pre-encoded answers).",
+		}, stat(func(s CacheStats) float64 { return float64(s.Bytes) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_tenant_cache_budget_bytes", Help: "The prepared-tenant cache's budget.",
+		}, stat(func(s CacheStats) float64 { return float64(s.BudgetBytes) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_tenant_cache_tenants", Help: "Prepared tenants in the cache.",
+		}, stat(func(s CacheStats) float64 { return float64(s.Tenants) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lake_discovery_tenant_builds_total", Help: "Tenants prepared from their compressed segment (first use, after an eviction, or after a change).",
+		}, stat(func(s CacheStats) float64 { return float64(s.Builds) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lake_discovery_tenant_cache_hits_total", Help: "Requests served by an already prepared tenant.",
+		}, stat(func(s CacheStats) float64 { return float64(s.Hits) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lake_discovery_tenant_cache_evictions_total", Help: "Prepared tenants evicted to stay within the budget.",
+		}, stat(func(s CacheStats) float64 { return float64(s.Evictions) })),
+	)
 	return m
 }
 
-func (m *Metrics) observe(cmd string, start time.Time, err error) {
+// observe counts one request; a DoGet's duration goes to the histogram.
+func (m *Metrics) observe(cmd string, doGet bool, start time.Time, err error) {
 	m.requests.WithLabelValues(cmd, status.Code(err).String()).Inc()
-	m.latency.WithLabelValues(cmd).Observe(time.Since(start).Seconds())
+	if doGet {
+		m.latency.WithLabelValues(cmd).Observe(time.Since(start).Seconds())
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
@@ -28,29 +29,35 @@ type Authenticator interface {
 
 // NewGRPCServer returns a gRPC server serving svc as Flight SQL behind
 // bearer-token authentication, and the gRPC health service (which needs no
-// token). opts are added (TLS credentials, limits).
+// token). opts are added (TLS credentials, limits). Requests are counted in
+// svc's Metrics, when it has them.
 func NewGRPCServer(svc *Service, authn Authenticator, hs *health.Server, log *slog.Logger, opts ...grpc.ServerOption) *grpc.Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	a := &authInterceptor{authn: authn, log: log}
-	opts = append(opts, grpc.ChainUnaryInterceptor(a.unary), grpc.ChainStreamInterceptor(a.stream))
+	a := &interceptor{authn: authn, log: log, metrics: svc.opts.Metrics}
+	opts = append(opts, grpc.ChainUnaryInterceptor(a.unary), grpc.ChainStreamInterceptor(a.stream),
+		grpc.ForceServerCodecV2(newWireCodec()))
 	srv := grpc.NewServer(opts...)
-	flight.RegisterFlightServiceServer(srv, flightsql.NewFlightServer(svc))
+	flight.RegisterFlightServiceServer(srv, newFlightServer(svc, flightsql.NewFlightServer(svc)))
 	healthpb.RegisterHealthServer(srv, hs)
 	return srv
 }
 
-type authInterceptor struct {
-	authn Authenticator
-	log   *slog.Logger
+// interceptor authenticates every Flight call and counts requests: each
+// DoGet, and each other call that fails (rejected tokens included), under
+// its Flight SQL command.
+type interceptor struct {
+	authn   Authenticator
+	log     *slog.Logger
+	metrics *Metrics
 }
 
 func exempt(method string) bool { return strings.HasPrefix(method, "/grpc.health.v1.Health/") }
 
 // authenticate reads "authorization: Bearer <jwt>" and returns ctx with the
 // token's tenant. The client sees one generic message whatever failed.
-func (a *authInterceptor) authenticate(ctx context.Context, method string) (context.Context, error) {
+func (a *interceptor) authenticate(ctx context.Context, method string) (context.Context, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	var token string
 	if vals := md.Get("authorization"); len(vals) == 1 {
@@ -64,33 +71,76 @@ func (a *authInterceptor) authenticate(ctx context.Context, method string) (cont
 	return WithTenant(ctx, tenant), nil
 }
 
-func (a *authInterceptor) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+func (a *interceptor) observe(cmd string, doGet bool, start time.Time, err error) {
+	if a.metrics != nil {
+		a.metrics.observe(cmd, doGet, start, err)
+	}
+}
+
+func (a *interceptor) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 	if exempt(info.FullMethod) {
 		return h(ctx, req)
 	}
-	ctx, err := a.authenticate(ctx, info.FullMethod)
+	start := time.Now()
+	cmd := rpcName(info.FullMethod)
+	if d, ok := req.(*flight.FlightDescriptor); ok {
+		cmd = commandName(d.GetCmd())
+	}
+	defer func() {
+		// A successful GetFlightInfo is counted at its DoGet.
+		if err != nil {
+			a.observe(cmd, false, start, err)
+		}
+	}()
+	ctx, err = a.authenticate(ctx, info.FullMethod)
 	if err != nil {
 		return nil, err
 	}
 	return h(ctx, req)
 }
 
+// tenantStream carries the authenticated context and notes the command of
+// the ticket the handler reads.
 type tenantStream struct {
 	grpc.ServerStream
 	ctx context.Context
+	cmd string
 }
 
-func (s tenantStream) Context() context.Context { return s.ctx }
+func (s *tenantStream) Context() context.Context { return s.ctx }
 
-func (a *authInterceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+func (s *tenantStream) RecvMsg(m any) error {
+	err := s.ServerStream.RecvMsg(m)
+	if t, ok := m.(*flight.Ticket); ok && err == nil {
+		s.cmd = commandName(t.GetTicket())
+	}
+	return err
+}
+
+const doGetMethod = "/arrow.flight.protocol.FlightService/DoGet"
+
+func (a *interceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 	if exempt(info.FullMethod) {
 		return h(srv, ss)
 	}
+	start := time.Now()
+	doGet := info.FullMethod == doGetMethod
+	ts := &tenantStream{ServerStream: ss, ctx: ss.Context(), cmd: rpcName(info.FullMethod)}
+	defer func() {
+		if doGet || err != nil {
+			a.observe(ts.cmd, doGet, start, err)
+		}
+	}()
 	ctx, err := a.authenticate(ss.Context(), info.FullMethod)
 	if err != nil {
+		if doGet {
+			// Read the ticket only to name the rejected command.
+			_ = ts.RecvMsg(new(flight.Ticket))
+		}
 		return err
 	}
-	return h(srv, tenantStream{ss, ctx})
+	ts.ctx = ctx
+	return h(srv, ts)
 }
 
 // HTTPHandler serves /healthz (200 once a snapshot is loaded, else 503),

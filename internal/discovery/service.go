@@ -1,12 +1,43 @@
 // Package discovery is lake's Arrow Flight SQL server: tenant-filtered
 // GetCatalogs, GetDbSchemas, GetTables (with exact schemas), GetTableTypes
-// and GetSqlInfo, answered from a prepared in-memory View of the snapshot
-// blob with no metadata I/O on the request path.
+// and GetSqlInfo, answered from the snapshot blob in memory with no
+// metadata I/O on the request path.
+//
+// # Lazy tenants
+//
+// Loading a blob verifies it and reads only its tenant index; the compressed
+// tenant segments stay resident. A tenant is prepared on its first request:
+// its segment is decompressed and decoded (memory only), indexed, and its
+// whole-tenant answers (GetTables with and without schemas, GetDbSchemas,
+// GetCatalogs) are encoded once into FlightData messages that DoGet then
+// sends as they are. Prepared tenants live in a cache bounded by bytes
+// (Options.CacheBytes), least recently used out; an evicted tenant is
+// prepared again from its compressed segment when next asked for. Each
+// distinct schema IPC message is stored once per prepared tenant.
+//
+// The default budget (DefaultCacheBytes) is 40% of the smaller of the
+// container's memory limit (cgroup v2 memory.max or v1
+// memory.limit_in_bytes) and GOMEMLIMIT, at least 16 MiB, or 256 MiB when
+// neither is set.
+//
+// # Reloads
+//
+// A prepared tenant is keyed by its name and its segment's content hash.
+// When a new blob arrives, tenants whose hash is unchanged keep their
+// prepared state and encoded answers; changed tenants are prepared again on
+// their next request, and the cache drops what no longer matches.
+//
+// # Freshness
+//
+// GetSqlInfo 10000 and 10001 report the caller's own tenant's generation
+// and change time, so no tenant can time another tenant's writes.
 package discovery
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -25,41 +56,51 @@ import (
 
 // Custom SqlInfo ids (Flight SQL reserves ids below 10,000).
 const (
-	// SqlInfoSnapshotGeneration (bigint) is the serving snapshot's generation.
+	// SqlInfoSnapshotGeneration (bigint) is the generation of the caller's
+	// tenant: the snapshot generation in which its tables last changed (0
+	// when it has none).
 	SqlInfoSnapshotGeneration = 10000
-	// SqlInfoSnapshotCreatedAt (string, RFC 3339) is when it was built.
+	// SqlInfoSnapshotCreatedAt (string, RFC 3339) is when the caller's
+	// tenant last changed; left out when it has no tables.
 	SqlInfoSnapshotCreatedAt = 10001
 	// SqlInfoTenantTables (bigint) is how many tables the caller's tenant has.
 	SqlInfoTenantTables = 10002
 )
 
-// DefaultBatchBytes is the most schema bytes one record batch carries, far
-// below gRPC's default 4 MiB receive limit.
+// DefaultBatchBytes is the most bytes one record batch carries, far below
+// gRPC's default 4 MiB receive limit.
 const DefaultBatchBytes = 1 << 20
 
 // Options configures a Service.
 type Options struct {
 	// ServerName and Version answer GetSqlInfo. Defaults "lake" and "dev".
 	ServerName, Version string
-	// BatchBytes caps the schema bytes per record batch. Default DefaultBatchBytes.
+	// BatchBytes caps the bytes (names, schemas, offsets) per record batch.
+	// Default DefaultBatchBytes.
 	BatchBytes int
-	// Metrics records requests; nil records nothing.
+	// CacheBytes bounds the prepared tenants kept in memory. 0 means
+	// DefaultCacheBytes().
+	CacheBytes int64
+	// Metrics records requests and the cache; nil records nothing.
 	Metrics *Metrics
+	// Log reports segments that fail to prepare. Default slog.Default().
+	Log *slog.Logger
 }
 
 // Service implements the Flight SQL commands lake supports. Every other
 // command answers UNIMPLEMENTED (from the embedded BaseServer).
 type Service struct {
 	flightsql.BaseServer
-	opts Options
-	mem  memory.Allocator
-	view atomic.Pointer[View]
+	opts  Options
+	mem   memory.Allocator
+	view  atomic.Pointer[View]
+	cache *tenantCache
 	// schemaBytes caches the serialized result schemas FlightInfo carries.
 	schemaBytes map[*arrow.Schema][]byte
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
-// SetView.
+// a Source loads a blob.
 func NewService(opts Options) *Service {
 	if opts.ServerName == "" {
 		opts.ServerName = "lake"
@@ -70,20 +111,39 @@ func NewService(opts Options) *Service {
 	if opts.BatchBytes <= 0 {
 		opts.BatchBytes = DefaultBatchBytes
 	}
-	s := &Service{opts: opts, mem: memory.DefaultAllocator, schemaBytes: map[*arrow.Schema][]byte{}}
+	if opts.CacheBytes <= 0 {
+		opts.CacheBytes = DefaultCacheBytes()
+	}
+	if opts.Log == nil {
+		opts.Log = slog.Default()
+	}
+	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{}}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
 		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo} {
 		s.schemaBytes[sc] = flight.SerializeSchema(sc, s.mem)
 	}
+	if opts.Metrics != nil {
+		opts.Metrics.cache.Store(s.cache)
+	}
 	return s
 }
 
-// SetView swaps in a new view atomically.
-func (s *Service) SetView(v *View) { s.view.Store(v) }
+// setView swaps in a new view and drops cached tenants it does not hold
+// with the same content.
+func (s *Service) setView(v *View) {
+	s.view.Store(v)
+	s.cache.retain(func(k cacheKey) bool {
+		info, ok := v.index.tenant(k.tenant)
+		return ok && info.Hash == k.hash
+	})
+}
 
 // View returns the serving view, or nil.
 func (s *Service) View() *View { return s.view.Load() }
+
+// CacheStats reports the prepared-tenant cache.
+func (s *Service) CacheStats() CacheStats { return s.cache.Stats() }
 
 type tenantKey struct{}
 
@@ -99,17 +159,52 @@ func TenantFrom(ctx context.Context) (string, bool) {
 	return t, ok && t != ""
 }
 
+var (
+	errUnauthenticated = status.Error(codes.Unauthenticated, "unauthenticated")
+	errNotLoaded       = status.Error(codes.Unavailable, "the catalog snapshot is not loaded yet; retry")
+	errNoSchema        = status.Error(codes.FailedPrecondition,
+		"a table this request would return has no stored schema; list with include_schema=false, or backfill its schema")
+)
+
 // begin resolves the caller's tenant and the serving view.
 func (s *Service) begin(ctx context.Context) (string, *View, error) {
 	tenant, ok := TenantFrom(ctx)
 	if !ok {
-		return "", nil, status.Error(codes.Unauthenticated, "unauthenticated")
+		return "", nil, errUnauthenticated
 	}
 	v := s.view.Load()
 	if v == nil {
-		return "", nil, status.Error(codes.Unavailable, "the catalog snapshot is not loaded yet; retry")
+		return "", nil, errNotLoaded
 	}
 	return tenant, v, nil
+}
+
+// tenantState returns the tenant's prepared state, preparing it from its
+// compressed segment on a cache miss (memory only), or nil when the tenant
+// has no tables.
+func (s *Service) tenantState(ctx context.Context, v *View, tenant string) (*tenantState, error) {
+	info, ok := v.index.tenant(tenant)
+	if !ok {
+		return nil, nil
+	}
+	ts, err := s.cache.get(ctx, cacheKey{tenant, info.Hash}, func() (*tenantState, error) {
+		cols, err := v.index.segment(tenant)
+		if err != nil {
+			return nil, err
+		}
+		return prepareTenant(tenant, cols, s.opts.BatchBytes, s.mem)
+	})
+	switch {
+	case err == nil:
+		return ts, nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, status.FromContextError(err).Err()
+	default:
+		// A segment that passed the blob's checks but does not decode: the
+		// tenant cannot be served from this blob. Other tenants can.
+		s.opts.Log.ErrorContext(ctx, "tenant segment failed to prepare", slog.Uint64("generation", v.Generation), slog.String("error", err.Error()))
+		return nil, status.Error(codes.Internal, "this catalog's snapshot segment is unreadable; a newer snapshot will replace it")
+	}
 }
 
 func (s *Service) info(desc *flight.FlightDescriptor, schema *arrow.Schema) *flight.FlightInfo {
@@ -122,30 +217,19 @@ func (s *Service) info(desc *flight.FlightDescriptor, schema *arrow.Schema) *fli
 	}
 }
 
-func (s *Service) observe(cmd string, start time.Time, err error) {
-	if s.opts.Metrics != nil {
-		s.opts.Metrics.observe(cmd, start, err)
+// stream hands recs to the Flight SQL server through
+// flight.StreamChunksFromReader, which releases them as they are written.
+func stream(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordBatch) (<-chan flight.StreamChunk, error) {
+	rdr, err := array.NewRecordReader(schema, recs)
+	for _, r := range recs {
+		r.Release()
 	}
-}
-
-// stream sends recs on a channel the Flight SQL server drains, releasing
-// each after it is written; it stops early when ctx ends.
-func stream(ctx context.Context, recs []arrow.RecordBatch) <-chan flight.StreamChunk {
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "stream: %v", err)
+	}
 	ch := make(chan flight.StreamChunk, 1)
-	go func() {
-		defer close(ch)
-		for i, r := range recs {
-			select {
-			case ch <- flight.StreamChunk{Data: r}:
-			case <-ctx.Done():
-				for _, rest := range recs[i:] {
-					rest.Release()
-				}
-				return
-			}
-		}
-	}()
-	return ch
+	go flight.StreamChunksFromReader(ctx, rdr, ch)
+	return ch, nil
 }
 
 // catalogMatches applies a request's catalog filter: absent matches the
@@ -175,19 +259,14 @@ func (s *Service) GetFlightInfoCatalogs(ctx context.Context, desc *flight.Flight
 }
 
 // DoGetCatalogs returns the caller's tenant: the one catalog it can see.
-func (s *Service) DoGetCatalogs(ctx context.Context) (sch *arrow.Schema, ch <-chan flight.StreamChunk, err error) {
-	defer s.observe("GetCatalogs", time.Now(), err)
+// (A prepared tenant's answer is sent pre-encoded; see DoGet.)
+func (s *Service) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	tenant, _, err := s.begin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	b := array.NewStringBuilder(s.mem)
-	defer b.Release()
-	b.Append(tenant)
-	col := b.NewArray()
-	defer col.Release()
-	rec := array.NewRecordBatch(schema_ref.Catalogs, []arrow.Array{col}, 1)
-	return schema_ref.Catalogs, stream(ctx, []arrow.RecordBatch{rec}), nil
+	ch, err := stream(ctx, schema_ref.Catalogs, []arrow.RecordBatch{catalogsRecord(s.mem, tenant)})
+	return schema_ref.Catalogs, ch, err
 }
 
 // GetFlightInfoSchemas implements flightsql.Server.
@@ -202,8 +281,7 @@ func (s *Service) GetFlightInfoSchemas(ctx context.Context, cmd flightsql.GetDBS
 }
 
 // DoGetDBSchemas returns the tenant's namespaces matching the filter.
-func (s *Service) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (sch *arrow.Schema, ch <-chan flight.StreamChunk, err error) {
-	defer s.observe("GetDbSchemas", time.Now(), err)
+func (s *Service) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -212,22 +290,17 @@ func (s *Service) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas
 	if err != nil {
 		return nil, nil, err
 	}
-	cat, nsb := array.NewStringBuilder(s.mem), array.NewStringBuilder(s.mem)
-	defer cat.Release()
-	defer nsb.Release()
-	if tv := v.tenant(tenant); tv != nil && catalogMatches(cmd.GetCatalog(), tenant) {
-		for _, ns := range tv.namespaces {
-			if p == nil || p.Match(ns) {
-				cat.Append(tenant)
-				nsb.Append(ns)
-			}
+	var ts *tenantState
+	if catalogMatches(cmd.GetCatalog(), tenant) {
+		if ts, err = s.tenantState(ctx, v, tenant); err != nil {
+			return nil, nil, err
 		}
 	}
-	c1, c2 := cat.NewArray(), nsb.NewArray()
-	defer c1.Release()
-	defer c2.Release()
-	rec := array.NewRecordBatch(schema_ref.DBSchemas, []arrow.Array{c1, c2}, int64(c1.Len()))
-	return schema_ref.DBSchemas, stream(ctx, []arrow.RecordBatch{rec}), nil
+	if ts == nil {
+		ts = &tenantState{tenant: tenant}
+	}
+	ch, err := stream(ctx, schema_ref.DBSchemas, ts.dbSchemaRecords(s.mem, p, s.opts.BatchBytes))
+	return schema_ref.DBSchemas, ch, err
 }
 
 func tablesSchema(includeSchema bool) *arrow.Schema {
@@ -238,9 +311,10 @@ func tablesSchema(includeSchema bool) *arrow.Schema {
 }
 
 // selectTables resolves a GetTables request to row ranges of the tenant's
-// view. With include_schema, any selected table without a schema fails the
-// request with a generic FailedPrecondition that names no table.
-func (s *Service) selectTables(ctx context.Context, cmd flightsql.GetTables) (*tenantView, []rowRange, error) {
+// prepared state (nil when nothing matches). With include_schema, any
+// selected table without a schema fails the request with a generic
+// FailedPrecondition that names no table.
+func (s *Service) selectTables(ctx context.Context, cmd flightsql.GetTables) (*tenantState, []rowRange, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -253,22 +327,24 @@ func (s *Service) selectTables(ctx context.Context, cmd flightsql.GetTables) (*t
 	if err != nil {
 		return nil, nil, err
 	}
-	tv := v.tenant(tenant)
-	if tv == nil || !catalogMatches(cmd.GetCatalog(), tenant) {
+	if !catalogMatches(cmd.GetCatalog(), tenant) {
 		return nil, nil, nil
 	}
-	rows := tv.selectTables(tv.selectNamespaces(nsPattern), tablePattern, cmd.GetTableTypes())
-	if cmd.GetIncludeSchema() {
+	ts, err := s.tenantState(ctx, v, tenant)
+	if err != nil || ts == nil {
+		return nil, nil, err
+	}
+	rows := ts.selectTables(ts.selectNamespaces(nsPattern), tablePattern, cmd.GetTableTypes())
+	if cmd.GetIncludeSchema() && ts.unavailable > 0 {
 		for _, r := range rows {
 			for i := r.lo; i < r.hi; i++ {
-				if tv.schemaBytes[i] < 0 {
-					return nil, nil, status.Error(codes.FailedPrecondition,
-						"a table this request would return has no stored schema; list with include_schema=false, or backfill its schema")
+				if ts.schemaLen(i) < 0 {
+					return nil, nil, errNoSchema
 				}
 			}
 		}
 	}
-	return tv, rows, nil
+	return ts, rows, nil
 }
 
 // GetFlightInfoTables implements flightsql.Server.
@@ -279,104 +355,20 @@ func (s *Service) GetFlightInfoTables(ctx context.Context, cmd flightsql.GetTabl
 	return s.info(desc, tablesSchema(cmd.GetIncludeSchema())), nil
 }
 
-// DoGetTables streams the selected rows as zero-copy slices of the prepared
-// arrays, in batches of at most Options.BatchBytes schema bytes.
-func (s *Service) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (sch *arrow.Schema, ch <-chan flight.StreamChunk, err error) {
-	defer s.observe("GetTables", time.Now(), err)
-	tv, rows, err := s.selectTables(ctx, cmd)
+// DoGetTables streams the selected rows in batches of at most
+// Options.BatchBytes: runs of rows slice the segment's columns, scattered
+// rows are gathered. (A whole-tenant answer is sent pre-encoded; see DoGet.)
+func (s *Service) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ts, rows, err := s.selectTables(ctx, cmd)
 	if err != nil {
 		return nil, nil, err
 	}
 	schema := tablesSchema(cmd.GetIncludeSchema())
-	ncols := 4
-	if cmd.GetIncludeSchema() {
-		ncols = 5
+	if ts == nil {
+		ts = &tenantState{}
 	}
-	var recs []arrow.RecordBatch
-	slice := func(lo, hi int) {
-		cols := make([]arrow.Array, ncols)
-		for c := range cols {
-			cols[c] = array.NewSlice(tv.cols[c], int64(lo), int64(hi))
-		}
-		recs = append(recs, array.NewRecordBatch(schema, cols, int64(hi-lo)))
-		for _, c := range cols {
-			c.Release()
-		}
-	}
-	total := 0
-	if ncols == 5 {
-		for _, r := range rows {
-			for i := r.lo; i < r.hi; i++ {
-				total += tv.schemaBytes[i]
-			}
-		}
-	}
-	if len(rows) > 64 || len(rows) > 1 && total <= s.opts.BatchBytes {
-		// A scattered selection: gather it into as few batches as the
-		// budget allows (clients such as ADBC's GetTableSchema read only
-		// the first batch) rather than stream many small slices.
-		recs = s.gather(tv, rows, schema, ncols)
-	} else {
-		for _, r := range rows {
-			lo, size := r.lo, 0
-			for i := r.lo; i < r.hi; i++ {
-				if ncols == 5 && size > 0 && size+tv.schemaBytes[i] > s.opts.BatchBytes {
-					slice(lo, i)
-					lo, size = i, 0
-				}
-				if ncols == 5 {
-					size += tv.schemaBytes[i]
-				}
-			}
-			slice(lo, r.hi)
-		}
-	}
-	if len(recs) == 0 {
-		cols := make([]arrow.Array, ncols)
-		for c := range cols {
-			cols[c] = array.MakeArrayOfNull(s.mem, schema.Field(c).Type, 0)
-		}
-		recs = append(recs, array.NewRecordBatch(schema, cols, 0))
-		for _, c := range cols {
-			c.Release()
-		}
-	}
-	return schema, stream(ctx, recs), nil
-}
-
-// gather copies scattered rows into batches of at most BatchBytes.
-func (s *Service) gather(tv *tenantView, rows []rowRange, schema *arrow.Schema, ncols int) []arrow.RecordBatch {
-	var recs []arrow.RecordBatch
-	b := array.NewRecordBuilder(s.mem, schema)
-	defer b.Release()
-	size, n := 0, 0
-	flush := func() {
-		recs = append(recs, b.NewRecordBatch())
-		size, n = 0, 0
-	}
-	strs := [4]*array.String{}
-	for c := range 4 {
-		strs[c] = tv.cols[c].(*array.String)
-	}
-	for _, r := range rows {
-		for i := r.lo; i < r.hi; i++ {
-			if ncols == 5 && n > 0 && size+tv.schemaBytes[i] > s.opts.BatchBytes {
-				flush()
-			}
-			for c := range 4 {
-				b.Field(c).(*array.StringBuilder).Append(strs[c].Value(i))
-			}
-			if ncols == 5 {
-				b.Field(4).(*array.BinaryBuilder).Append(tv.cols[4].(*array.Binary).Value(i))
-				size += tv.schemaBytes[i]
-			}
-			n++
-		}
-	}
-	if n > 0 {
-		flush()
-	}
-	return recs
+	ch, err := stream(ctx, schema, ts.records(s.mem, rows, cmd.GetIncludeSchema(), s.opts.BatchBytes))
+	return schema, ch, err
 }
 
 // GetFlightInfoTableTypes implements flightsql.Server.
@@ -388,15 +380,18 @@ func (s *Service) GetFlightInfoTableTypes(ctx context.Context, desc *flight.Flig
 }
 
 // DoGetTableTypes returns the table types of the caller's tables, and TABLE.
-func (s *Service) DoGetTableTypes(ctx context.Context) (sch *arrow.Schema, ch <-chan flight.StreamChunk, err error) {
-	defer s.observe("GetTableTypes", time.Now(), err)
+func (s *Service) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	types := []string{"TABLE"}
-	if tv := v.tenant(tenant); tv != nil {
-		types = mergeSorted(types, tv.tableTypes)
+	ts, err := s.tenantState(ctx, v, tenant)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ts != nil {
+		types = mergeSorted(types, ts.tableTypes)
 	}
 	b := array.NewStringBuilder(s.mem)
 	defer b.Release()
@@ -404,20 +399,14 @@ func (s *Service) DoGetTableTypes(ctx context.Context) (sch *arrow.Schema, ch <-
 	col := b.NewArray()
 	defer col.Release()
 	rec := array.NewRecordBatch(schema_ref.TableTypes, []arrow.Array{col}, int64(len(types)))
-	return schema_ref.TableTypes, stream(ctx, []arrow.RecordBatch{rec}), nil
+	ch, err := stream(ctx, schema_ref.TableTypes, []arrow.RecordBatch{rec})
+	return schema_ref.TableTypes, ch, err
 }
 
 func mergeSorted(a, b []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, s := range append(append([]string{}, a...), b...) {
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
+	out := slices.Concat(a, b)
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // GetFlightInfoSqlInfo implements flightsql.Server.
@@ -435,17 +424,14 @@ type sqlInfoValue struct {
 }
 
 // DoGetSqlInfo answers the requested ids (all when none are named) that
-// lake knows; unknown ids are left out.
-func (s *Service) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (sch *arrow.Schema, ch <-chan flight.StreamChunk, err error) {
-	defer s.observe("GetSqlInfo", time.Now(), err)
+// lake knows; unknown ids are left out. The freshness ids describe the
+// caller's own tenant, read from the blob's index (no tenant is prepared).
+func (s *Service) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	tables := int64(0)
-	if tv := v.tenant(tenant); tv != nil {
-		tables = int64(len(tv.names))
-	}
+	info, has := v.index.tenant(tenant)
 	all := []sqlInfoValue{
 		{uint32(flightsql.SqlInfoFlightSqlServerName), s.opts.ServerName},
 		{uint32(flightsql.SqlInfoFlightSqlServerVersion), s.opts.Version},
@@ -455,9 +441,11 @@ func (s *Service) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (s
 		{uint32(flightsql.SqlInfoFlightSqlServerSubstrait), false},
 		{uint32(flightsql.SqlInfoFlightSqlServerCancel), false},
 		{uint32(flightsql.SqlInfoFlightSqlServerBulkIngestion), false},
-		{SqlInfoSnapshotGeneration, int64(v.Generation)},
-		{SqlInfoSnapshotCreatedAt, v.CreatedAt.UTC().Format(time.RFC3339Nano)},
-		{SqlInfoTenantTables, tables},
+		{SqlInfoSnapshotGeneration, int64(info.Generation)},
+		{SqlInfoTenantTables, int64(info.Tables)},
+	}
+	if has {
+		all = append(all, sqlInfoValue{SqlInfoSnapshotCreatedAt, info.ChangedAt.UTC().Format(time.RFC3339Nano)})
 	}
 	want := cmd.GetInfo()
 	var rows []sqlInfoValue
@@ -476,7 +464,8 @@ func (s *Service) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (s
 	if err != nil {
 		return nil, nil, status.Errorf(codes.Internal, "sql info: %v", err)
 	}
-	return schema_ref.SqlInfo, stream(ctx, []arrow.RecordBatch{rec}), nil
+	ch, err := stream(ctx, schema_ref.SqlInfo, []arrow.RecordBatch{rec})
+	return schema_ref.SqlInfo, ch, err
 }
 
 func buildSqlInfo(mem memory.Allocator, rows []sqlInfoValue) (arrow.RecordBatch, error) {

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
@@ -45,27 +43,36 @@ func NewSource(blobs blobstore.Store, svc *Service, metrics *Metrics, log *slog.
 	return &Source{blobs: blobs, svc: svc, metrics: metrics, log: log}
 }
 
-// Status is what the source last did.
+// Status is what the source last did, as /status serves it.
 type Status struct {
-	Generation uint64
-	CreatedAt  time.Time
-	Loaded     bool
-	LastPoll   time.Time
-	LastError  string
+	// Generation and CreatedAt are the serving blob's (zero before the first).
+	Generation uint64    `json:"generation"`
+	CreatedAt  time.Time `json:"created_at"`
+	// Loaded reports whether a blob is serving.
+	Loaded bool `json:"loaded"`
+	// Tables and Tenants count the serving blob's tables and tenants.
+	Tables  int `json:"tables"`
+	Tenants int `json:"tenants"`
+	// LastPoll is when the blob was last checked; LastError what that
+	// check failed with ("" when it did not).
+	LastPoll  time.Time `json:"last_poll"`
+	LastError string    `json:"last_error"`
 	// MetadataReads counts blob reads: only polls read metadata.
-	MetadataReads uint64
+	MetadataReads uint64 `json:"metadata_reads"`
+	// Cache describes the prepared-tenant cache.
+	Cache CacheStats `json:"cache"`
 }
 
 // Status reports the serving generation and the last poll's result.
 func (s *Source) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{LastPoll: s.lastPoll, MetadataReads: s.metaReads}
+	st := Status{LastPoll: s.lastPoll, MetadataReads: s.metaReads, Cache: s.svc.CacheStats()}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()
 	}
 	if v := s.svc.View(); v != nil {
-		st.Loaded, st.Generation, st.CreatedAt = true, v.Generation, v.CreatedAt
+		st.Loaded, st.Generation, st.CreatedAt, st.Tables, st.Tenants = true, v.Generation, v.CreatedAt, v.Counts.Tables, v.Tenants
 	}
 	return st
 }
@@ -128,8 +135,8 @@ func (s *Source) poll(ctx context.Context) (bool, error) {
 			slog.Uint64("blob_generation", snap.Generation), slog.Uint64("serving_generation", cur.Generation))
 		return false, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, snap.Generation, cur.Generation)
 	}
-	v := Prepare(snap, memory.DefaultAllocator)
-	s.svc.SetView(v)
+	v := &View{Generation: snap.Generation, CreatedAt: snap.CreatedAt, Counts: snap.Counts, Tenants: len(snap.Tenants()), index: newSnapshotIndex(snap)}
+	s.svc.setView(v)
 	s.etag = b.ETag
 	if s.OnLoad != nil {
 		s.OnLoad(v)

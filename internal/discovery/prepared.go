@@ -1,0 +1,439 @@
+package discovery
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/lake-catalog/lake/internal/like"
+)
+
+// segmentColumns are the columns of a tenant's decoded segment that serving
+// reads, sorted by (namespace, name). Schemas holds each distinct schema IPC
+// message once; SchemaRef indexes it per row and is null where the schema is
+// unavailable.
+type segmentColumns struct {
+	Namespace, Name, TableType *array.String
+	SchemaRef                  *array.Int32
+	Schemas                    *array.Binary
+}
+
+// tenantState is one tenant prepared for serving: the segment's Arrow
+// columns (schema bytes stored once), a namespace index, and the
+// pre-serialized FlightData messages of its whole-tenant answers. It is
+// immutable once built and safe for concurrent use.
+type tenantState struct {
+	tenant string
+	cols   segmentColumns
+	n      int
+
+	namespaces []string // sorted, distinct
+	nsSpan     []rowRange
+	tableTypes []string // sorted, distinct
+	// unavailable counts rows without a schema.
+	unavailable int
+
+	// Whole-tenant answers as marshaled FlightData messages (schema message
+	// first). tablesWithSchema is nil when a table has no schema.
+	tables, tablesWithSchema, dbSchemas, catalogs [][]byte
+
+	// bytes is what the state holds: Arrow buffers, messages and indexes.
+	bytes int64
+}
+
+// rowRange is a run of rows [lo, hi).
+type rowRange struct{ lo, hi int }
+
+// prepareTenant checks a tenant's segment columns and prepares them:
+// indexes, then the whole-tenant answers encoded once, in batches of at most
+// batchBytes.
+func prepareTenant(tenant string, cols segmentColumns, batchBytes int, mem memory.Allocator) (*tenantState, error) {
+	if cols.Namespace == nil || cols.Name == nil || cols.TableType == nil || cols.SchemaRef == nil || cols.Schemas == nil {
+		return nil, fmt.Errorf("discovery: tenant %q: segment is missing a column", tenant)
+	}
+	n := cols.Name.Len()
+	if cols.Namespace.Len() != n || cols.TableType.Len() != n || cols.SchemaRef.Len() != n {
+		return nil, fmt.Errorf("discovery: tenant %q: segment columns differ in length", tenant)
+	}
+	if cols.Namespace.NullN() != 0 || cols.Name.NullN() != 0 || cols.TableType.NullN() != 0 || cols.Schemas.NullN() != 0 {
+		return nil, fmt.Errorf("discovery: tenant %q: segment has null names", tenant)
+	}
+	ts := &tenantState{tenant: tenant, cols: cols, n: n}
+	types := map[string]bool{}
+	for i := range n {
+		ns, name := cols.Namespace.Value(i), cols.Name.Value(i)
+		if i > 0 {
+			pns, pname := cols.Namespace.Value(i-1), cols.Name.Value(i-1)
+			if c := strings.Compare(pns, ns); c > 0 || c == 0 && pname >= name {
+				return nil, fmt.Errorf("discovery: tenant %q: segment rows out of order at row %d", tenant, i)
+			}
+		}
+		if k := len(ts.namespaces); k > 0 && ts.namespaces[k-1] == ns {
+			ts.nsSpan[k-1].hi = i + 1
+		} else {
+			ts.namespaces = append(ts.namespaces, ns)
+			ts.nsSpan = append(ts.nsSpan, rowRange{i, i + 1})
+		}
+		if t := cols.TableType.Value(i); !types[t] {
+			types[t] = true
+			ts.tableTypes = append(ts.tableTypes, t)
+		}
+		if cols.SchemaRef.IsNull(i) {
+			ts.unavailable++
+		} else if r := cols.SchemaRef.Value(i); r < 0 || int(r) >= cols.Schemas.Len() {
+			return nil, fmt.Errorf("discovery: tenant %q: schema reference %d out of range", tenant, r)
+		}
+	}
+	slices.Sort(ts.tableTypes)
+
+	all := []rowRange{{0, n}}
+	var err error
+	if ts.tables, err = encodeMessages(schema_ref.Tables, ts.records(mem, all, false, batchBytes), mem); err != nil {
+		return nil, err
+	}
+	if ts.unavailable == 0 {
+		if ts.tablesWithSchema, err = encodeMessages(schema_ref.TablesWithIncludedSchema, ts.records(mem, all, true, batchBytes), mem); err != nil {
+			return nil, err
+		}
+	}
+	if ts.dbSchemas, err = encodeMessages(schema_ref.DBSchemas, ts.dbSchemaRecords(mem, nil, batchBytes), mem); err != nil {
+		return nil, err
+	}
+	if ts.catalogs, err = encodeMessages(schema_ref.Catalogs, []arrow.RecordBatch{catalogsRecord(mem, tenant)}, mem); err != nil {
+		return nil, err
+	}
+	ts.bytes = ts.size()
+	return ts, nil
+}
+
+// size counts the state's real bytes: each distinct Arrow buffer once, the
+// messages, and the index slices.
+func (ts *tenantState) size() int64 {
+	seen := map[*memory.Buffer]bool{}
+	var total int64
+	for _, a := range []arrow.Array{ts.cols.Namespace, ts.cols.Name, ts.cols.TableType, ts.cols.SchemaRef, ts.cols.Schemas} {
+		total += arrayBytes(a.Data(), seen)
+	}
+	for _, msgs := range [][][]byte{ts.tables, ts.tablesWithSchema, ts.dbSchemas, ts.catalogs} {
+		for _, m := range msgs {
+			total += int64(cap(m)) + int64(unsafe.Sizeof(m))
+		}
+	}
+	total += int64(len(ts.namespaces))*int64(unsafe.Sizeof("")+unsafe.Sizeof(rowRange{})) +
+		int64(len(ts.tableTypes))*int64(unsafe.Sizeof("")) + int64(unsafe.Sizeof(*ts))
+	return total
+}
+
+func arrayBytes(d arrow.ArrayData, seen map[*memory.Buffer]bool) int64 {
+	var total int64
+	for _, b := range d.Buffers() {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			total += int64(b.Cap())
+		}
+	}
+	for _, c := range d.Children() {
+		total += arrayBytes(c, seen)
+	}
+	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
+		total += arrayBytes(dict, seen)
+	}
+	return total
+}
+
+// schemaLen is row i's schema IPC length, or -1 when unavailable.
+func (ts *tenantState) schemaLen(i int) int {
+	if ts.cols.SchemaRef.IsNull(i) {
+		return -1
+	}
+	return ts.cols.Schemas.ValueLen(int(ts.cols.SchemaRef.Value(i)))
+}
+
+// schema is row i's schema IPC message (nil when unavailable).
+func (ts *tenantState) schema(i int) []byte {
+	if ts.cols.SchemaRef.IsNull(i) {
+		return nil
+	}
+	return ts.cols.Schemas.Value(int(ts.cols.SchemaRef.Value(i)))
+}
+
+// rowBytes is what row i adds to a GetTables batch: its strings, its
+// schema (when included) and one 4-byte offset per variable-width column.
+func (ts *tenantState) rowBytes(i int, includeSchema bool) int {
+	size := len(ts.tenant) + ts.cols.Namespace.ValueLen(i) + ts.cols.Name.ValueLen(i) + ts.cols.TableType.ValueLen(i) + 16
+	if includeSchema {
+		size += max(ts.schemaLen(i), 0) + 4
+	}
+	return size
+}
+
+// records builds GetTables batches over the selected rows, in order, each of
+// at most batchBytes (a single larger row gets a batch of its own). A batch
+// that is one run of rows slices the segment's name columns; a scattered one
+// gathers them. The table_schema column is always gathered from the
+// tenant's distinct schemas.
+func (ts *tenantState) records(mem memory.Allocator, rows []rowRange, includeSchema bool, batchBytes int) []arrow.RecordBatch {
+	schema := tablesSchema(includeSchema)
+	var (
+		recs  []arrow.RecordBatch
+		batch []rowRange
+		size  int
+	)
+	flush := func() {
+		recs = append(recs, ts.batch(mem, schema, batch, includeSchema))
+		batch, size = nil, 0
+	}
+	for _, r := range rows {
+		for i := r.lo; i < r.hi; i++ {
+			rb := ts.rowBytes(i, includeSchema)
+			if len(batch) > 0 && size+rb > batchBytes {
+				flush()
+			}
+			batch = appendRange(batch, i, i+1)
+			size += rb
+		}
+	}
+	if len(batch) > 0 || len(recs) == 0 {
+		flush()
+	}
+	return recs
+}
+
+// batch builds one GetTables record batch of the rows in rs.
+func (ts *tenantState) batch(mem memory.Allocator, schema *arrow.Schema, rs []rowRange, includeSchema bool) arrow.RecordBatch {
+	rows := 0
+	for _, r := range rs {
+		rows += r.hi - r.lo
+	}
+	cat := array.NewStringBuilder(mem)
+	defer cat.Release()
+	cat.Reserve(rows)
+	cat.ReserveData(rows * len(ts.tenant))
+	for range rows {
+		cat.Append(ts.tenant)
+	}
+	cols := []arrow.Array{cat.NewArray()}
+	for _, src := range []*array.String{ts.cols.Namespace, ts.cols.Name, ts.cols.TableType} {
+		cols = append(cols, gatherStrings(mem, src, rs, rows))
+	}
+	if includeSchema {
+		b := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+		total := 0
+		for _, r := range rs {
+			for i := r.lo; i < r.hi; i++ {
+				total += max(ts.schemaLen(i), 0)
+			}
+		}
+		b.Reserve(rows)
+		b.ReserveData(total)
+		for _, r := range rs {
+			for i := r.lo; i < r.hi; i++ {
+				b.Append(ts.schema(i))
+			}
+		}
+		cols = append(cols, b.NewArray())
+		b.Release()
+	}
+	rec := array.NewRecordBatch(schema, cols, int64(rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+// gatherStrings returns the rows rs of src: a zero-copy slice when rs is one
+// run, else a copy.
+func gatherStrings(mem memory.Allocator, src *array.String, rs []rowRange, rows int) arrow.Array {
+	if len(rs) == 1 {
+		return array.NewSlice(src, int64(rs[0].lo), int64(rs[0].hi))
+	}
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	if rows == 0 {
+		return b.NewArray()
+	}
+	offsets, total := src.ValueOffsets(), 0
+	for _, r := range rs {
+		total += int(offsets[r.hi] - offsets[r.lo])
+	}
+	b.Reserve(rows)
+	b.ReserveData(total)
+	for _, r := range rs {
+		for i := r.lo; i < r.hi; i++ {
+			b.Append(src.Value(i))
+		}
+	}
+	return b.NewArray()
+}
+
+// dbSchemaRecords builds GetDbSchemas batches of the namespaces matching p
+// (all when nil).
+func (ts *tenantState) dbSchemaRecords(mem memory.Allocator, p *like.Pattern, batchBytes int) []arrow.RecordBatch {
+	var recs []arrow.RecordBatch
+	cat, nsb := array.NewStringBuilder(mem), array.NewStringBuilder(mem)
+	defer cat.Release()
+	defer nsb.Release()
+	size := 0
+	flush := func() {
+		c1, c2 := cat.NewArray(), nsb.NewArray()
+		recs = append(recs, array.NewRecordBatch(schema_ref.DBSchemas, []arrow.Array{c1, c2}, int64(c1.Len())))
+		c1.Release()
+		c2.Release()
+		size = 0
+	}
+	for _, ns := range ts.namespaces {
+		if p != nil && !p.Match(ns) {
+			continue
+		}
+		rb := len(ts.tenant) + len(ns) + 8
+		if cat.Len() > 0 && size+rb > batchBytes {
+			flush()
+		}
+		cat.Append(ts.tenant)
+		nsb.Append(ns)
+		size += rb
+	}
+	if cat.Len() > 0 || len(recs) == 0 {
+		flush()
+	}
+	return recs
+}
+
+// catalogsRecord is the GetCatalogs answer: the caller's tenant.
+func catalogsRecord(mem memory.Allocator, tenant string) arrow.RecordBatch {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	b.Append(tenant)
+	col := b.NewArray()
+	defer col.Release()
+	return array.NewRecordBatch(schema_ref.Catalogs, []arrow.Array{col}, 1)
+}
+
+// messageCapture collects the FlightData messages a flight.Writer sends,
+// marshaled (the writer reuses its message between sends).
+type messageCapture struct{ msgs [][]byte }
+
+func (c *messageCapture) Send(fd *flight.FlightData) error {
+	b, err := proto.Marshal(fd)
+	if err != nil {
+		return err
+	}
+	c.msgs = append(c.msgs, b)
+	return nil
+}
+
+// encodeMessages encodes recs as the FlightData messages of a DoGet answer:
+// the schema message, then one message per batch. It releases recs.
+func encodeMessages(schema *arrow.Schema, recs []arrow.RecordBatch, mem memory.Allocator) ([][]byte, error) {
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	c := &messageCapture{}
+	w := flight.NewRecordWriter(c, ipc.WithSchema(schema), ipc.WithAllocator(mem))
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("discovery: encode answer: %w", err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("discovery: encode answer: %w", err)
+	}
+	return c.msgs, nil
+}
+
+// selectNamespaces returns the row span of each namespace matching p, in
+// order (table names are sorted within a span, not across spans).
+func (ts *tenantState) selectNamespaces(p *like.Pattern) []rowRange {
+	if p == nil || p.All() {
+		return ts.nsSpan
+	}
+	if exact, ok := p.Exact(); ok {
+		if i, found := slices.BinarySearch(ts.namespaces, exact); found {
+			return []rowRange{ts.nsSpan[i]}
+		}
+		return nil
+	}
+	var out []rowRange
+	for i := sort.SearchStrings(ts.namespaces, p.Prefix()); i < len(ts.namespaces); i++ {
+		ns := ts.namespaces[i]
+		if !strings.HasPrefix(ns, p.Prefix()) {
+			break
+		}
+		if p.Match(ns) {
+			out = append(out, ts.nsSpan[i])
+		}
+	}
+	return out
+}
+
+// appendRange appends [lo, hi), merging with the last range when adjacent.
+func appendRange(rs []rowRange, lo, hi int) []rowRange {
+	if n := len(rs); n > 0 && rs[n-1].hi == lo {
+		rs[n-1].hi = hi
+		return rs
+	}
+	return append(rs, rowRange{lo, hi})
+}
+
+// selectTables narrows namespace spans to rows whose table name matches p
+// and whose type is in types (any type when empty). Names are sorted within
+// a namespace, so a literal prefix is found by binary search.
+func (ts *tenantState) selectTables(spans []rowRange, p *like.Pattern, types []string) []rowRange {
+	var out []rowRange
+	if (p == nil || p.All()) && len(types) == 0 {
+		for _, s := range spans {
+			out = appendRange(out, s.lo, s.hi)
+		}
+		return out
+	}
+	names := ts.cols.Name
+	for _, s := range spans {
+		lo, hi := s.lo, s.hi
+		if p != nil && !p.All() {
+			prefix := p.Prefix()
+			start := lo + sort.Search(hi-lo, func(k int) bool { return names.Value(lo+k) >= prefix })
+			end := start
+			for end < hi && strings.HasPrefix(names.Value(end), prefix) {
+				end++
+			}
+			lo, hi = start, end
+		}
+		for i := lo; i < hi; i++ {
+			if p != nil && !p.Match(names.Value(i)) {
+				continue
+			}
+			if len(types) > 0 && !slices.Contains(types, ts.cols.TableType.Value(i)) {
+				continue
+			}
+			out = appendRange(out, i, i+1)
+		}
+	}
+	return out
+}
+
+// coversTypes reports whether a table_types filter keeps every table of
+// the tenant (empty keeps all).
+func (ts *tenantState) coversTypes(types []string) bool {
+	if len(types) == 0 {
+		return true
+	}
+	for _, t := range ts.tableTypes {
+		if !slices.Contains(types, t) {
+			return false
+		}
+	}
+	return true
+}
