@@ -2,6 +2,7 @@ package discovery_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -503,4 +504,90 @@ func TestRejectedBlobKeepsServing(t *testing.T) {
 	if rows, err := e.tables(as(t, "acme"), &flightsql.GetTablesOpts{}); err != nil || len(rows) != 1 {
 		t.Fatalf("serving after a rejected blob: %v %v", rows, err)
 	}
+}
+
+// Requests are counted with the gRPC code they were answered with: one
+// before any snapshot is UNAVAILABLE, one without a token UNAUTHENTICATED,
+// and a served one OK (the deferred observe once recorded every request as
+// OK).
+func TestMetricsCountTheRealCode(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	count := func(code string) float64 {
+		t.Helper()
+		families, err := e.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := 0.0
+		for _, f := range families {
+			if f.GetName() != "lake_discovery_requests_total" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "code" && l.GetValue() == code {
+						total += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return total
+	}
+	if _, err := e.client.GetTables(as(t, "acme"), &flightsql.GetTablesOpts{}); codeOf(err) != codes.Unavailable {
+		t.Fatalf("GetTables before a snapshot: %v, want UNAVAILABLE", err)
+	}
+	if got := count("Unavailable"); got != 1 {
+		t.Fatalf("requests counted Unavailable = %v, want 1", got)
+	}
+	if _, err := e.client.GetTables(context.Background(), &flightsql.GetTablesOpts{}); codeOf(err) != codes.Unauthenticated {
+		t.Fatalf("GetTables without a token: %v, want UNAUTHENTICATED", err)
+	}
+	if got := count("Unauthenticated"); got != 1 {
+		t.Fatalf("requests counted Unauthenticated = %v, want 1", got)
+	}
+	if got := count("OK"); got != 0 {
+		t.Fatalf("requests counted OK = %v before any succeeded, want 0", got)
+	}
+	e.register("acme", "sales", "orders", wide(1))
+	e.publish()
+	if _, _, err := e.fetch(as(t, "acme"))(e.client.GetTables(as(t, "acme"), &flightsql.GetTablesOpts{})); err != nil {
+		t.Fatal(err)
+	}
+	if got := count("OK"); got < 1 {
+		t.Fatalf("requests counted OK = %v after a served request, want ≥ 1", got)
+	}
+}
+
+// /status speaks snake_case like the rest of lake's JSON.
+func TestStatusJSONIsSnakeCase(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.publish()
+	b, err := json.Marshal(e.src.Status())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return
+		}
+		for k, child := range m {
+			if k != strings.ToLower(k) || strings.ContainsAny(k, " -") {
+				t.Errorf("/status key %s%s is not snake_case", prefix, k)
+			}
+			walk(prefix+k+".", child)
+		}
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"generation", "loaded", "last_poll", "metadata_reads"} {
+		if _, ok := doc[want]; !ok {
+			t.Errorf("/status lacks %q: %s", want, b)
+		}
+	}
+	walk("", doc)
 }
