@@ -68,7 +68,7 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	if err != nil {
 		return nil, err
 	}
-	api := New(catalog.New(store, catalog.Options{}), Options{Caller: IAMCaller, Log: log})
+	api := New(catalog.New(store, catalog.Options{}), Options{Authorize: AllowAll(IAMCaller), Log: log})
 	return LambdaHandler(api), nil
 }
 
@@ -83,7 +83,7 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 			return events.APIGatewayV2HTTPResponse{
 				StatusCode: http.StatusBadRequest,
 				Headers:    map[string]string{"Content-Type": "application/json"},
-				Body:       `{"error":{"code":"invalid_request","message":"the request could not be read"}}`,
+				Body:       string(errorJSON("invalid_request", "the request could not be read")),
 			}, nil
 		}
 		return resp, nil

@@ -49,14 +49,28 @@ type Authorizer func(r *http.Request, tenant string) (caller string, err error)
 // credential.
 var ErrUnauthenticated = errors.New("registerapi: unauthenticated")
 
+// AllowAll is the Authorizer for a deployment where something in front of
+// the API has already authorized every request it forwards: the register
+// Lambda behind API Gateway's IAM authorization, whose policies scope a
+// producer to its tenant's paths. It allows every request and names the
+// caller with caller (nil: no name). Never use it where requests arrive
+// unauthenticated.
+func AllowAll(caller func(r *http.Request) string) Authorizer {
+	return func(r *http.Request, _ string) (string, error) {
+		if caller == nil {
+			return "", nil
+		}
+		return caller(r), nil
+	}
+}
+
 // Options configures New.
 type Options struct {
-	// Authorize checks each request; nil allows every request (the AWS
-	// deployment, where API Gateway's IAM authorization already ran and
-	// Caller names the principal).
+	// Authorize checks each request and is required: New panics without
+	// it, so a forgotten authorizer fails closed at start-up instead of
+	// allowing every request. Where authorization already ran in front of
+	// the API, say so with AllowAll.
 	Authorize Authorizer
-	// Caller names the caller for the log when Authorize is nil.
-	Caller func(r *http.Request) string
 	// Log receives one line per write. Default slog.Default().
 	Log *slog.Logger
 	// OnWrite is called after each successful write (local mode schedules a
@@ -71,8 +85,13 @@ type Handler struct {
 	mux  *http.ServeMux
 }
 
-// New returns the API handler.
+// New returns the API handler. It panics when opts.Authorize is nil: a
+// programming error that must stop the program at construction, not let
+// every request through.
 func New(cat *catalog.Catalog, opts Options) *Handler {
+	if opts.Authorize == nil {
+		panic("registerapi: New without an Authorizer; pass one, or AllowAll where authorization ran in front of the API")
+	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
@@ -91,17 +110,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.opts.Log.ErrorContext(r.Context(), "register api panic", slog.Any("panic", v), slog.String("path", r.URL.Path))
-			writeError(w, http.StatusInternalServerError, "internal", "internal error")
+			WriteError(w, http.StatusInternalServerError, "internal", "internal error")
 		}
 	}()
 	_, pattern := h.mux.Handler(r)
 	if pattern == "" {
 		if allow := h.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)
-			writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, allow))
+			WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, allow))
 			return
 		}
-		writeError(w, http.StatusNotFound, "no_route", "no such route; see /v1/tenants/{tenant}/namespaces/{namespace}/tables[/{table}]")
+		WriteError(w, http.StatusNotFound, "no_route", "no such route; see /v1/tenants/{tenant}/namespaces/{namespace}/tables[/{table}]")
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -232,12 +251,6 @@ func decodeBody(r *http.Request, v any) error {
 // authorize runs the Authorizer for the path's tenant.
 func (h *Handler) authorize(r *http.Request) (string, error) {
 	tenant := r.PathValue("tenant")
-	if h.opts.Authorize == nil {
-		if h.opts.Caller != nil {
-			return h.opts.Caller(r), nil
-		}
-		return "", nil
-	}
 	caller, err := h.opts.Authorize(r, tenant)
 	if errors.Is(err, ErrUnauthenticated) {
 		return "", &apiError{http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials"}
@@ -398,27 +411,38 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 		w.Header().Set("Retry-After", "1")
 		ae = &apiError{http.StatusServiceUnavailable, "unavailable", "the catalog store is unavailable; retry"}
 	}
-	writeError(w, ae.status, ae.code, ae.message)
+	WriteError(w, ae.status, ae.code, ae.message)
 }
 
-type errorBody struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+// errorJSON is the one place the error envelope
+// {"error":{"code":"…","message":"…"}} is made.
+func errorJSON(code, message string) []byte {
+	var body struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	body.Error.Code, body.Error.Message = code, message
+	b, _ := json.Marshal(body) // two strings: cannot fail
+	return b
 }
 
-func writeError(w http.ResponseWriter, status int, code, message string) {
-	var b errorBody
-	b.Error.Code, b.Error.Message = code, message
-	writeJSON(w, status, b)
+// WriteError answers status with the API's JSON error envelope; local
+// mode's other routes answer their errors with it too.
+func WriteError(w http.ResponseWriter, status int, code, message string) {
+	writeBody(w, status, errorJSON(code, message))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":{"code":"internal","message":"encoding the response failed"}}`)
+		status, b = http.StatusInternalServerError, errorJSON("internal", "encoding the response failed")
 	}
+	writeBody(w, status, b)
+}
+
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(b, '\n'))

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -84,7 +85,7 @@ func decodeTable(tb testing.TB, r response) registerapi.Table {
 }
 
 func TestRegisterLifecycle(t *testing.T) {
-	h := newAPI(t, registerapi.Options{})
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	schema := catalogtest.RichSchema()
 	req := body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(schema)})
 
@@ -137,7 +138,7 @@ func TestRegisterLifecycle(t *testing.T) {
 }
 
 func TestRegisterRejectsBadInput(t *testing.T) {
-	h := newAPI(t, registerapi.Options{})
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	good := ipcB64(catalogtest.WideSchema(1, 3))
 	huge := base64.StdEncoding.EncodeToString(make([]byte, catalog.MaxSchemaIPCBytes+1))
 	tests := []struct {
@@ -221,7 +222,7 @@ func FuzzRegisterRequest(f *testing.F) {
 	f.Add("acme", "sales", "PUT", "orders", `{"schema":{"fields":[{"name":"a","type":"int8"}]}}`)
 	f.Add("a%2F", "%00", "GET", "x", ``)
 	f.Add("t", "n", "POST", "", `{"name":"t","location":"s3://b","schema":"/////w=="}`)
-	h := newAPI(f, registerapi.Options{})
+	h := newAPI(f, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	f.Fuzz(func(t *testing.T, tenant, namespace, method, table, reqBody string) {
 		path := "/v1/tenants/" + tenant + "/namespaces/" + namespace + "/tables"
 		if table != "" {
@@ -246,4 +247,39 @@ func FuzzRegisterRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// New refuses to build a handler without an Authorizer: a forgotten one
+// fails closed at construction instead of allowing every request.
+func TestNewRefusesMissingAuthorizer(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	defer st.Close()
+	defer func() {
+		v := recover()
+		if v == nil {
+			t.Fatal("New with a nil Authorize returned a handler, want a panic")
+		}
+		if msg := fmt.Sprint(v); !strings.Contains(msg, "without an Authorizer") || !strings.Contains(msg, "AllowAll") {
+			t.Fatalf("panic %q, want it to say the Authorizer is missing and name AllowAll", msg)
+		}
+	}()
+	registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{})
+}
+
+// AllowAll allows every tenant and names the caller it is given.
+func TestAllowAll(t *testing.T) {
+	r := httptest.NewRequest("GET", "/", nil)
+	for _, tc := range []struct {
+		name   string
+		caller func(*http.Request) string
+		want   string
+	}{
+		{"no caller", nil, ""},
+		{"IAM-like caller", func(*http.Request) string { return "arn:aws:iam::1:role/p" }, "arn:aws:iam::1:role/p"},
+	} {
+		got, err := registerapi.AllowAll(tc.caller)(r, "any-tenant")
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v; want %q, nil", tc.name, got, err, tc.want)
+		}
+	}
 }
