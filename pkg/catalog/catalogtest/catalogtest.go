@@ -1,5 +1,6 @@
-// Package catalogtest holds schemas and fixtures shared by lake's tests,
-// benchmarks and demo catalog: a schema with every Arrow type the catalog
+// Package catalogtest holds schemas and fixtures shared by lake's tests and
+// benchmarks (production code does not import it; local mode's demo catalog
+// has its own copy in internal/local): a schema with every Arrow type the catalog
 // promises to keep exactly, and generated wide schemas.
 package catalogtest
 
