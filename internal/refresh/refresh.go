@@ -69,9 +69,10 @@ func (p *Publisher) Run(ctx context.Context) (Result, error) {
 	// replaced, with a generation from the clock (Unix seconds) so that the
 	// generation still grows.
 	var (
-		prev    *catalog.BlobHeader
-		prevTag string
-		gen     = uint64(1)
+		prev        *catalog.BlobHeader
+		prevTenants []catalog.TenantInfo
+		prevTag     string
+		gen         = uint64(1)
 	)
 	head, err := p.Blobs.GetPrefix(ctx, catalog.BlobHeaderSize)
 	switch {
@@ -79,6 +80,9 @@ func (p *Publisher) Run(ctx context.Context) (Result, error) {
 		prevTag = head.ETag
 		if h, herr := catalog.ReadBlobHeader(head.Data); herr == nil {
 			prev, gen = &h, h.Generation+1
+			if prevTenants, err = p.previousIndex(ctx, h); err != nil {
+				return res, err
+			}
 		} else {
 			gen = max(gen, uint64(now().Unix()))
 		}
@@ -91,7 +95,7 @@ func (p *Publisher) Run(ctx context.Context) (Result, error) {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
 	res.Counts, res.Scan, res.SkippedKeys = snap.Counts, scan.Stats, scan.SkippedKeys
-	blob, err := catalog.EncodeBlob(snap)
+	blob, err := catalog.EncodeBlobWith(snap, catalog.EncodeOptions{Previous: prevTenants})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
@@ -177,4 +181,27 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// maxIndexRead bounds the index refresh reads back from the current blob to
+// carry its tenants' generations: 64 MiB, several million tenants.
+const maxIndexRead = 64 << 20
+
+// previousIndex reads the current blob's tenant index (a ranged read of its
+// header and index) so unchanged tenants keep their generation. A version 1
+// blob has none, and an index that does not parse is ignored: every tenant
+// then counts as changed, which costs readers a rebuild, not correctness.
+func (p *Publisher) previousIndex(ctx context.Context, h catalog.BlobHeader) ([]catalog.TenantInfo, error) {
+	if h.Version != catalog.BlobVersion2 || h.IndexBytes > maxIndexRead {
+		return nil, nil
+	}
+	prefix, err := p.Blobs.GetPrefix(ctx, catalog.BlobHeaderSize+int(h.IndexBytes))
+	if err != nil {
+		return nil, fmt.Errorf("refresh: read the current blob's index: %w", err)
+	}
+	_, tenants, err := catalog.ReadBlobIndex(prefix.Data)
+	if err != nil {
+		return nil, nil
+	}
+	return tenants, nil
 }

@@ -62,12 +62,16 @@ var (
 
 // BlobHeader is the fixed header of a snapshot blob.
 type BlobHeader struct {
-	Version      uint16
-	Generation   uint64
-	CreatedAt    time.Time
-	Counts       Counts
+	Version    uint16
+	Generation uint64
+	CreatedAt  time.Time
+	Counts     Counts
+	// PayloadBytes is version 1's uncompressed payload size (0 in version 2).
 	PayloadBytes uint64
-	BodyBytes    uint64
+	// IndexBytes is version 2's tenant index size (0 in version 1).
+	IndexBytes uint64
+	// BodyBytes is the size of everything after the header.
+	BodyBytes uint64
 	// ContentHash is the SHA-256 of the uncompressed payload: equal hashes
 	// mean the same tables, schemas and registrations.
 	ContentHash [32]byte
@@ -88,8 +92,10 @@ var blobSchema = arrow.NewSchema([]arrow.Field{
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
-// EncodeBlob encodes s as a snapshot blob.
-func EncodeBlob(s *Snapshot) ([]byte, error) {
+// encodeBlobV1 encodes s in format version 1 (one payload for every
+// tenant). Refresh writes version 2 (EncodeBlob); this stays for tests and
+// fixtures of what older refreshes wrote.
+func encodeBlobV1(s *Snapshot) ([]byte, error) {
 	payload, err := encodePayload(s.tables)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: encode blob payload: %w", err)
@@ -126,7 +132,11 @@ func putHeader(b []byte, h BlobHeader) {
 	le.PutUint64(b[28:], uint64(h.Counts.Tables))
 	le.PutUint64(b[36:], uint64(h.Counts.SchemaUnavailable))
 	le.PutUint64(b[44:], uint64(h.Counts.Skipped))
-	le.PutUint64(b[52:], h.PayloadBytes)
+	if h.Version == BlobVersion2 {
+		le.PutUint64(b[52:], h.IndexBytes)
+	} else {
+		le.PutUint64(b[52:], h.PayloadBytes)
+	}
 	le.PutUint64(b[60:], h.BodyBytes)
 	copy(b[68:100], h.ContentHash[:])
 }
@@ -158,8 +168,12 @@ func ReadBlobHeader(b []byte) (BlobHeader, error) {
 		BodyBytes:    le.Uint64(b[60:]),
 	}
 	copy(h.ContentHash[:], b[68:100])
-	if h.Version != BlobVersion {
-		return BlobHeader{}, fmt.Errorf("%w: version %d, this build reads %d", ErrBlobVersion, h.Version, BlobVersion)
+	switch h.Version {
+	case BlobVersion:
+	case BlobVersion2:
+		h.IndexBytes, h.PayloadBytes = h.PayloadBytes, 0
+	default:
+		return BlobHeader{}, fmt.Errorf("%w: version %d, this build reads %d and %d", ErrBlobVersion, h.Version, BlobVersion, BlobVersion2)
 	}
 	if codec := le.Uint16(b[10:]); codec != codecZstd {
 		return BlobHeader{}, fmt.Errorf("%w: unknown codec %d", ErrBlobCorrupt, codec)
@@ -172,6 +186,9 @@ type DecodeOptions struct {
 	// MaxPayloadBytes bounds the uncompressed payload. Default
 	// DefaultMaxBlobPayloadBytes.
 	MaxPayloadBytes uint64
+	// MaxSegmentBytes bounds one tenant's uncompressed segment (version 2).
+	// Default DefaultMaxSegmentBytes.
+	MaxSegmentBytes uint64
 }
 
 // DecodeBlob checks and decodes a snapshot blob: header, CRC-32C, the
@@ -185,6 +202,9 @@ func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
 	h, err := ReadBlobHeader(b)
 	if err != nil {
 		return nil, err
+	}
+	if h.Version == BlobVersion2 {
+		return decodeBlobV2(b, opts)
 	}
 	if h.BodyBytes != uint64(len(b)-BlobHeaderSize) {
 		return nil, fmt.Errorf("%w: header says %d body bytes, blob has %d", ErrBlobCorrupt, h.BodyBytes, len(b)-BlobHeaderSize)
@@ -201,7 +221,9 @@ func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
 		return nil, fmt.Errorf("catalog: decode blob: %w", err)
 	}
 	defer dec.Close()
-	payload, err := dec.DecodeAll(b[BlobHeaderSize:], make([]byte, 0, h.PayloadBytes))
+	// Capacity from what the compressed bytes can hold at most, not from the
+	// header's claim alone: a forged size must not allocate.
+	payload, err := dec.DecodeAll(b[BlobHeaderSize:], make([]byte, 0, min(h.PayloadBytes, 64*uint64(len(b))+4096)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: decompress: %v", ErrBlobCorrupt, err)
 	}
@@ -294,6 +316,11 @@ func decodePayload(payload []byte, wantRows int) (tables []Table, err error) {
 	defer rdr.Release()
 	if !rdr.Schema().Equal(blobSchema) {
 		return nil, fmt.Errorf("payload schema %s is not the blob schema", rdr.Schema())
+	}
+	// A row takes more than 8 payload bytes: a forged count must not
+	// allocate beyond what the payload can hold.
+	if wantRows < 0 || wantRows > len(payload)/8 {
+		return nil, fmt.Errorf("%d tables cannot fit in a %d-byte payload", wantRows, len(payload))
 	}
 	tables = make([]Table, 0, wantRows)
 	intern := make(map[string]string)

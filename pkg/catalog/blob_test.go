@@ -100,7 +100,7 @@ func TestBlobContentHash(t *testing.T) {
 func TestBlobRejectsDamage(t *testing.T) {
 	blob := encode(t, snapshotOf(t, 50, 9))
 	newer := append([]byte{}, blob...)
-	binary.LittleEndian.PutUint16(newer[8:], catalog.BlobVersion+1)
+	binary.LittleEndian.PutUint16(newer[8:], catalog.BlobVersion2+1)
 	magic := append([]byte{}, blob...)
 	copy(magic, "PARQUET1")
 	cases := map[string]struct {
@@ -134,9 +134,24 @@ func TestBlobRejectsDamage(t *testing.T) {
 
 func TestBlobPayloadLimit(t *testing.T) {
 	blob := encode(t, snapshotOf(t, 20, 1))
-	h, _ := catalog.ReadBlobHeader(blob)
-	if _, err := catalog.DecodeBlob(blob, catalog.DecodeOptions{MaxPayloadBytes: h.PayloadBytes - 1}); !errors.Is(err, catalog.ErrBlobCorrupt) {
-		t.Fatalf("over-limit payload error = %v, want ErrBlobCorrupt", err)
+	blob2, err := catalog.OpenBlob(blob, catalog.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	largest := 0
+	for _, info := range blob2.Tenants() {
+		largest = max(largest, info.PayloadBytes)
+	}
+	if _, err := catalog.DecodeBlob(blob, catalog.DecodeOptions{MaxSegmentBytes: uint64(largest) - 1}); !errors.Is(err, catalog.ErrBlobCorrupt) {
+		t.Fatalf("over-limit segment error = %v, want ErrBlobCorrupt", err)
+	}
+	v1, err := catalog.EncodeBlobV1(snapshotOf(t, 20, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := catalog.ReadBlobHeader(v1)
+	if _, err := catalog.DecodeBlob(v1, catalog.DecodeOptions{MaxPayloadBytes: h.PayloadBytes - 1}); !errors.Is(err, catalog.ErrBlobCorrupt) {
+		t.Fatalf("over-limit v1 payload error = %v, want ErrBlobCorrupt", err)
 	}
 }
 

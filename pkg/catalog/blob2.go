@@ -1,0 +1,408 @@
+package catalog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Blob format version 2 organizes the body by tenant, so a reader can verify
+// the whole blob and read its index without decompressing anything, and
+// decompress one tenant when it is asked for:
+//
+//	offset size  field
+//	0      104   the header, laid out as in version 1 (see BlobMagic) except:
+//	52     8       index bytes (version 1: payload bytes)
+//	60     8       body bytes: the index and the segments after it
+//	68     32      content hash: SHA-256 over each tenant's name and segment hash, in order
+//	100    4       CRC-32C of bytes 0–99 and of the body
+//	104    …     the tenant index:
+//	               u32 tenants, then per tenant, sorted by name:
+//	               u16 name length, name, u64 segment offset (from the first
+//	               segment), u64 compressed bytes, u64 uncompressed bytes,
+//	               u64 tables, u64 tables with the schema unavailable,
+//	               u64 generation of its last change, i64 that blob's
+//	               creation time (Unix ns), 32 bytes SHA-256 of the
+//	               uncompressed segment
+//	…      …     the segments, back to back in index order: each one zstd
+//	             frame holding an Arrow IPC stream of the tenant's rows (the
+//	             version 1 payload's columns), sorted by (namespace, table)
+//
+// Every number in the index is checked against the bytes that hold it and
+// against DecodeOptions before anything is allocated.
+const (
+	// BlobVersion2 is the tenant-segmented format refresh writes.
+	BlobVersion2 = 2
+	// DefaultMaxSegmentBytes bounds one tenant's uncompressed segment.
+	DefaultMaxSegmentBytes = 1 << 30
+	// indexEntryMin is the fewest bytes an index entry takes (a one-byte name).
+	indexEntryMin = 2 + 1 + 7*8 + 32
+)
+
+// TenantInfo is what a blob's index says of one tenant.
+type TenantInfo struct {
+	Name              string
+	Tables            int
+	SchemaUnavailable int
+	// Hash is the SHA-256 of the uncompressed segment: equal hashes mean
+	// the same tables, schemas and registrations.
+	Hash [32]byte
+	// Generation is the blob generation at which this tenant's content last
+	// changed, and ChangedAt that blob's creation time.
+	Generation      uint64
+	ChangedAt       time.Time
+	CompressedBytes int
+	PayloadBytes    int
+	offset          int
+}
+
+// Blob is a verified snapshot blob whose tenant segments are decoded on
+// demand. It is safe for concurrent use and holds only the compressed bytes.
+type Blob struct {
+	header  BlobHeader
+	tenants []TenantInfo
+	data    []byte // the segments
+	maxSeg  uint64
+	decOnce sync.Once
+	dec     *zstd.Decoder
+	decErr  error
+}
+
+// ErrTenantNotInBlob is returned by Blob.TenantTables for a tenant the blob
+// does not hold.
+var ErrTenantNotInBlob = errors.New("catalog: tenant not in the snapshot blob")
+
+// OpenBlob verifies b (header, magic and version, the CRC-32C over the
+// header and body, every index entry's bounds, the content hash over the
+// index) and returns it without decompressing any segment. A version 1 blob
+// is decoded whole and regrouped, so callers see one shape. Every failure
+// wraps ErrBlobMagic, ErrBlobVersion or ErrBlobCorrupt; no input panics.
+func OpenBlob(b []byte, opts DecodeOptions) (*Blob, error) {
+	h, err := ReadBlobHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	if h.Version == BlobVersion {
+		snap, err := DecodeBlob(b, opts)
+		if err != nil {
+			return nil, err
+		}
+		v2, err := EncodeBlob(snap)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: regroup a version 1 blob: %w", err)
+		}
+		blob, err := OpenBlob(v2, opts)
+		if err != nil {
+			return nil, err
+		}
+		blob.header.Version = BlobVersion
+		return blob, nil
+	}
+	if h.BodyBytes != uint64(len(b)-BlobHeaderSize) {
+		return nil, fmt.Errorf("%w: header says %d body bytes, blob has %d", ErrBlobCorrupt, h.BodyBytes, len(b)-BlobHeaderSize)
+	}
+	if crc := crc32.Update(crc32.Checksum(b[:100], crcTable), crcTable, b[BlobHeaderSize:]); crc != binary.LittleEndian.Uint32(b[100:104]) {
+		return nil, fmt.Errorf("%w: checksum mismatch", ErrBlobCorrupt)
+	}
+	if h.IndexBytes > h.BodyBytes {
+		return nil, fmt.Errorf("%w: index of %d bytes in a body of %d", ErrBlobCorrupt, h.IndexBytes, h.BodyBytes)
+	}
+	body := b[BlobHeaderSize:]
+	tenants, err := parseIndex(body[:h.IndexBytes], opts)
+	if err != nil {
+		return nil, err
+	}
+	blob := &Blob{header: h, tenants: tenants, data: body[h.IndexBytes:]}
+	if err := blob.check(); err != nil {
+		return nil, err
+	}
+	return blob, nil
+}
+
+// ReadBlobIndex parses the index of a version 2 blob from a prefix of it
+// (the header and at least IndexBytes after it), without the body, so a
+// writer can carry each unchanged tenant's generation forward. The index is
+// bounds-checked but, without the body, not checksummed.
+func ReadBlobIndex(prefix []byte) (BlobHeader, []TenantInfo, error) {
+	h, err := ReadBlobHeader(prefix)
+	if err != nil {
+		return h, nil, err
+	}
+	if h.Version != BlobVersion2 {
+		return h, nil, fmt.Errorf("%w: version %d has no tenant index", ErrBlobVersion, h.Version)
+	}
+	if h.IndexBytes > h.BodyBytes || uint64(len(prefix)-BlobHeaderSize) < h.IndexBytes {
+		return h, nil, fmt.Errorf("%w: index of %d bytes not within the %d bytes read", ErrBlobCorrupt, h.IndexBytes, len(prefix)-BlobHeaderSize)
+	}
+	tenants, err := parseIndex(prefix[BlobHeaderSize:BlobHeaderSize+int(h.IndexBytes)], DecodeOptions{})
+	return h, tenants, err
+}
+
+func parseIndex(idx []byte, opts DecodeOptions) ([]TenantInfo, error) {
+	if opts.MaxSegmentBytes == 0 {
+		opts.MaxSegmentBytes = DefaultMaxSegmentBytes
+	}
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: index: %s", ErrBlobCorrupt, fmt.Sprintf(format, args...))
+	}
+	if len(idx) < 4 {
+		return nil, corrupt("%d bytes, too short", len(idx))
+	}
+	le := binary.LittleEndian
+	n := int(le.Uint32(idx))
+	if n > (len(idx)-4)/indexEntryMin {
+		return nil, corrupt("%d tenants cannot fit in %d bytes", n, len(idx))
+	}
+	tenants := make([]TenantInfo, 0, n)
+	pos := 4
+	next := 0
+	for i := range n {
+		if len(idx)-pos < 2 {
+			return nil, corrupt("entry %d truncated", i)
+		}
+		nameLen := int(le.Uint16(idx[pos:]))
+		pos += 2
+		if nameLen == 0 || len(idx)-pos < nameLen+7*8+32 {
+			return nil, corrupt("entry %d truncated or unnamed", i)
+		}
+		t := TenantInfo{Name: string(idx[pos : pos+nameLen])}
+		pos += nameLen
+		if err := ValidateName("tenant", t.Name); err != nil {
+			return nil, corrupt("entry %d: %v", i, err)
+		}
+		if i > 0 && tenants[i-1].Name >= t.Name {
+			return nil, corrupt("tenants out of order at %q", t.Name)
+		}
+		u := func() uint64 { v := le.Uint64(idx[pos:]); pos += 8; return v }
+		off, clen, plen, tables, unavailable, gen, changed := u(), u(), u(), u(), u(), u(), u()
+		copy(t.Hash[:], idx[pos:pos+32])
+		pos += 32
+		switch {
+		case off != uint64(next):
+			return nil, corrupt("%s: segment at %d, want %d (segments are back to back)", t.Name, off, next)
+		case clen == 0 || clen > 1<<40:
+			return nil, corrupt("%s: %d compressed bytes", t.Name, clen)
+		case plen > opts.MaxSegmentBytes:
+			return nil, corrupt("%s: segment of %d bytes exceeds the limit of %d", t.Name, plen, opts.MaxSegmentBytes)
+		case tables == 0 || tables > plen/8:
+			// A table takes more than 8 bytes of the segment (its names alone).
+			return nil, corrupt("%s: %d tables cannot fit in a %d-byte segment", t.Name, tables, plen)
+		case unavailable > tables:
+			return nil, corrupt("%s: %d of %d tables without a schema", t.Name, unavailable, tables)
+		}
+		t.offset, t.CompressedBytes, t.PayloadBytes = next, int(clen), int(plen)
+		t.Tables, t.SchemaUnavailable = int(tables), int(unavailable)
+		t.Generation, t.ChangedAt = gen, time.Unix(0, int64(changed)).UTC()
+		next += int(clen)
+		tenants = append(tenants, t)
+	}
+	if pos != len(idx) {
+		return nil, corrupt("%d bytes after the last entry", len(idx)-pos)
+	}
+	return tenants, nil
+}
+
+// check ties the index to the header and the segment bytes.
+func (b *Blob) check() error {
+	total, tables, unavailable := 0, 0, 0
+	for _, t := range b.tenants {
+		total += t.CompressedBytes
+		tables += t.Tables
+		unavailable += t.SchemaUnavailable
+		b.maxSeg = max(b.maxSeg, uint64(t.PayloadBytes))
+	}
+	switch {
+	case total != len(b.data):
+		return fmt.Errorf("%w: segments hold %d bytes, index counts %d", ErrBlobCorrupt, len(b.data), total)
+	case tables != b.header.Counts.Tables || unavailable != b.header.Counts.SchemaUnavailable:
+		return fmt.Errorf("%w: index counts %d tables (%d without a schema), header %d (%d)", ErrBlobCorrupt,
+			tables, unavailable, b.header.Counts.Tables, b.header.Counts.SchemaUnavailable)
+	case contentHash(b.tenants) != b.header.ContentHash:
+		return fmt.Errorf("%w: content hash mismatch", ErrBlobCorrupt)
+	}
+	return nil
+}
+
+// contentHash is the hash over each tenant's name and segment hash.
+func contentHash(tenants []TenantInfo) [32]byte {
+	h := sha256.New()
+	var n [8]byte
+	for _, t := range tenants {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(t.Name)))
+		h.Write(n[:])
+		h.Write([]byte(t.Name))
+		h.Write(t.Hash[:])
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum
+}
+
+// Header returns the blob's header. For a version 1 input, Version is 1.
+func (b *Blob) Header() BlobHeader { return b.header }
+
+// Tenants returns the index, sorted by name. The slice is shared: do not
+// modify it.
+func (b *Blob) Tenants() []TenantInfo { return b.tenants }
+
+// Tenant returns the index entry of a tenant; false when the blob has no
+// tables of it.
+func (b *Blob) Tenant(name string) (TenantInfo, bool) {
+	i := sort.Search(len(b.tenants), func(i int) bool { return b.tenants[i].Name >= name })
+	if i < len(b.tenants) && b.tenants[i].Name == name {
+		return b.tenants[i], true
+	}
+	return TenantInfo{}, false
+}
+
+// TenantTables decompresses and decodes one tenant's segment: its tables in
+// (namespace, table) order. It verifies the segment's hash, every name, the
+// order and the counts; any failure wraps ErrBlobCorrupt, an unknown tenant
+// ErrTenantNotInBlob. The tables share one copy of their schema bytes.
+func (b *Blob) TenantTables(name string) ([]Table, error) {
+	t, ok := b.Tenant(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrTenantNotInBlob, name)
+	}
+	b.decOnce.Do(func() {
+		b.dec, b.decErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(max(b.maxSeg, 1)))
+	})
+	if b.decErr != nil {
+		return nil, fmt.Errorf("catalog: segment decoder: %w", b.decErr)
+	}
+	seg := b.data[t.offset : t.offset+t.CompressedBytes]
+	// Capacity from what the compressed bytes can hold at most, not from
+	// the index's claim alone.
+	payload, err := b.dec.DecodeAll(seg, make([]byte, 0, min(t.PayloadBytes, 64*len(seg)+4096)))
+	if err != nil {
+		return nil, fmt.Errorf("%w: tenant %q: decompress: %v", ErrBlobCorrupt, name, err)
+	}
+	if len(payload) != t.PayloadBytes || sha256.Sum256(payload) != t.Hash {
+		return nil, fmt.Errorf("%w: tenant %q: segment does not match its index entry", ErrBlobCorrupt, name)
+	}
+	tables, err := decodePayload(payload, t.Tables)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tenant %q: %v", ErrBlobCorrupt, name, err)
+	}
+	unavailable := 0
+	for i := range tables {
+		if tables[i].Ref.Tenant != name {
+			return nil, fmt.Errorf("%w: tenant %q: segment holds a table of %q", ErrBlobCorrupt, name, tables[i].Ref.Tenant)
+		}
+		if !tables[i].HasSchema() {
+			unavailable++
+		}
+	}
+	if unavailable != t.SchemaUnavailable {
+		return nil, fmt.Errorf("%w: tenant %q: %d tables without a schema, index counts %d", ErrBlobCorrupt, name, unavailable, t.SchemaUnavailable)
+	}
+	return tables, nil
+}
+
+// EncodeOptions qualifies EncodeBlobWith.
+type EncodeOptions struct {
+	// Previous is the index of the blob this one replaces: a tenant whose
+	// segment hash is unchanged keeps its Generation and ChangedAt.
+	Previous []TenantInfo
+}
+
+// EncodeBlob encodes s as a version 2 blob; every tenant's generation is
+// s.Generation.
+func EncodeBlob(s *Snapshot) ([]byte, error) { return EncodeBlobWith(s, EncodeOptions{}) }
+
+// EncodeBlobWith encodes s as a version 2 blob, one compressed segment per
+// tenant, carrying unchanged tenants' generations from opts.Previous.
+func EncodeBlobWith(s *Snapshot, opts EncodeOptions) ([]byte, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("catalog: encode blob: %w", err)
+	}
+	defer enc.Close()
+	prev := make(map[string]TenantInfo, len(opts.Previous))
+	for _, t := range opts.Previous {
+		prev[t.Name] = t
+	}
+	var segments []byte
+	var tenants []TenantInfo
+	for _, name := range s.Tenants() {
+		tables := s.Tenant(name)
+		payload, err := encodePayload(tables)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: encode blob segment of %s: %w", name, err)
+		}
+		t := TenantInfo{Name: name, Tables: len(tables), Hash: sha256.Sum256(payload), PayloadBytes: len(payload),
+			Generation: s.Generation, ChangedAt: s.CreatedAt.UTC(), offset: len(segments)}
+		for i := range tables {
+			if !tables[i].HasSchema() {
+				t.SchemaUnavailable++
+			}
+		}
+		if p, ok := prev[name]; ok && p.Hash == t.Hash {
+			t.Generation, t.ChangedAt = p.Generation, p.ChangedAt
+		}
+		segments = enc.EncodeAll(payload, segments)
+		t.CompressedBytes = len(segments) - t.offset
+		tenants = append(tenants, t)
+	}
+	idx := encodeIndex(tenants)
+	out := make([]byte, BlobHeaderSize, BlobHeaderSize+len(idx)+len(segments))
+	out = append(append(out, idx...), segments...)
+	h := BlobHeader{
+		Version:     BlobVersion2,
+		Generation:  s.Generation,
+		CreatedAt:   s.CreatedAt,
+		Counts:      s.Counts,
+		IndexBytes:  uint64(len(idx)),
+		BodyBytes:   uint64(len(out) - BlobHeaderSize),
+		ContentHash: contentHash(tenants),
+	}
+	putHeader(out[:BlobHeaderSize], h)
+	crc := crc32.Update(crc32.Checksum(out[:100], crcTable), crcTable, out[BlobHeaderSize:])
+	binary.LittleEndian.PutUint32(out[100:104], crc)
+	return out, nil
+}
+
+func encodeIndex(tenants []TenantInfo) []byte {
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	b.Write(le.AppendUint32(nil, uint32(len(tenants))))
+	for _, t := range tenants {
+		b.Write(le.AppendUint16(nil, uint16(len(t.Name))))
+		b.WriteString(t.Name)
+		for _, v := range []uint64{uint64(t.offset), uint64(t.CompressedBytes), uint64(t.PayloadBytes), uint64(t.Tables),
+			uint64(t.SchemaUnavailable), t.Generation, uint64(t.ChangedAt.UnixNano())} {
+			b.Write(le.AppendUint64(nil, v))
+		}
+		b.Write(t.Hash[:])
+	}
+	return b.Bytes()
+}
+
+// decodeBlobV2 decodes every segment of a version 2 blob into a Snapshot.
+func decodeBlobV2(b []byte, opts DecodeOptions) (*Snapshot, error) {
+	blob, err := OpenBlob(b, opts)
+	if err != nil {
+		return nil, err
+	}
+	var tables []Table
+	for _, t := range blob.tenants {
+		tt, err := blob.TenantTables(t.Name)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, tt...)
+	}
+	s := newSnapshot(tables, blob.header.Generation, blob.header.CreatedAt, blob.header.Counts.Skipped)
+	if s.Counts != blob.header.Counts {
+		return nil, fmt.Errorf("%w: segment counts %+v, header says %+v", ErrBlobCorrupt, s.Counts, blob.header.Counts)
+	}
+	return s, nil
+}
