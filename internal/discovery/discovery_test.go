@@ -111,17 +111,20 @@ func (e *env) publish() {
 	e.load(snap)
 }
 
-// load writes snap's blob and polls it in.
+// load writes snap's blob, as refresh does (unchanged tenants keep the
+// generation of their last change), and polls it in.
 func (e *env) load(snap *catalog.Snapshot) {
 	e.t.Helper()
-	blob, err := catalog.EncodeBlob(snap)
-	if err != nil {
-		e.t.Fatal(err)
-	}
 	cur, err := e.blobs.Get(context.Background(), "")
 	cond := blobstore.Condition{IfNoneMatch: true}
+	var prev []catalog.TenantInfo
 	if err == nil {
 		cond = blobstore.Condition{IfMatch: cur.ETag}
+		_, prev, _ = catalog.ReadBlobIndex(cur.Data)
+	}
+	blob, err := catalog.EncodeBlobWith(snap, catalog.EncodeOptions{Previous: prev})
+	if err != nil {
+		e.t.Fatal(err)
 	}
 	if _, err := e.blobs.Put(context.Background(), blob, cond); err != nil {
 		e.t.Fatal(err)

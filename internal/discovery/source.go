@@ -124,18 +124,19 @@ func (s *Source) poll(ctx context.Context) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("discovery: fetch %s: %w", s.blobs.Location(), err)
 	}
-	snap, err := catalog.DecodeBlob(b.Data, catalog.DecodeOptions{})
+	blob, err := catalog.OpenBlob(b.Data, catalog.DecodeOptions{})
 	if err != nil {
 		s.log.ErrorContext(ctx, "snapshot blob rejected; the previous snapshot keeps serving",
 			slog.String("blob", s.blobs.Location()), slog.String("etag", b.ETag), slog.String("error", err.Error()))
 		return false, fmt.Errorf("%w: %w", errRejected, err)
 	}
-	if cur := s.svc.View(); cur != nil && snap.Generation < cur.Generation {
+	h := blob.Header()
+	if cur := s.svc.View(); cur != nil && h.Generation < cur.Generation {
 		s.log.WarnContext(ctx, "snapshot blob of an older generation rejected",
-			slog.Uint64("blob_generation", snap.Generation), slog.Uint64("serving_generation", cur.Generation))
-		return false, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, snap.Generation, cur.Generation)
+			slog.Uint64("blob_generation", h.Generation), slog.Uint64("serving_generation", cur.Generation))
+		return false, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, h.Generation, cur.Generation)
 	}
-	v := &View{Generation: snap.Generation, CreatedAt: snap.CreatedAt, Counts: snap.Counts, Tenants: len(snap.Tenants()), index: newSnapshotIndex(snap)}
+	v := &View{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts, Tenants: len(blob.Tenants()), index: blobIndex{blob}}
 	s.svc.setView(v)
 	s.etag = b.ETag
 	if s.OnLoad != nil {

@@ -1,0 +1,210 @@
+package discovery_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+
+	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/pkg/catalog"
+)
+
+// answers is every tenant's GetTables with schemas, in a comparable form.
+func answers(t *testing.T, e *env, tenants []string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, tenant := range tenants {
+		rows, err := e.tables(as(t, tenant), &flightsql.GetTablesOpts{IncludeSchema: true})
+		if err != nil {
+			t.Fatalf("GetTables as %s: %v", tenant, err)
+		}
+		var b bytes.Buffer
+		for _, r := range rows {
+			fmt.Fprintf(&b, "%s/%s/%s %s %x\n", r.catalog, r.ns, r.name, r.typ, r.schema)
+		}
+		out[tenant] = b.String()
+	}
+	return out
+}
+
+// A cache budget far below one tenant's prepared size still answers every
+// tenant exactly (each request rebuilds from the compressed segment).
+func TestTinyCacheStillAnswersExactly(t *testing.T) {
+	var tenants []string
+	build := func(e *env) {
+		for i := range 6 {
+			tenant := fmt.Sprintf("tenant%d", i)
+			for j := range 5 + i {
+				e.register(tenant, fmt.Sprintf("ns%d", j%2), fmt.Sprintf("t%02d", j), wide(i*10+j))
+			}
+		}
+		e.publish()
+	}
+	for i := range 6 {
+		tenants = append(tenants, fmt.Sprintf("tenant%d", i))
+	}
+	roomy := newEnv(t, discovery.Options{CacheBytes: 1 << 30})
+	build(roomy)
+	tiny := newEnv(t, discovery.Options{CacheBytes: 1})
+	build(tiny)
+	want := answers(t, roomy, tenants)
+	for round := range 2 {
+		got := answers(t, tiny, tenants)
+		for _, tenant := range tenants {
+			if got[tenant] != want[tenant] {
+				t.Fatalf("round %d, %s under a 1-byte cache:\n%s\nwant\n%s", round, tenant, got[tenant], want[tenant])
+			}
+		}
+	}
+	if st := tiny.svc.CacheStats(); st.Evictions == 0 || st.Builds < uint64(2*len(tenants)) {
+		t.Fatalf("tiny cache stats %+v: want evictions and a rebuild per request", st)
+	}
+}
+
+// A new blob in which only one tenant changed rebuilds only that tenant;
+// the others keep their prepared state. GetSqlInfo's generation and change
+// time are each tenant's own, so the unchanged tenant's stay put.
+func TestReloadRebuildsOnlyChangedTenants(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.register("globex", "finance", "ledger", wide(2))
+	e.publish()
+	_ = answers(t, e, []string{"acme", "globex"})
+	before := e.svc.CacheStats()
+	acme1, globex1 := sqlInfo(t, e, "acme"), sqlInfo(t, e, "globex")
+
+	e.register("acme", "sales", "returns", wide(3))
+	e.publish()
+	_ = answers(t, e, []string{"acme", "globex"})
+	after := e.svc.CacheStats()
+	if got := after.Builds - before.Builds; got != 1 {
+		t.Fatalf("%d tenants rebuilt after a reload where one changed, want 1", got)
+	}
+	acme2, globex2 := sqlInfo(t, e, "acme"), sqlInfo(t, e, "globex")
+	if acme2[discovery.SqlInfoSnapshotGeneration] == acme1[discovery.SqlInfoSnapshotGeneration] ||
+		acme2[discovery.SqlInfoSnapshotCreatedAt] == acme1[discovery.SqlInfoSnapshotCreatedAt] {
+		t.Fatalf("changed tenant's freshness %v → %v, want a new generation and time", acme1, acme2)
+	}
+	if globex2[discovery.SqlInfoSnapshotGeneration] != globex1[discovery.SqlInfoSnapshotGeneration] ||
+		globex2[discovery.SqlInfoSnapshotCreatedAt] != globex1[discovery.SqlInfoSnapshotCreatedAt] {
+		t.Fatalf("unchanged tenant's freshness %v → %v: it reveals another tenant's write", globex1, globex2)
+	}
+}
+
+// sqlInfo returns the custom freshness ids of the caller's tenant.
+func sqlInfo(t *testing.T, e *env, tenant string) map[uint32]string {
+	t.Helper()
+	ctx := as(t, tenant)
+	_, recs, err := e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{discovery.SqlInfoSnapshotGeneration, discovery.SqlInfoSnapshotCreatedAt}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[uint32]string{}
+	for _, rec := range recs {
+		ids := rec.Column(0).(*array.Uint32)
+		vals := rec.Column(1).(*array.DenseUnion)
+		for i := 0; i < int(rec.NumRows()); i++ {
+			child := vals.Field(vals.ChildID(i))
+			out[ids.Value(i)] = child.ValueStr(int(vals.ValueOffset(i)))
+		}
+		rec.Release()
+	}
+	if len(out) != 2 {
+		t.Fatalf("GetSqlInfo as %s answered %v, want both freshness ids", tenant, out)
+	}
+	return out
+}
+
+// The version 1 blob an older refresh wrote (pkg/catalog's fixture) loads
+// and serves exactly what it holds.
+func TestV1BlobFixtureServes(t *testing.T) {
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "pkg", "catalog", "testdata", "v1.lakesnap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := catalog.DecodeBlob(fixture, catalog.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, discovery.Options{})
+	if _, err := e.blobs.Put(context.Background(), fixture, blobstore.Condition{IfNoneMatch: true}); err != nil {
+		t.Fatal(err)
+	}
+	if loaded, err := e.src.Poll(context.Background()); err != nil || !loaded {
+		t.Fatalf("poll of the v1 fixture: %v %v", loaded, err)
+	}
+	for _, tenant := range want.Tenants() {
+		rows, err := e.tables(as(t, tenant), &flightsql.GetTablesOpts{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables := want.Tenant(tenant)
+		if len(rows) != len(tables) {
+			t.Fatalf("%s: %d rows, want %d", tenant, len(rows), len(tables))
+		}
+		for i, r := range rows {
+			if r.ns != tables[i].Ref.Namespace || r.name != tables[i].Ref.Name || r.typ != tables[i].TableType {
+				t.Fatalf("%s row %d = %+v, want %s", tenant, i, r, tables[i].Ref)
+			}
+		}
+	}
+	rows, err := e.tables(as(t, "acme"), &flightsql.GetTablesOpts{IncludeSchema: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if !bytes.Equal(r.schema, want.Tenant("acme")[i].SchemaIPC) {
+			t.Fatalf("acme row %d schema differs from the fixture's", i)
+		}
+	}
+}
+
+// Every single-bit flip of a v2 blob, and of one segment re-checksummed, is
+// rejected (at load, or when the tenant is prepared) while the last good
+// snapshot keeps serving the other tenants.
+func TestDamagedV2BlobsKeepTheLastGoodServing(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.register("globex", "finance", "ledger", wide(2))
+	e.publish()
+	good, err := e.blobs.Get(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := answers(t, e, []string{"acme", "globex"})
+	etag := good.ETag
+	for i := 10; i < len(good.Data); i += max(1, len(good.Data)/120) {
+		bad := bytes.Clone(good.Data)
+		bad[i] ^= 0x04
+		var err error
+		if etag, err = e.blobs.Put(context.Background(), bad, blobstore.Condition{IfMatch: etag}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.src.Poll(context.Background()); !errors.Is(err, catalog.ErrBlobCorrupt) {
+			t.Fatalf("flip at byte %d of %d: poll %v, want ErrBlobCorrupt", i, len(good.Data), err)
+		}
+		if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
+			t.Fatalf("after a rejected blob (flip at %d) the answers changed", i)
+		}
+	}
+	for _, n := range []int{0, 50, 104, len(good.Data) / 2, len(good.Data) - 1} {
+		var err error
+		if etag, err = e.blobs.Put(context.Background(), good.Data[:n], blobstore.Condition{IfMatch: etag}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.src.Poll(context.Background()); err == nil {
+			t.Fatalf("truncation to %d bytes loaded", n)
+		}
+	}
+	if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
+		t.Fatal("after rejected truncations the answers changed")
+	}
+}
