@@ -266,29 +266,30 @@ func pathRef(r *http.Request, table string) catalog.TableRef {
 }
 
 func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, "") // the name comes with the body
 	caller, err := h.authorize(r)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	var req registerRequest
 	if err := decodeBody(r, &req); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
-	ref := pathRef(r, req.Name)
+	ref.Name = req.Name
 	if err := ref.Validate(); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	schema, err := ParseSchema(req.Schema)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	reg, created, err := h.cat.Register(r.Context(), ref, catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema})
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	status := http.StatusOK
@@ -301,14 +302,14 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
 	if _, err := h.authorize(r); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
-	ref := pathRef(r, r.PathValue("table"))
 	reg, err := h.cat.Get(r.Context(), ref)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	w.Header().Set("ETag", etag(reg))
@@ -316,42 +317,39 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
 	caller, err := h.authorize(r)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
-	ref := pathRef(r, r.PathValue("table"))
 	if err := ref.Validate(); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	var opts catalog.UpdateOptions
 	if im := r.Header.Get("If-Match"); im != "" {
 		v, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(im, "W/"), `"`), 10, 64)
 		if err != nil || v <= 0 {
-			h.fail(w, r, badRequest("invalid_if_match", `If-Match must be a version ETag such as "3", got %q`, im))
+			h.fail(w, r, ref, badRequest("invalid_if_match", `If-Match must be a version ETag such as "3", got %q`, im))
 			return
 		}
 		opts.IfVersion = v
 	}
 	var req updateRequest
 	if err := decodeBody(r, &req); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	opts.IfNoSchema = req.OnlyIfNoSchema
 	schema, err := ParseSchema(req.Schema)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	reg, err := h.cat.Update(r.Context(), ref, catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema}, opts)
 	if err != nil {
-		if opts.IfVersion != 0 && errors.Is(err, catalog.ErrConflict) {
-			err = &apiError{http.StatusPreconditionFailed, "version_mismatch", err.Error()}
-		}
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	h.wrote(r.Context(), "update", ref, caller, reg)
@@ -360,14 +358,14 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
 	caller, err := h.authorize(r)
 	if err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
-	ref := pathRef(r, r.PathValue("table"))
 	if err := h.cat.Drop(r.Context(), ref); err != nil {
-		h.fail(w, r, err)
+		h.fail(w, r, ref, err)
 		return
 	}
 	h.wrote(r.Context(), "drop", ref, caller, catalog.Registration{})
@@ -384,34 +382,67 @@ func (h *Handler) wrote(ctx context.Context, op string, ref catalog.TableRef, ca
 	}
 }
 
-// fail maps a domain error to its status, code and message.
-func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+// fail answers err: its status and stable code from the error's kind, and
+// a message built from the kind, the table and what the kind does not say
+// (catalog.Detail), never the text of an internal error chain. ref is the
+// table the request is about, zero before it is known.
+func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ref catalog.TableRef, err error) {
+	ae := h.classify(r, ref, err)
+	if ae.status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", "1")
+	}
+	WriteError(w, ae.status, ae.code, ae.message)
+}
+
+// classify maps err to the answer fail sends.
+func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *apiError {
+	// about says the table first, when the request names a whole one.
+	about := func(phrase string, detail string) string {
+		msg := phrase
+		if ref.Tenant != "" && ref.Namespace != "" && ref.Name != "" {
+			msg = ref.String() + ": " + phrase
+		}
+		if detail != "" {
+			msg += ": " + detail
+		}
+		return msg
+	}
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
-	case errors.Is(err, catalog.ErrTooLarge):
-		ae = &apiError{http.StatusRequestEntityTooLarge, "too_large", err.Error()}
+		return ae
 	case errors.Is(err, catalog.ErrInvalidName):
-		ae = &apiError{http.StatusBadRequest, "invalid_name", err.Error()}
-	case errors.Is(err, catalog.ErrInvalidSchema), errors.Is(err, schemajson.ErrInvalid):
-		ae = &apiError{http.StatusBadRequest, "invalid_schema", err.Error()}
+		// The detail names the part and quotes the name; a ref holding
+		// the bad name would say it twice.
+		msg := catalog.Detail(err)
+		if msg == "" {
+			msg = "invalid name"
+		}
+		return &apiError{http.StatusBadRequest, "invalid_name", msg}
+	case errors.Is(err, catalog.ErrTooLarge):
+		return &apiError{http.StatusRequestEntityTooLarge, "too_large", about("too large", catalog.Detail(err))}
+	case errors.Is(err, catalog.ErrInvalidSchema):
+		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", catalog.Detail(err))}
+	case errors.Is(err, schemajson.ErrInvalid):
+		// schemajson's errors are its sentinel and one detail ("%w: …").
+		detail := strings.TrimPrefix(strings.TrimPrefix(err.Error(), schemajson.ErrInvalid.Error()), ": ")
+		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", detail)}
 	case errors.Is(err, catalog.ErrInvalidRegistration):
-		ae = &apiError{http.StatusBadRequest, "invalid_registration", err.Error()}
+		return &apiError{http.StatusBadRequest, "invalid_registration", about("invalid registration", catalog.Detail(err))}
 	case errors.Is(err, catalog.ErrNotFound):
-		ae = &apiError{http.StatusNotFound, "not_found", err.Error()}
+		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):
-		ae = &apiError{http.StatusConflict, "exists", err.Error()}
+		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type or schema", catalog.Detail(err)) + "; change it with PUT"}
+	case errors.Is(err, catalog.ErrConflict) && r.Method == http.MethodPut && r.Header.Get("If-Match") != "":
+		return &apiError{http.StatusPreconditionFailed, "version_mismatch", about("the registration changed since it was read", catalog.Detail(err))}
 	case errors.Is(err, catalog.ErrConflict):
-		ae = &apiError{http.StatusConflict, "conflict", err.Error()}
+		return &apiError{http.StatusConflict, "conflict", about("the registration changed meanwhile", catalog.Detail(err))}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		ae = &apiError{http.StatusServiceUnavailable, "unavailable", "the request was cancelled or timed out; retry"}
-	default:
-		// A store failure: log it whole, answer retryable and generic.
-		h.opts.Log.ErrorContext(r.Context(), "register api: store error", slog.String("error", err.Error()), slog.String("path", r.URL.Path))
-		w.Header().Set("Retry-After", "1")
-		ae = &apiError{http.StatusServiceUnavailable, "unavailable", "the catalog store is unavailable; retry"}
+		return &apiError{http.StatusServiceUnavailable, "unavailable", "the request was cancelled or timed out; retry"}
 	}
-	WriteError(w, ae.status, ae.code, ae.message)
+	// A store failure: log it whole, answer retryable and generic.
+	h.opts.Log.ErrorContext(r.Context(), "register api: store error", slog.String("error", err.Error()), slog.String("path", r.URL.Path))
+	return &apiError{http.StatusServiceUnavailable, "unavailable", "the catalog store is unavailable; retry"}
 }
 
 // errorJSON is the one place the error envelope

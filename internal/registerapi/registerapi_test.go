@@ -283,3 +283,67 @@ func TestAllowAll(t *testing.T) {
 		}
 	}
 }
+
+// The API's answers to each error kind: status, stable code, and a message
+// built from the kind and the table that says each thing once and carries
+// no package prefix of an internal error chain.
+func TestErrorAnswers(t *testing.T) {
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
+	good := ipcB64(catalogtest.WideSchema(1, 3))
+	other := ipcB64(catalogtest.WideSchema(2, 3))
+	huge := base64.StdEncoding.EncodeToString(make([]byte, catalog.MaxSchemaIPCBytes+1))
+	if r := do(t, h, "POST", base, "application/json", []byte(`{"name":"orders","location":"/x","schema":"`+good+`"}`)); r.status != 201 {
+		t.Fatalf("setup: %d %s", r.status, r.body)
+	}
+	for _, tc := range []struct {
+		name, method, path, body, ifMatch string
+		status                            int
+		code, message                     string
+	}{
+		{"not found", "GET", base + "/missing", "", "", 404, "not_found", "acme/sales/missing: table not found"},
+		{"drop missing", "DELETE", base + "/missing", "", "", 404, "not_found", "acme/sales/missing: table not found"},
+		{"update missing", "PUT", base + "/missing", `{"schema":"` + good + `"}`, "", 404, "not_found", "acme/sales/missing: table not found"},
+		{"exists", "POST", base, `{"name":"orders","location":"/y","schema":"` + other + `"}`, "", 409, "exists",
+			"acme/sales/orders: already registered with a different location, type or schema: at version 1; change it with PUT"},
+		{"version mismatch", "PUT", base + "/orders", `{"schema":"` + other + `"}`, `"7"`, 412, "version_mismatch",
+			"acme/sales/orders: the registration changed since it was read: at version 1, expected 7"},
+		{"only if no schema", "PUT", base + "/orders", `{"schema":"` + other + `","only_if_no_schema":true}`, "", 409, "conflict",
+			"acme/sales/orders: the registration changed meanwhile: it has a schema now"},
+		{"invalid name", "POST", base, `{"name":"a/b","location":"/x","schema":"` + good + `"}`, "", 400, "invalid_name",
+			`invalid table name "a/b": contains '/'`},
+		{"invalid tenant", "GET", "/v1/tenants/a%0Ab/namespaces/sales/tables/t", "", "", 400, "invalid_name",
+			`invalid tenant name "a\nb": contains a control character`},
+		{"invalid IPC schema", "POST", base, `{"name":"t","location":"/x","schema":"aGVsbG8gd29ybGQ="}`, "", 400, "invalid_schema",
+			"acme/sales/t: invalid schema: not an Arrow IPC schema message: message metadata length 1819043176 outside the 7 bytes given"},
+		{"invalid JSON schema", "POST", base, `{"name":"t","location":"/x","schema":{"fields":[{"name":"a","type":"int8"},{"name":"a","type":"int8"}]}}`, "", 400, "invalid_schema",
+			`acme/sales/t: invalid schema: duplicate top-level field name "a"`},
+		{"invalid registration", "POST", base, `{"name":"t","location":"rel","schema":"` + good + `"}`, "", 400, "invalid_registration",
+			`acme/sales/t: invalid registration: location "rel" is neither a URI with a scheme (s3://bucket/path) nor an absolute path`},
+		{"schema too large", "POST", base, `{"name":"t","location":"/x","schema":"` + huge + `"}`, "", 413, "too_large",
+			fmt.Sprintf("schema IPC of %d bytes exceeds the %d-byte limit", catalog.MaxSchemaIPCBytes+1, catalog.MaxSchemaIPCBytes)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var hdr []string
+			if tc.ifMatch != "" {
+				hdr = []string{"If-Match", tc.ifMatch}
+			}
+			ct := ""
+			if tc.body != "" {
+				ct = "application/json"
+			}
+			r := do(t, h, tc.method, tc.path, ct, []byte(tc.body), hdr...)
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal(r.body, &e); err != nil {
+				t.Fatalf("body %q: %v", r.body, err)
+			}
+			if r.status != tc.status || e.Error.Code != tc.code || e.Error.Message != tc.message {
+				t.Fatalf("got (%d, %q, %q), want (%d, %q, %q)", r.status, e.Error.Code, e.Error.Message, tc.status, tc.code, tc.message)
+			}
+			if strings.Contains(e.Error.Message, "catalog:") || strings.Contains(e.Error.Message, "schemajson:") {
+				t.Fatalf("message %q carries an internal package prefix", e.Error.Message)
+			}
+		})
+	}
+}

@@ -11,17 +11,105 @@ import (
 )
 
 // Errors a caller tells apart with errors.Is (see also ErrInvalidName,
-// ErrInvalidSchema, ErrInvalidRegistration and ErrTooLarge).
+// ErrInvalidSchema, ErrInvalidRegistration and ErrTooLarge). Like every
+// kind below they carry no package prefix: they are said once, inside an
+// error that has it ("catalog: get acme/sales/orders: table not found").
 var (
 	// ErrNotFound: no table is registered under the reference.
-	ErrNotFound = errors.New("catalog: table not found")
+	ErrNotFound = errors.New("table not found")
 	// ErrExists: the table is registered with a different location, type or
 	// schema; change it with Update.
-	ErrExists = errors.New("catalog: table already registered differently")
+	ErrExists = errors.New("table already registered differently")
 	// ErrConflict: the registration changed between read and write, or does
 	// not have the version the caller expected.
-	ErrConflict = errors.New("catalog: registration changed concurrently")
+	ErrConflict = errors.New("registration changed concurrently")
 )
+
+// Error is the error of an operation on one table: the operation
+// (register, update, get, drop), the table, and why, each said once:
+//
+//	catalog: register acme/sales/orders: invalid schema: no fields
+//	catalog: get acme/sales/orders: table not found
+//
+// Err is a *KindError (errors.Is finds its sentinel) or a store failure.
+// An invalid reference is a *NameError instead, not wrapped in an Error.
+type Error struct {
+	Op  string
+	Ref TableRef
+	Err error
+}
+
+func (e *Error) Error() string {
+	return "catalog: " + e.Op + " " + e.Ref.String() + ": " + message(e.Err)
+}
+
+// Unwrap returns Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindError is an error of one kind, a sentinel of this package, with what
+// the kind does not say (which field, which limit):
+//
+//	catalog: invalid schema: duplicate top-level field name "id"
+//
+// errors.Is(err, kind) holds. Detail may be empty.
+type KindError struct {
+	Kind   error
+	Detail string
+}
+
+func (e *KindError) Error() string { return "catalog: " + e.text() }
+
+// text is the message without the package prefix, for an Error to wrap.
+func (e *KindError) text() string {
+	if e.Detail == "" {
+		return e.Kind.Error()
+	}
+	return e.Kind.Error() + ": " + e.Detail
+}
+
+// Unwrap returns Kind.
+func (e *KindError) Unwrap() error { return e.Kind }
+
+func kindErrorf(kind error, format string, args ...any) error {
+	return &KindError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+}
+
+// message is err's text without this package's prefix, for wrapping once.
+func message(err error) string {
+	switch e := err.(type) {
+	case *KindError:
+		return e.text()
+	case *NameError:
+		return e.text()
+	}
+	return err.Error()
+}
+
+// detailOf is what err says beyond its kind: a KindError's detail, else the
+// whole message.
+func detailOf(err error) string {
+	var ke *KindError
+	if errors.As(err, &ke) {
+		return ke.Detail
+	}
+	return err.Error()
+}
+
+// Detail returns what err says beyond its kind (the detail of the first
+// *KindError in its chain, or a *NameError's part, name and reason), or ""
+// when it says nothing more. A caller that builds its own message from
+// the kind and the table (the registration API) adds it.
+func Detail(err error) string {
+	var ne *NameError
+	if errors.As(err, &ne) {
+		return ne.text()
+	}
+	var ke *KindError
+	if errors.As(err, &ke) {
+		return ke.Detail
+	}
+	return ""
+}
 
 // MaxRegistrationBytes bounds a stored registration: DynamoDB's 400 KB item
 // less the key and attribute names.
@@ -51,13 +139,13 @@ func New(store metastore.Store, opts Options) *Catalog {
 // Store returns the metastore the catalog writes to.
 func (c *Catalog) Store() metastore.Store { return c.store }
 
-func encodeRegistration(ref TableRef, r Registration) ([]byte, error) {
+func encodeRegistration(r Registration) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: encode %s: %w", ref, err)
+		return nil, fmt.Errorf("encode: %w", err)
 	}
 	if len(b) > MaxRegistrationBytes {
-		return nil, fmt.Errorf("catalog: %s: %w: registration of %d bytes, limit %d", ref, ErrTooLarge, len(b), MaxRegistrationBytes)
+		return nil, kindErrorf(ErrTooLarge, "registration of %d bytes, limit %d", len(b), MaxRegistrationBytes)
 	}
 	return b, nil
 }
@@ -66,16 +154,24 @@ func encodeRegistration(ref TableRef, r Registration) ([]byte, error) {
 // spec and encodes the schema (checked by decoding back) before anything is
 // stored. A retry of an identical registration returns the stored one with
 // created false; a different one already stored is ErrExists.
-func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (reg Registration, created bool, err error) {
+func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (Registration, bool, error) {
 	key, err := ref.Key()
 	if err != nil {
 		return Registration{}, false, err
 	}
-	reg, err = NewRegistration(spec, c.now())
+	reg, created, err := c.register(ctx, key, spec)
 	if err != nil {
-		return Registration{}, false, fmt.Errorf("catalog: register %s: %w", ref, err)
+		return Registration{}, false, &Error{Op: "register", Ref: ref, Err: err}
 	}
-	val, err := encodeRegistration(ref, reg)
+	return reg, created, nil
+}
+
+func (c *Catalog) register(ctx context.Context, key string, spec TableSpec) (Registration, bool, error) {
+	reg, err := NewRegistration(spec, c.now())
+	if err != nil {
+		return Registration{}, false, err
+	}
+	val, err := encodeRegistration(reg)
 	if err != nil {
 		return Registration{}, false, err
 	}
@@ -84,16 +180,16 @@ func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (r
 		return reg, true, nil
 	}
 	if !errors.Is(err, metastore.ErrExists) {
-		return Registration{}, false, fmt.Errorf("catalog: register %s: %w", ref, err)
+		return Registration{}, false, err
 	}
-	cur, _, gerr := c.get(ctx, ref, key)
-	if gerr != nil {
-		return Registration{}, false, gerr
+	cur, _, err := c.get(ctx, key)
+	if err != nil {
+		return Registration{}, false, err
 	}
 	if cur.sameContent(reg) {
 		return cur, false, nil
 	}
-	return Registration{}, false, fmt.Errorf("catalog: register %s: %w (version %d)", ref, ErrExists, cur.version)
+	return Registration{}, false, kindErrorf(ErrExists, "at version %d", cur.version)
 }
 
 // UpdateOptions qualify Update.
@@ -117,17 +213,25 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 	if err != nil {
 		return Registration{}, err
 	}
+	reg, err := c.update(ctx, key, spec, opts)
+	if err != nil {
+		return Registration{}, &Error{Op: "update", Ref: ref, Err: err}
+	}
+	return reg, nil
+}
+
+func (c *Catalog) update(ctx context.Context, key string, spec TableSpec, opts UpdateOptions) (Registration, error) {
 	const attempts = 5
 	for range attempts {
-		cur, raw, err := c.get(ctx, ref, key)
+		cur, raw, err := c.get(ctx, key)
 		if err != nil {
 			return Registration{}, err
 		}
 		if opts.IfVersion != 0 && cur.version != opts.IfVersion {
-			return Registration{}, fmt.Errorf("catalog: update %s: %w: at version %d, expected %d", ref, ErrConflict, cur.version, opts.IfVersion)
+			return Registration{}, kindErrorf(ErrConflict, "at version %d, expected %d", cur.version, opts.IfVersion)
 		}
 		if opts.IfNoSchema && cur.HasSchema() {
-			return Registration{}, fmt.Errorf("catalog: update %s: %w: it has a schema now", ref, ErrConflict)
+			return Registration{}, kindErrorf(ErrConflict, "it has a schema now")
 		}
 		want := spec
 		if want.Location == "" {
@@ -138,14 +242,14 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 		}
 		next, err := NewRegistration(want, c.now())
 		if err != nil {
-			return Registration{}, fmt.Errorf("catalog: update %s: %w", ref, err)
+			return Registration{}, err
 		}
 		if next.sameContent(cur) {
 			return cur, nil
 		}
 		next.createdAt = cur.createdAt
 		next.version = cur.version + 1
-		val, err := encodeRegistration(ref, next)
+		val, err := encodeRegistration(next)
 		if err != nil {
 			return Registration{}, err
 		}
@@ -154,17 +258,17 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 		case err == nil:
 			return next, nil
 		case errors.Is(err, metastore.ErrNotFound):
-			return Registration{}, fmt.Errorf("catalog: update %s: %w", ref, ErrNotFound)
+			return Registration{}, &KindError{Kind: ErrNotFound}
 		case errors.Is(err, metastore.ErrConflict):
 			if opts.IfVersion != 0 {
-				return Registration{}, fmt.Errorf("catalog: update %s: %w", ref, ErrConflict)
+				return Registration{}, kindErrorf(ErrConflict, "changed while being updated from version %d", cur.version)
 			}
 			continue
 		default:
-			return Registration{}, fmt.Errorf("catalog: update %s: %w", ref, err)
+			return Registration{}, err
 		}
 	}
-	return Registration{}, fmt.Errorf("catalog: update %s: %w after %d attempts", ref, ErrConflict, attempts)
+	return Registration{}, kindErrorf(ErrConflict, "still changing after %d attempts", attempts)
 }
 
 // Get returns the table's registration with a strongly consistent read.
@@ -173,21 +277,25 @@ func (c *Catalog) Get(ctx context.Context, ref TableRef) (Registration, error) {
 	if err != nil {
 		return Registration{}, err
 	}
-	r, _, err := c.get(ctx, ref, key)
-	return r, err
+	r, _, err := c.get(ctx, key)
+	if err != nil {
+		return Registration{}, &Error{Op: "get", Ref: ref, Err: err}
+	}
+	return r, nil
 }
 
-func (c *Catalog) get(ctx context.Context, ref TableRef, key string) (Registration, []byte, error) {
+// get reads and decodes key; its errors are wrapped by the caller's Error.
+func (c *Catalog) get(ctx context.Context, key string) (Registration, []byte, error) {
 	raw, err := c.store.Get(ctx, key)
 	if errors.Is(err, metastore.ErrNotFound) {
-		return Registration{}, nil, fmt.Errorf("catalog: %s: %w", ref, ErrNotFound)
+		return Registration{}, nil, &KindError{Kind: ErrNotFound}
 	}
 	if err != nil {
-		return Registration{}, nil, fmt.Errorf("catalog: get %s: %w", ref, err)
+		return Registration{}, nil, err
 	}
 	r, err := DecodeRegistration(raw)
 	if err != nil {
-		return Registration{}, nil, fmt.Errorf("catalog: get %s: %w", ref, err)
+		return Registration{}, nil, err
 	}
 	return r, raw, nil
 }
@@ -200,10 +308,10 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 	}
 	err = c.store.Delete(ctx, key)
 	if errors.Is(err, metastore.ErrNotFound) {
-		return fmt.Errorf("catalog: drop %s: %w", ref, ErrNotFound)
+		return &Error{Op: "drop", Ref: ref, Err: &KindError{Kind: ErrNotFound}}
 	}
 	if err != nil {
-		return fmt.Errorf("catalog: drop %s: %w", ref, err)
+		return &Error{Op: "drop", Ref: ref, Err: err}
 	}
 	return nil
 }

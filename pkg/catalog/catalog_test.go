@@ -230,3 +230,45 @@ func TestDrop(t *testing.T) {
 		t.Fatalf("keys left after Drop: %q", keys)
 	}
 }
+
+// Each error says the package, the operation, the table and the kind once,
+// and errors.Is finds the kind.
+func TestErrorMessagesSayEachThingOnce(t *testing.T) {
+	ctx := context.Background()
+	c, _, _ := newCatalog(t)
+	good := catalog.TableSpec{Location: "s3://b/orders/", Schema: catalogtest.WideSchema(1, 2)}
+	mustRegister(t, c, orders, good)
+	missing := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "missing"}
+	other := catalog.TableSpec{Location: "s3://b/other/", Schema: catalogtest.WideSchema(2, 2)}
+	for _, tc := range []struct {
+		name string
+		err  error
+		kind error
+		want string
+	}{
+		{"register with an empty schema", second(c.Register(ctx, missing, catalog.TableSpec{Location: "/x", Schema: arrow.NewSchema(nil, nil)})),
+			catalog.ErrInvalidSchema, "catalog: register acme/sales/missing: invalid schema: no fields"},
+		{"register with a relative location", second(c.Register(ctx, missing, catalog.TableSpec{Location: "rel", Schema: good.Schema})),
+			catalog.ErrInvalidRegistration, `catalog: register acme/sales/missing: invalid registration: location "rel" is neither a URI with a scheme (s3://bucket/path) nor an absolute path`},
+		{"register differently", second(c.Register(ctx, orders, other)),
+			catalog.ErrExists, "catalog: register acme/sales/orders: table already registered differently: at version 1"},
+		{"register an invalid name", second(c.Register(ctx, catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "a/b"}, good)),
+			catalog.ErrInvalidName, `catalog: invalid table name "a/b": contains '/'`},
+		{"get a missing table", first(c.Get(ctx, missing)), catalog.ErrNotFound, "catalog: get acme/sales/missing: table not found"},
+		{"update a missing table", first(c.Update(ctx, missing, good, catalog.UpdateOptions{})), catalog.ErrNotFound, "catalog: update acme/sales/missing: table not found"},
+		{"update at another version", first(c.Update(ctx, orders, other, catalog.UpdateOptions{IfVersion: 7})),
+			catalog.ErrConflict, "catalog: update acme/sales/orders: registration changed concurrently: at version 1, expected 7"},
+		{"drop a missing table", c.Drop(ctx, missing), catalog.ErrNotFound, "catalog: drop acme/sales/missing: table not found"},
+		{"decode empty IPC", first(catalog.DecodeSchema(nil)), catalog.ErrInvalidSchema, "catalog: invalid schema: empty IPC bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.err == nil || tc.err.Error() != tc.want || !errors.Is(tc.err, tc.kind) {
+				t.Fatalf("got %v (errors.Is %v: %v), want %q", tc.err, tc.kind, errors.Is(tc.err, tc.kind), tc.want)
+			}
+		})
+	}
+}
+
+func first[T any](_ T, err error) error { return err }
+
+func second[T, U any](_ T, _ U, err error) error { return err }

@@ -17,7 +17,7 @@ const KeyPrefix = "tbl/"
 const MaxNameBytes = 255
 
 // ErrInvalidName is wrapped by every name validation error.
-var ErrInvalidName = errors.New("catalog: invalid name")
+var ErrInvalidName = errors.New("invalid name")
 
 // NameError says which part of a table reference is invalid and why.
 type NameError struct {
@@ -26,8 +26,11 @@ type NameError struct {
 	Reason string
 }
 
-func (e *NameError) Error() string {
-	return fmt.Sprintf("catalog: invalid %s name %q: %s", e.Part, e.Value, e.Reason)
+func (e *NameError) Error() string { return "catalog: " + e.text() }
+
+// text is the message without the package prefix.
+func (e *NameError) text() string {
+	return fmt.Sprintf("invalid %s name %q: %s", e.Part, e.Value, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidName) true.
@@ -88,7 +91,7 @@ func (r TableRef) Key() (string, error) {
 func ParseKey(stripped string) (TableRef, error) {
 	parts := strings.Split(stripped, "/")
 	if len(parts) != 3 {
-		return TableRef{}, fmt.Errorf("%w: key %q has %d parts, want tenant/namespace/table", ErrInvalidName, stripped, len(parts))
+		return TableRef{}, kindErrorf(ErrInvalidName, "key %q has %d parts, want tenant/namespace/table", stripped, len(parts))
 	}
 	r := TableRef{Tenant: parts[0], Namespace: parts[1], Name: parts[2]}
 	if err := r.Validate(); err != nil {

@@ -25,7 +25,7 @@ const (
 
 // ErrInvalidRegistration is wrapped by errors about a registration's fields
 // other than its names and schema, and by undecodable registration JSON.
-var ErrInvalidRegistration = errors.New("catalog: invalid registration")
+var ErrInvalidRegistration = errors.New("invalid registration")
 
 // Registration is what the catalog stores for one table. Its fields are set
 // only by this package (NewRegistration, Update, JSON decoding), so other
@@ -55,17 +55,17 @@ type TableSpec struct {
 func ValidateLocation(loc string) error {
 	switch {
 	case loc == "":
-		return fmt.Errorf("%w: location is empty", ErrInvalidRegistration)
+		return kindErrorf(ErrInvalidRegistration, "location is empty")
 	case len(loc) > MaxLocationBytes:
-		return fmt.Errorf("%w: location of %d bytes, limit %d", ErrInvalidRegistration, len(loc), MaxLocationBytes)
+		return kindErrorf(ErrInvalidRegistration, "location of %d bytes, limit %d", len(loc), MaxLocationBytes)
 	case strings.IndexFunc(loc, unicode.IsControl) >= 0:
-		return fmt.Errorf("%w: location contains a control character", ErrInvalidRegistration)
+		return kindErrorf(ErrInvalidRegistration, "location contains a control character")
 	case strings.HasPrefix(loc, "/"):
 		return nil
 	}
 	u, err := url.Parse(loc)
 	if err != nil || u.Scheme == "" {
-		return fmt.Errorf("%w: location %q is neither a URI with a scheme (s3://bucket/path) nor an absolute path", ErrInvalidRegistration, loc)
+		return kindErrorf(ErrInvalidRegistration, "location %q is neither a URI with a scheme (s3://bucket/path) nor an absolute path", loc)
 	}
 	return nil
 }
@@ -75,11 +75,11 @@ func ValidateLocation(loc string) error {
 func ValidateTableType(t string) error {
 	switch {
 	case t == "":
-		return fmt.Errorf("%w: table type is empty", ErrInvalidRegistration)
+		return kindErrorf(ErrInvalidRegistration, "table type is empty")
 	case len(t) > MaxTableTypeBytes:
-		return fmt.Errorf("%w: table type of %d bytes, limit %d", ErrInvalidRegistration, len(t), MaxTableTypeBytes)
+		return kindErrorf(ErrInvalidRegistration, "table type of %d bytes, limit %d", len(t), MaxTableTypeBytes)
 	case strings.IndexFunc(t, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return fmt.Errorf("%w: table type %q contains a non-printable character", ErrInvalidRegistration, t)
+		return kindErrorf(ErrInvalidRegistration, "table type %q contains a non-printable character", t)
 	}
 	return nil
 }
@@ -184,10 +184,10 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 func (r *Registration) UnmarshalJSON(b []byte) error {
 	var w registrationJSON
 	if err := json.Unmarshal(b, &w); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalidRegistration, err)
+		return kindErrorf(ErrInvalidRegistration, "%v", err)
 	}
 	if w.Location == "" {
-		return fmt.Errorf("%w: no location", ErrInvalidRegistration)
+		return kindErrorf(ErrInvalidRegistration, "no location")
 	}
 	if w.TableType == "" {
 		w.TableType = DefaultTableType
@@ -216,7 +216,7 @@ func DecodeRegistration(b []byte) (Registration, error) {
 		if errors.Is(err, ErrInvalidRegistration) {
 			return Registration{}, err
 		}
-		return Registration{}, fmt.Errorf("%w: %v", ErrInvalidRegistration, err)
+		return Registration{}, kindErrorf(ErrInvalidRegistration, "%v", err)
 	}
 	return r, nil
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"bytes"
 	"errors"
-	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -15,24 +14,24 @@ import (
 const MaxSchemaIPCBytes = 256 << 10
 
 // ErrInvalidSchema is wrapped by every schema validation or codec error.
-var ErrInvalidSchema = errors.New("catalog: invalid schema")
+var ErrInvalidSchema = errors.New("invalid schema")
 
 // ErrTooLarge is wrapped when a schema or registration exceeds its limit.
-var ErrTooLarge = errors.New("catalog: too large")
+var ErrTooLarge = errors.New("too large")
 
 // ValidateSchema checks what lake requires of a table schema beyond Arrow's
 // own rules: at least one field, and unique, non-empty top-level names.
 func ValidateSchema(s *arrow.Schema) error {
 	if s == nil || s.NumFields() == 0 {
-		return fmt.Errorf("%w: no fields", ErrInvalidSchema)
+		return kindErrorf(ErrInvalidSchema, "no fields")
 	}
 	seen := make(map[string]bool, s.NumFields())
 	for _, f := range s.Fields() {
 		if f.Name == "" {
-			return fmt.Errorf("%w: a top-level field has an empty name", ErrInvalidSchema)
+			return kindErrorf(ErrInvalidSchema, "a top-level field has an empty name")
 		}
 		if seen[f.Name] {
-			return fmt.Errorf("%w: duplicate top-level field name %q", ErrInvalidSchema, f.Name)
+			return kindErrorf(ErrInvalidSchema, "duplicate top-level field name %q", f.Name)
 		}
 		seen[f.Name] = true
 	}
@@ -56,19 +55,19 @@ func EncodeSchema(s *arrow.Schema) (out []byte, err error) {
 	defer func() {
 		// The IPC writer panics on types it cannot write.
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("%w: cannot encode as Arrow IPC: %v", ErrInvalidSchema, r)
+			out, err = nil, kindErrorf(ErrInvalidSchema, "cannot encode as Arrow IPC: %v", r)
 		}
 	}()
 	b := serializeSchema(s)
 	if len(b) > MaxSchemaIPCBytes {
-		return nil, fmt.Errorf("%w: schema encodes to %d bytes, limit %d", ErrTooLarge, len(b), MaxSchemaIPCBytes)
+		return nil, kindErrorf(ErrTooLarge, "schema encodes to %d bytes, limit %d", len(b), MaxSchemaIPCBytes)
 	}
 	back, err := DecodeSchema(b)
 	if err != nil {
-		return nil, fmt.Errorf("%w: decode-back check: %v", ErrInvalidSchema, err)
+		return nil, kindErrorf(ErrInvalidSchema, "decode-back check: %s", detailOf(err))
 	}
 	if !SchemaEqual(s, back) {
-		return nil, fmt.Errorf("%w: decode-back check: the encoded schema decodes to %s, not the schema given", ErrInvalidSchema, back)
+		return nil, kindErrorf(ErrInvalidSchema, "decode-back check: the encoded schema decodes to %s, not the schema given", back)
 	}
 	return b, nil
 }
@@ -80,23 +79,23 @@ func EncodeSchema(s *arrow.Schema) (out []byte, err error) {
 // recurses without bound. Errors wrap ErrInvalidSchema or ErrTooLarge.
 func DecodeSchema(b []byte) (s *arrow.Schema, err error) {
 	if len(b) == 0 {
-		return nil, fmt.Errorf("%w: empty IPC bytes", ErrInvalidSchema)
+		return nil, kindErrorf(ErrInvalidSchema, "empty IPC bytes")
 	}
 	if len(b) > MaxSchemaIPCBytes {
-		return nil, fmt.Errorf("%w: %d IPC bytes, limit %d", ErrTooLarge, len(b), MaxSchemaIPCBytes)
+		return nil, kindErrorf(ErrTooLarge, "%d IPC bytes, limit %d", len(b), MaxSchemaIPCBytes)
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("%w: malformed IPC schema: %v", ErrInvalidSchema, r)
+			s, err = nil, kindErrorf(ErrInvalidSchema, "malformed IPC schema: %v", r)
 		}
 	}()
 	if err := verifySchemaMessage(b); err != nil {
-		return nil, fmt.Errorf("%w: not an Arrow IPC schema message: %v", ErrInvalidSchema, err)
+		return nil, kindErrorf(ErrInvalidSchema, "not an Arrow IPC schema message: %v", err)
 	}
 	rdr, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator),
 		ipc.WithMetadataSizeLimit(int64(len(b))), ipc.WithBodySizeLimit(int64(len(b))))
 	if err != nil {
-		return nil, fmt.Errorf("%w: not an Arrow IPC schema: %v", ErrInvalidSchema, err)
+		return nil, kindErrorf(ErrInvalidSchema, "not an Arrow IPC schema: %v", err)
 	}
 	defer rdr.Release()
 	return rdr.Schema(), nil
