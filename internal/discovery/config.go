@@ -29,7 +29,10 @@ type ProgramConfig struct {
 	HS256SecretFile, JWKSFile     string
 	Issuer, Audience, TenantClaim string
 	BatchBytes                    int
-	S3PathStyle                   bool
+	// CacheBytes bounds the prepared tenants kept in memory; 0 means
+	// DefaultCacheBytes() (40% of the container's memory limit).
+	CacheBytes  int64
+	S3PathStyle bool
 }
 
 // ParseConfig reads the program's flags from args, with defaults from
@@ -56,6 +59,7 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.Issuer, "jwt-issuer", env("LAKE_JWT_ISSUER", ""), "required token issuer (iss) [LAKE_JWT_ISSUER]")
 	fs.StringVar(&c.Audience, "jwt-audience", env("LAKE_JWT_AUDIENCE", ""), "required token audience (aud) [LAKE_JWT_AUDIENCE]")
 	fs.StringVar(&c.TenantClaim, "tenant-claim", env("LAKE_TENANT_CLAIM", "tenant"), "token claim holding the tenant [LAKE_TENANT_CLAIM]")
+	cache := fs.String("cache-bytes", env("LAKE_CACHE_BYTES", "0"), "bytes of prepared tenants kept in memory; 0: 40% of the container's memory limit (cgroup, GOMEMLIMIT), 256 MiB without one [LAKE_CACHE_BYTES]")
 	batch := fs.String("batch-bytes", env("LAKE_BATCH_BYTES", strconv.Itoa(DefaultBatchBytes)), "bytes (names, schemas, offsets) per record batch at most [LAKE_BATCH_BYTES]")
 	pathStyle := fs.String("s3-path-style", env("LAKE_S3_PATH_STYLE", "false"), "path-style S3 addressing for S3-compatible servers [LAKE_S3_PATH_STYLE]")
 	if err := fs.Parse(args); err != nil {
@@ -71,6 +75,9 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	}
 	if c.ShutdownGrace, err = time.ParseDuration(*grace); err != nil || c.ShutdownGrace < 0 {
 		return c, fmt.Errorf("-shutdown-grace %q: want a duration such as 20s", *grace)
+	}
+	if c.CacheBytes, err = strconv.ParseInt(*cache, 10, 64); err != nil || c.CacheBytes < 0 {
+		return c, fmt.Errorf("-cache-bytes %q: want a whole number of bytes, 0 for the default", *cache)
 	}
 	if c.BatchBytes, err = strconv.Atoi(*batch); err != nil || c.BatchBytes < 4<<10 || c.BatchBytes > 3<<20 {
 		return c, fmt.Errorf("-batch-bytes %q: want a whole number of bytes from 4096 to 3145728 (gRPC's default receive limit is 4 MiB)", *batch)
@@ -160,7 +167,7 @@ func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 	srv, err := Start(ctx, Config{
 		Listen: c.Listen, HTTPListen: c.HTTPListen, Blobs: blobs, PollInterval: c.PollInterval,
 		Auth: validator, TLS: tlsCfg, Log: log,
-		Service: Options{Version: version, BatchBytes: c.BatchBytes},
+		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes},
 	})
 	if err != nil {
 		return err

@@ -33,6 +33,8 @@ func TestParseConfig(t *testing.T) {
 		}},
 		{name: "a flag wins over its variable", args: []string{"-batch-bytes", "8192", "-snapshot", "x"},
 			env: map[string]string{"LAKE_BATCH_BYTES": "65536", "LAKE_JWKS_FILE": "k"}, check: func(c ProgramConfig) bool { return c.BatchBytes == 8192 }},
+		{name: "cache bytes", args: []string{"-snapshot", "x", "-cache-bytes", "1048576"}, env: secret, check: func(c ProgramConfig) bool { return c.CacheBytes == 1<<20 }},
+		{name: "cache bytes negative", args: []string{"-snapshot", "x", "-cache-bytes", "-1"}, env: secret, wantErr: `-cache-bytes "-1"`},
 		{name: "no snapshot", env: secret, wantErr: "-snapshot (LAKE_SNAPSHOT) is required"},
 		{name: "no keys", args: []string{"-snapshot", "x"}, wantErr: "configure token validation"},
 		{name: "short poll", args: []string{"-snapshot", "x", "-poll-interval", "10ms"}, env: secret, wantErr: "at least 100ms"},
