@@ -114,7 +114,7 @@ func TestSupersededNeverOverwrites(t *testing.T) {
 	run(t, p)
 	register(t, c, "b", 2)
 	// The other writer publishes generation 2 with the current tables.
-	other, _, err := catalog.Refresh(context.Background(), c.Store(), 2, now)
+	other, _, err := catalog.Refresh(context.Background(), p.Store, 2, now)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,9 +136,6 @@ func New(store metastore.Store, opts Options) *Catalog {
 	return &Catalog{store: store, now: opts.Now}
 }
 
-// Store returns the metastore the catalog writes to.
-func (c *Catalog) Store() metastore.Store { return c.store }
-
 func encodeRegistration(r Registration) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {

@@ -112,7 +112,7 @@ func TestSnapshotMarksUnavailableAndSkipsMalformed(t *testing.T) {
 // Order is by (tenant, namespace, table), not by key bytes: "a!" sorts
 // before "a/" in a key but after "a" as a tenant.
 func TestSnapshotOrderAndTenantIndex(t *testing.T) {
-	c, _, _ := newCatalog(t)
+	c, st, _ := newCatalog(t)
 	refs := []catalog.TableRef{
 		{Tenant: "a!", Namespace: "n", Name: "t"},
 		{Tenant: "a", Namespace: "z", Name: "t"},
@@ -123,7 +123,7 @@ func TestSnapshotOrderAndTenantIndex(t *testing.T) {
 	for i, r := range refs {
 		mustRegister(t, c, r, catalog.TableSpec{Location: "/x", Schema: catalogtest.WideSchema(i, 2)})
 	}
-	snap, _, err := catalog.Refresh(context.Background(), c.Store(), 1, t0)
+	snap, _, err := catalog.Refresh(context.Background(), st, 1, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,13 +158,13 @@ func TestHolderSwapsWholeSnapshots(t *testing.T) {
 	if h.Load() != nil {
 		t.Fatal("zero Holder holds a snapshot")
 	}
-	c, _, _ := newCatalog(t)
+	c, st, _ := newCatalog(t)
 	ctx := context.Background()
 	build := func(gen uint64, cols int) *catalog.Snapshot {
 		if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(0, cols)}, catalog.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		s, _, err := catalog.Refresh(ctx, c.Store(), gen, t0)
+		s, _, err := catalog.Refresh(ctx, st, gen, t0)
 		if err != nil {
 			t.Fatal(err)
 		}
