@@ -41,7 +41,7 @@ const DefaultSnapshotKey = "snapshots/catalog.lakesnap"
 
 // LambdaConfigFromEnv reads and validates the refresh Lambda's environment.
 func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
-	c := LambdaConfig{Table: getenv("LAKE_TABLE"), S3PathStyle: getenv("LAKE_S3_PATH_STYLE") == "true"}
+	c := LambdaConfig{Table: getenv("LAKE_TABLE")}
 	bucket, key := getenv("LAKE_BUCKET"), getenv("LAKE_SNAPSHOT_KEY")
 	if key == "" {
 		key = DefaultSnapshotKey
@@ -59,6 +59,11 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	}
 	if c.MaxAttempts, err = intEnv(getenv, "LAKE_DYNAMO_MAX_ATTEMPTS", 10, 1, 100); err != nil {
 		return c, err
+	}
+	if v := getenv("LAKE_S3_PATH_STYLE"); v != "" {
+		if c.S3PathStyle, err = strconv.ParseBool(v); err != nil {
+			return c, fmt.Errorf("LAKE_S3_PATH_STYLE=%q: want true or false", v)
+		}
 	}
 	return c, nil
 }

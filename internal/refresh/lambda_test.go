@@ -34,6 +34,7 @@ func TestLambdaConfigFromEnv(t *testing.T) {
 		{name: "segments word", env: with(base, "LAKE_SCAN_SEGMENTS", "four"), wantErr: `LAKE_SCAN_SEGMENTS="four"`},
 		{name: "page limit negative", env: with(base, "LAKE_SCAN_PAGE_LIMIT", "-1"), wantErr: "LAKE_SCAN_PAGE_LIMIT"},
 		{name: "attempts too many", env: with(base, "LAKE_DYNAMO_MAX_ATTEMPTS", "1000"), wantErr: "from 1 to 100"},
+		{name: "path style not a bool", env: with(base, "LAKE_S3_PATH_STYLE", "yes"), wantErr: `LAKE_S3_PATH_STYLE="yes": want true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := refresh.LambdaConfigFromEnv(func(k string) string { return tc.env[k] })
@@ -98,5 +99,16 @@ func TestRunLogged(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"msg":"refresh failed"`) || strings.Contains(out.String(), "CloudWatchMetrics") {
 		t.Fatalf("a failed run logged:\n%s\nwant one error line and no metrics", out.String())
+	}
+}
+
+// LambdaMain stops a cold start with a bad environment: exit code 2 and one
+// JSON line on stdout (the stream both Lambdas log to) naming the variable.
+func TestLambdaMainConfigurationError(t *testing.T) {
+	var stdout, stderr strings.Builder
+	env := map[string]string{"LAKE_TABLE": "t", "LAKE_BUCKET": "b", "LAKE_SCAN_SEGMENTS": "0"}
+	code := refresh.LambdaMain(t.Context(), nil, func(k string) string { return env[k] }, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stdout.String(), `LAKE_SCAN_SEGMENTS=\"0\"`) || stderr.Len() != 0 {
+		t.Fatalf("got exit %d, stdout %q, stderr %q; want exit 2 and one JSON line on stdout naming LAKE_SCAN_SEGMENTS", code, stdout.String(), stderr.String())
 	}
 }

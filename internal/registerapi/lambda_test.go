@@ -1,17 +1,44 @@
 package registerapi_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lake-catalog/lake/internal/registerapi"
 )
 
 func TestLambdaConfigFromEnv(t *testing.T) {
-	got, err := registerapi.LambdaConfigFromEnv(func(k string) string { return map[string]string{"LAKE_TABLE": "registrations"}[k] })
-	if err != nil || got.Table != "registrations" {
-		t.Fatalf("got %+v, %v; want table registrations", got, err)
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		want    registerapi.LambdaConfig
+		wantErr string
+	}{
+		{name: "table", env: map[string]string{"LAKE_TABLE": "registrations"}, want: registerapi.LambdaConfig{Table: "registrations"}},
+		{name: "no table", env: map[string]string{}, wantErr: "LAKE_TABLE is required"},
+		{name: "other variables do not stand in", env: map[string]string{"LAKE_BUCKET": "b"}, wantErr: "LAKE_TABLE is required"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := registerapi.LambdaConfigFromEnv(func(k string) string { return tc.env[k] })
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %+v, %v; want an error containing %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
 	}
-	if _, err := registerapi.LambdaConfigFromEnv(func(string) string { return "" }); err == nil {
-		t.Fatal("no LAKE_TABLE: got no error")
+}
+
+// LambdaMain stops a cold start with a bad environment: exit code 2 and one
+// JSON line on stdout naming the variable, before any client is built.
+func TestLambdaMainConfigurationError(t *testing.T) {
+	var stdout, stderr strings.Builder
+	code := registerapi.LambdaMain(t.Context(), nil, func(string) string { return "" }, &stdout, &stderr)
+	if code != 2 || !strings.Contains(stdout.String(), `"error":"LAKE_TABLE is required`) {
+		t.Fatalf("got exit %d, stdout %q; want exit 2 and a JSON line naming LAKE_TABLE", code, stdout.String())
 	}
 }
