@@ -65,7 +65,10 @@ func newServer(tb testing.TB) *server {
 	tb.Helper()
 	st := &failingStore{Store: memstore.New(memstore.Options{})}
 	tb.Cleanup(func() { st.Close() })
-	h := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Authorize: tokenAuthorizer, Log: slog.New(slog.DiscardHandler)})
+	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Authorize: tokenAuthorizer, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
 	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
 	return &server{url: srv.URL, store: st}

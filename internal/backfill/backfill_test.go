@@ -51,7 +51,10 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
-	h := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Authorize: allowAcme, Log: slog.New(slog.DiscardHandler)})
+	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Authorize: allowAcme, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	c, err := apiclient.New(srv.URL, apiclient.Options{Token: "acme"})

@@ -182,11 +182,15 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, err
 	}
 
-	api := registerapi.New(in.cat, registerapi.Options{
+	api, err := registerapi.New(in.cat, registerapi.Options{
 		Authorize: tokenAuthorizer(validator),
 		Log:       cfg.Log,
 		OnWrite:   in.Kick,
 	})
+	if err != nil {
+		in.closeParts()
+		return nil, err
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/tenants/", api)
 	mux.HandleFunc("POST /v1/refresh", in.serveRefresh(validator))
@@ -235,7 +239,9 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 		}
 		res, err := in.Refresh(r.Context())
 		if err != nil {
-			registerapi.WriteError(w, http.StatusServiceUnavailable, "refresh_failed", err.Error())
+			// The cause is for the log; the client learns the kind.
+			in.cfg.Log.ErrorContext(r.Context(), "local: refresh", slog.String("error", err.Error()))
+			registerapi.WriteError(w, http.StatusServiceUnavailable, "refresh_failed", "the refresh failed; see the lake local log, and retry")
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")

@@ -68,7 +68,10 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	if err != nil {
 		return nil, err
 	}
-	api := New(catalog.New(store, catalog.Options{}), Options{Authorize: AllowAll(IAMCaller), Log: log})
+	api, err := New(catalog.New(store, catalog.Options{}), Options{Authorize: AllowAll(IAMCaller), Log: log})
+	if err != nil {
+		return nil, err
+	}
 	return LambdaHandler(api), nil
 }
 

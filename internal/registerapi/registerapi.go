@@ -66,10 +66,10 @@ func AllowAll(caller func(r *http.Request) string) Authorizer {
 
 // Options configures New.
 type Options struct {
-	// Authorize checks each request and is required: New panics without
-	// it, so a forgotten authorizer fails closed at start-up instead of
-	// allowing every request. Where authorization already ran in front of
-	// the API, say so with AllowAll.
+	// Authorize checks each request and is required: New returns an
+	// error without it, so a forgotten authorizer fails closed
+	// at start-up instead of allowing every request. Where authorization
+	// already ran in front of the API, say so with AllowAll.
 	Authorize Authorizer
 	// Log receives one line per write. Default slog.Default().
 	Log *slog.Logger
@@ -85,12 +85,14 @@ type Handler struct {
 	mux  *http.ServeMux
 }
 
-// New returns the API handler. It panics when opts.Authorize is nil: a
-// programming error that must stop the program at construction, not let
-// every request through.
-func New(cat *catalog.Catalog, opts Options) *Handler {
+// errNoAuthorizer is New's error for Options without an Authorize: the API
+// never defaults to allowing every request.
+var errNoAuthorizer = errors.New("registerapi: no Authorizer: pass one, or AllowAll where authorization ran in front of the API")
+
+// New returns the API handler, or an error when opts.Authorize is nil.
+func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	if opts.Authorize == nil {
-		panic("registerapi: New without an Authorizer; pass one, or AllowAll where authorization ran in front of the API")
+		return nil, errNoAuthorizer
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
@@ -101,7 +103,7 @@ func New(cat *catalog.Catalog, opts Options) *Handler {
 	h.mux.HandleFunc("GET "+tables+"/{table}", h.get)
 	h.mux.HandleFunc("PUT "+tables+"/{table}", h.update)
 	h.mux.HandleFunc("DELETE "+tables+"/{table}", h.drop)
-	return h
+	return h, nil
 }
 
 // ServeHTTP implements http.Handler. Unknown routes get a JSON 404, known

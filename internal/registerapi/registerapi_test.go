@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,7 +29,11 @@ func newAPI(tb testing.TB, opts registerapi.Options) http.Handler {
 	tb.Helper()
 	st := memstore.New(memstore.Options{})
 	tb.Cleanup(func() { st.Close() })
-	return registerapi.New(catalog.New(st, catalog.Options{}), opts)
+	h, err := registerapi.New(catalog.New(st, catalog.Options{}), opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
 }
 
 type response struct {
@@ -254,16 +259,13 @@ func FuzzRegisterRequest(f *testing.F) {
 func TestNewRefusesMissingAuthorizer(t *testing.T) {
 	st := memstore.New(memstore.Options{})
 	defer st.Close()
-	defer func() {
-		v := recover()
-		if v == nil {
-			t.Fatal("New with a nil Authorize returned a handler, want a panic")
-		}
-		if msg := fmt.Sprint(v); !strings.Contains(msg, "without an Authorizer") || !strings.Contains(msg, "AllowAll") {
-			t.Fatalf("panic %q, want it to say the Authorizer is missing and name AllowAll", msg)
-		}
-	}()
-	registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{})
+	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Log: slog.New(slog.DiscardHandler)})
+	if h != nil || err == nil {
+		t.Fatalf("New without an Authorize: got %v, %v; want nil and an error", h, err)
+	}
+	if got, want := err.Error(), "registerapi: no Authorizer: pass one, or AllowAll where authorization ran in front of the API"; got != want {
+		t.Fatalf("got error %q, want %q", got, want)
+	}
 }
 
 // AllowAll allows every tenant and names the caller it is given.
@@ -280,6 +282,14 @@ func TestAllowAll(t *testing.T) {
 		got, err := registerapi.AllowAll(tc.caller)(r, "any-tenant")
 		if err != nil || got != tc.want {
 			t.Errorf("%s: got %q, %v; want %q, nil", tc.name, got, err, tc.want)
+		}
+	}
+	// Through the handler: any tenant's request reaches the catalog.
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})
+	for _, tenant := range []string{"acme", "globex"} {
+		p := "/v1/tenants/" + tenant + "/namespaces/sales/tables"
+		if r := do(t, h, "POST", p, "application/json", []byte(`{"name":"t","location":"/x","schema":"`+ipcB64(catalogtest.WideSchema(1, 2))+`"}`)); r.status != http.StatusCreated {
+			t.Errorf("POST %s with AllowAll: got %d %s, want 201", p, r.status, r.body)
 		}
 	}
 }
