@@ -12,15 +12,15 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
-// DemoTable is one table of the demo catalog.
-type DemoTable struct {
+// demoTable is one table of the demo catalog.
+type demoTable struct {
 	Ref    catalog.TableRef
 	Schema *arrow.Schema
 }
 
-// DemoCatalog returns the tables `lake local` registers on first start: two
+// demoCatalog returns the tables `lake local` registers on first start: two
 // tenants with rich types, so a new user sees tables at once.
-func DemoCatalog() []DemoTable {
+func demoCatalog() []demoTable {
 	ts := &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
 	f := func(name string, t arrow.DataType, nullable bool) arrow.Field {
 		return arrow.Field{Name: name, Type: t, Nullable: nullable}
@@ -29,7 +29,7 @@ func DemoCatalog() []DemoTable {
 		m := arrow.NewMetadata([]string{kv[0]}, []string{kv[1]})
 		return &m
 	}
-	return []DemoTable{
+	return []demoTable{
 		{catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}, arrow.NewSchema([]arrow.Field{
 			f("order_id", arrow.PrimitiveTypes.Int64, false),
 			f("customer_id", arrow.PrimitiveTypes.Int64, false),
@@ -84,7 +84,7 @@ func (in *Instance) seedDemo(ctx context.Context) error {
 	if _, err := os.Stat(marker); err == nil {
 		return nil
 	}
-	for _, t := range DemoCatalog() {
+	for _, t := range demoCatalog() {
 		loc := fmt.Sprintf("s3://demo-lake/%s/%s/%s/", t.Ref.Tenant, t.Ref.Namespace, t.Ref.Name)
 		_, _, err := in.cat.Register(ctx, t.Ref, catalog.TableSpec{Location: loc, Schema: t.Schema})
 		if err != nil && !errors.Is(err, catalog.ErrExists) {

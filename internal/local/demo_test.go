@@ -10,7 +10,7 @@ import (
 // accepts and keeps exactly, so the first `lake local` never fails seeding.
 func TestDemoCatalog(t *testing.T) {
 	seen := map[catalog.TableRef]bool{}
-	for _, tbl := range DemoCatalog() {
+	for _, tbl := range demoCatalog() {
 		if err := tbl.Ref.Validate(); err != nil {
 			t.Errorf("%s: %v", tbl.Ref, err)
 		}

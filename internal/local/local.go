@@ -185,7 +185,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	api, err := registerapi.New(in.cat, registerapi.Options{
 		Authorize: tokenAuthorizer(validator),
 		Log:       cfg.Log,
-		OnWrite:   in.Kick,
+		OnWrite:   in.requestRefresh,
 	})
 	if err != nil {
 		in.closeParts()
@@ -249,8 +249,8 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 	}
 }
 
-// Kick asks for a refresh soon (after the debounce).
-func (in *Instance) Kick() {
+// requestRefresh asks for a refresh soon (after the debounce).
+func (in *Instance) requestRefresh() {
 	select {
 	case in.kick <- struct{}{}:
 	default:
@@ -313,9 +313,6 @@ func (in *Instance) Endpoints() Endpoints {
 func (in *Instance) Token(tenant string, ttl time.Duration) (string, error) {
 	return auth.IssueHS256(in.secret, "", tenant, "", "", ttl, time.Now())
 }
-
-// Catalog returns the catalog over the local store.
-func (in *Instance) Catalog() *catalog.Catalog { return in.cat }
 
 func (in *Instance) closeParts() {
 	in.cancel()

@@ -200,8 +200,8 @@ func badRequest(code, format string, args ...any) error {
 	return &apiError{http.StatusBadRequest, code, fmt.Sprintf(format, args...)}
 }
 
-// ParseSchema reads the "schema" member: base64 IPC or the JSON form.
-func ParseSchema(raw json.RawMessage) (*arrow.Schema, error) {
+// parseSchema reads the "schema" member: base64 IPC or the JSON form.
+func parseSchema(raw json.RawMessage) (*arrow.Schema, error) {
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
@@ -284,7 +284,7 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	schema, err := ParseSchema(req.Schema)
+	schema, err := parseSchema(req.Schema)
 	if err != nil {
 		h.fail(w, r, ref, err)
 		return
@@ -344,7 +344,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	opts.IfNoSchema = req.OnlyIfNoSchema
-	schema, err := ParseSchema(req.Schema)
+	schema, err := parseSchema(req.Schema)
 	if err != nil {
 		h.fail(w, r, ref, err)
 		return

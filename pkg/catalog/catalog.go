@@ -25,42 +25,42 @@ var (
 	ErrConflict = errors.New("registration changed concurrently")
 )
 
-// Error is the error of an operation on one table: the operation
+// opError is the error of an operation on one table: the operation
 // (register, update, get, drop), the table, and why, each said once:
 //
 //	catalog: register acme/sales/orders: invalid schema: no fields
 //	catalog: get acme/sales/orders: table not found
 //
-// Err is a *KindError (errors.Is finds its sentinel) or a store failure.
-// An invalid reference is a *NameError instead, not wrapped in an Error.
-type Error struct {
+// Err is a *kindError (errors.Is finds its sentinel) or a store failure.
+// An invalid reference is a *NameError instead, not wrapped in an opError.
+type opError struct {
 	Op  string
 	Ref TableRef
 	Err error
 }
 
-func (e *Error) Error() string {
+func (e *opError) Error() string {
 	return "catalog: " + e.Op + " " + e.Ref.String() + ": " + message(e.Err)
 }
 
 // Unwrap returns Err.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *opError) Unwrap() error { return e.Err }
 
-// KindError is an error of one kind, a sentinel of this package, with what
+// kindError is an error of one kind, a sentinel of this package, with what
 // the kind does not say (which field, which limit):
 //
 //	catalog: invalid schema: duplicate top-level field name "id"
 //
 // errors.Is(err, kind) holds. Detail may be empty.
-type KindError struct {
+type kindError struct {
 	Kind   error
 	Detail string
 }
 
-func (e *KindError) Error() string { return "catalog: " + e.text() }
+func (e *kindError) Error() string { return "catalog: " + e.text() }
 
-// text is the message without the package prefix, for an Error to wrap.
-func (e *KindError) text() string {
+// text is the message without the package prefix, for an opError to wrap.
+func (e *kindError) text() string {
 	if e.Detail == "" {
 		return e.Kind.Error()
 	}
@@ -68,16 +68,16 @@ func (e *KindError) text() string {
 }
 
 // Unwrap returns Kind.
-func (e *KindError) Unwrap() error { return e.Kind }
+func (e *kindError) Unwrap() error { return e.Kind }
 
 func kindErrorf(kind error, format string, args ...any) error {
-	return &KindError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
+	return &kindError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
 }
 
 // message is err's text without this package's prefix, for wrapping once.
 func message(err error) string {
 	switch e := err.(type) {
-	case *KindError:
+	case *kindError:
 		return e.text()
 	case *NameError:
 		return e.text()
@@ -85,26 +85,27 @@ func message(err error) string {
 	return err.Error()
 }
 
-// detailOf is what err says beyond its kind: a KindError's detail, else the
+// detailOf is what err says beyond its kind: a kindError's detail, else the
 // whole message.
 func detailOf(err error) string {
-	var ke *KindError
+	var ke *kindError
 	if errors.As(err, &ke) {
 		return ke.Detail
 	}
 	return err.Error()
 }
 
-// Detail returns what err says beyond its kind (the detail of the first
-// *KindError in its chain, or a *NameError's part, name and reason), or ""
-// when it says nothing more. A caller that builds its own message from
+// Detail returns what an error of this package says beyond its kind and
+// table (`no fields` of "catalog: register acme/sales/t: invalid schema: no
+// fields"; a *NameError's part, name and reason), or "" when it says
+// nothing more. A caller that builds its own message from
 // the kind and the table (the registration API) adds it.
 func Detail(err error) string {
 	var ne *NameError
 	if errors.As(err, &ne) {
 		return ne.text()
 	}
-	var ke *KindError
+	var ke *kindError
 	if errors.As(err, &ke) {
 		return ke.Detail
 	}
@@ -158,7 +159,7 @@ func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (R
 	}
 	reg, created, err := c.register(ctx, key, spec)
 	if err != nil {
-		return Registration{}, false, &Error{Op: "register", Ref: ref, Err: err}
+		return Registration{}, false, &opError{Op: "register", Ref: ref, Err: err}
 	}
 	return reg, created, nil
 }
@@ -212,7 +213,7 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 	}
 	reg, err := c.update(ctx, key, spec, opts)
 	if err != nil {
-		return Registration{}, &Error{Op: "update", Ref: ref, Err: err}
+		return Registration{}, &opError{Op: "update", Ref: ref, Err: err}
 	}
 	return reg, nil
 }
@@ -255,7 +256,7 @@ func (c *Catalog) update(ctx context.Context, key string, spec TableSpec, opts U
 		case err == nil:
 			return next, nil
 		case errors.Is(err, metastore.ErrNotFound):
-			return Registration{}, &KindError{Kind: ErrNotFound}
+			return Registration{}, &kindError{Kind: ErrNotFound}
 		case errors.Is(err, metastore.ErrConflict):
 			if opts.IfVersion != 0 {
 				return Registration{}, kindErrorf(ErrConflict, "changed while being updated from version %d", cur.version)
@@ -276,7 +277,7 @@ func (c *Catalog) Get(ctx context.Context, ref TableRef) (Registration, error) {
 	}
 	r, _, err := c.get(ctx, key)
 	if err != nil {
-		return Registration{}, &Error{Op: "get", Ref: ref, Err: err}
+		return Registration{}, &opError{Op: "get", Ref: ref, Err: err}
 	}
 	return r, nil
 }
@@ -285,7 +286,7 @@ func (c *Catalog) Get(ctx context.Context, ref TableRef) (Registration, error) {
 func (c *Catalog) get(ctx context.Context, key string) (Registration, []byte, error) {
 	raw, err := c.store.Get(ctx, key)
 	if errors.Is(err, metastore.ErrNotFound) {
-		return Registration{}, nil, &KindError{Kind: ErrNotFound}
+		return Registration{}, nil, &kindError{Kind: ErrNotFound}
 	}
 	if err != nil {
 		return Registration{}, nil, err
@@ -305,10 +306,10 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 	}
 	err = c.store.Delete(ctx, key)
 	if errors.Is(err, metastore.ErrNotFound) {
-		return &Error{Op: "drop", Ref: ref, Err: &KindError{Kind: ErrNotFound}}
+		return &opError{Op: "drop", Ref: ref, Err: &kindError{Kind: ErrNotFound}}
 	}
 	if err != nil {
-		return &Error{Op: "drop", Ref: ref, Err: err}
+		return &opError{Op: "drop", Ref: ref, Err: err}
 	}
 	return nil
 }
