@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -260,6 +261,14 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 			catalog.ErrConflict, "catalog: update acme/sales/orders: registration changed concurrently: at version 1, expected 7"},
 		{"drop a missing table", c.Drop(ctx, missing), catalog.ErrNotFound, "catalog: drop acme/sales/missing: table not found"},
 		{"decode empty IPC", first(catalog.DecodeSchema(nil)), catalog.ErrInvalidSchema, "catalog: invalid schema: empty IPC bytes"},
+		{"decode too many IPC bytes", first(catalog.DecodeSchema(make([]byte, catalog.MaxSchemaIPCBytes+1))),
+			catalog.ErrTooLarge, fmt.Sprintf("catalog: too large: %d IPC bytes, limit %d", catalog.MaxSchemaIPCBytes+1, catalog.MaxSchemaIPCBytes)},
+		{"decode undecodable registration JSON", first(catalog.DecodeRegistration([]byte(`{"location":`))),
+			catalog.ErrInvalidRegistration, "catalog: invalid registration: unexpected end of JSON input"},
+		{"schema of a registration without one", first(mustDecode(t, `{"location":"/x"}`).Schema()),
+			catalog.ErrSchemaUnavailable, "catalog: schema unavailable"},
+		{"parse a key of two parts", first(catalog.ParseKey("acme/orders")),
+			catalog.ErrInvalidName, `catalog: invalid name: key "acme/orders" has 2 parts, want tenant/namespace/table`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.err == nil || tc.err.Error() != tc.want || !errors.Is(tc.err, tc.kind) {
@@ -272,3 +281,12 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 func first[T any](_ T, err error) error { return err }
 
 func second[T, U any](_ T, _ U, err error) error { return err }
+
+func mustDecode(tb testing.TB, js string) catalog.Registration {
+	tb.Helper()
+	r, err := catalog.DecodeRegistration([]byte(js))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r
+}

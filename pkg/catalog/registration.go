@@ -138,14 +138,14 @@ func (r Registration) SchemaIPC() []byte { return bytes.Clone(r.schemaIPC) }
 // registration without schema bytes.
 func (r Registration) Schema() (*arrow.Schema, error) {
 	if r.schemaIPC == nil {
-		return nil, ErrSchemaUnavailable
+		return nil, &kindError{Kind: ErrSchemaUnavailable}
 	}
 	return DecodeSchema(r.schemaIPC)
 }
 
 // ErrSchemaUnavailable: the table's registration carries no usable schema
 // (written before schemas were stored, or with bytes that do not decode).
-var ErrSchemaUnavailable = errors.New("catalog: schema unavailable")
+var ErrSchemaUnavailable = errors.New("schema unavailable")
 
 // sameContent reports whether r and o register the same location, type and
 // schema bytes (times and versions aside).
