@@ -2,6 +2,7 @@ package registerapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -355,5 +356,78 @@ func TestErrorAnswers(t *testing.T) {
 				t.Fatalf("message %q carries an internal package prefix", e.Error.Message)
 			}
 		})
+	}
+}
+
+// outageStore is memstore whose reads fail: a store outage.
+type outageStore struct{ *memstore.Store }
+
+func (outageStore) Get(context.Context, string) ([]byte, error) {
+	return nil, errors.New("dynamo: ProvisionedThroughputExceeded on tbl/acme/sales/orders")
+}
+
+// The answers that do not come from a catalog error kind: the caller's
+// credentials, the request body, and a store outage, whose cause is logged
+// and never sent.
+func TestErrorAnswersBeyondTheCatalog(t *testing.T) {
+	st := outageStore{memstore.New(memstore.Options{})}
+	t.Cleanup(func() { st.Close() })
+	var logged bytes.Buffer
+	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{
+		Log: slog.New(slog.NewJSONHandler(&logged, nil)),
+		Authorize: func(r *http.Request, tenant string) (string, error) {
+			switch r.Header.Get("Authorization") {
+			case "":
+				return "", registerapi.ErrUnauthenticated
+			case "Bearer acme":
+				if tenant == "acme" {
+					return "token:acme", nil
+				}
+			}
+			return "", errors.New("token for another tenant")
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, method, path, contentType, body, auth string
+		status                                      int
+		code, message                               string
+	}{
+		{"no credentials", "GET", base + "/orders", "", "", "", 401, "unauthenticated", "missing or invalid credentials"},
+		{"another tenant", "GET", "/v1/tenants/globex/namespaces/sales/tables/orders", "", "", "Bearer acme", 403, "forbidden", `not allowed to act on tenant "globex"`},
+		{"store outage", "GET", base + "/orders", "", "", "Bearer acme", 503, "unavailable", "the catalog store is unavailable; retry"},
+		{"not JSON", "POST", base, "text/plain", "x", "Bearer acme", 415, "unsupported_media_type", `Content-Type "text/plain": send application/json`},
+		{"unknown field", "POST", base, "application/json", `{"nam":"t"}`, "Bearer acme", 400, "invalid_json", `malformed JSON body: json: unknown field "nam"`},
+		{"schema not base64", "POST", base, "application/json", `{"name":"t","location":"/x","schema":"%%"}`, "Bearer acme", 400, "invalid_base64",
+			"schema is not standard base64: illegal base64 data at input byte 0"},
+		{"no schema", "POST", base, "application/json", `{"name":"t","location":"/x"}`, "Bearer acme", 400, "invalid_schema",
+			`"schema" is required: base64 Arrow IPC or a JSON schema object`},
+		{"no route", "GET", "/v2/x", "", "", "Bearer acme", 404, "no_route", "no such route; see /v1/tenants/{tenant}/namespaces/{namespace}/tables[/{table}]"},
+		{"method not allowed", "PATCH", base + "/orders", "", "", "Bearer acme", 405, "method_not_allowed", "PATCH is not allowed here; allowed: GET, PUT, DELETE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var hdr []string
+			if tc.auth != "" {
+				hdr = []string{"Authorization", tc.auth}
+			}
+			r := do(t, h, tc.method, tc.path, tc.contentType, []byte(tc.body), hdr...)
+			if tc.status == http.StatusServiceUnavailable && r.header.Get("Retry-After") == "" {
+				t.Errorf("503 without Retry-After")
+			}
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal(r.body, &e); err != nil {
+				t.Fatalf("body %q: %v", r.body, err)
+			}
+			if r.status != tc.status || e.Error.Code != tc.code || e.Error.Message != tc.message {
+				t.Fatalf("got (%d, %q, %q), want (%d, %q, %q)", r.status, e.Error.Code, e.Error.Message, tc.status, tc.code, tc.message)
+			}
+		})
+	}
+	if !strings.Contains(logged.String(), "ProvisionedThroughputExceeded") {
+		t.Errorf("the outage's cause is not in the log: %s", logged.String())
 	}
 }
