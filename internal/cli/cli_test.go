@@ -22,6 +22,7 @@ import (
 	"github.com/lake-catalog/lake/internal/cli"
 	"github.com/lake-catalog/lake/internal/local"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
 
@@ -45,7 +46,12 @@ type lake struct {
 
 func startLocal(t *testing.T) *lake {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "data")
+	return startLocalIn(t, filepath.Join(t.TempDir(), "data"))
+}
+
+// startLocalIn starts local mode on the data folder dir.
+func startLocalIn(t *testing.T, dir string) *lake {
+	t.Helper()
 	in, err := local.Start(context.Background(), local.Config{
 		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
 		RefreshInterval: time.Hour, Log: slog.New(slog.DiscardHandler),
@@ -179,6 +185,55 @@ func TestCommands(t *testing.T) {
 	}
 	if tenant, err := v.Tenant(tok); err != nil || tenant != "globex" {
 		t.Fatalf("token validates as %q, %v; want globex", tenant, err)
+	}
+}
+
+// lake backfill in process: a dry run that changes nothing, then --apply,
+// then nothing left to do. The registration without a schema is written to
+// the store before local mode opens it, as one written before schemas were
+// stored would be.
+func TestBackfillCommand(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "data")
+	legacyDir := filepath.Join(t.TempDir(), "legacy_events")
+	writeParquet(t, filepath.Join(legacyDir, "part-0.parquet"), ordersSchema)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err := rocksdb.Open(filepath.Join(dir, local.MetaDir), rocksdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	legacy, _ := json.Marshal(map[string]any{"location": legacyDir, "table_type": "TABLE", "created_at": "2024-01-01T00:00:00Z", "version": 1})
+	err = st.Put(context.Background(), "tbl/acme/legacy/events", legacy)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := startLocalIn(t, dir)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema))
+	l.refresh()
+
+	file := filepath.Join(legacyDir, "part-0.parquet")
+	if got, want := l.must("backfill", "--tenant", "acme"), "would   acme/legacy/events: 5 columns from "+file+"\n"+
+		"dry run: 1 of 2 tables lack a schema; 1 can be backfilled, 0 cannot. Run again with --apply.\n"; got != want {
+		t.Fatalf("backfill printed %q, want %q", got, want)
+	}
+	l.refresh()
+	if out := l.must("list", "--tenant", "acme", "-n", "legacy"); !strings.Contains(out, "legacy     events  TABLE  ?") {
+		t.Fatalf("the dry run changed something:\n%s", out)
+	}
+	if got, want := l.must("backfill", "--tenant", "acme", "--apply"), "updated acme/legacy/events: 5 columns from "+file+"\n"+
+		"backfill: 1 updated, 0 changed meanwhile and left alone, 0 failed (of 1 without a schema)\n"; got != want {
+		t.Fatalf("backfill --apply printed %q, want %q", got, want)
+	}
+	l.refresh()
+	s, err := schemajson.Parse([]byte(l.must("show", "--tenant", "acme", "-n", "legacy", "-t", "events", "--json")))
+	if err != nil || !catalog.SchemaEqual(s, ordersSchema) {
+		t.Fatalf("backfilled schema = %v, %v; want %v", s, err, ordersSchema)
+	}
+	if got, want := l.must("backfill", "--tenant", "acme"), "every one of 2 tables has a schema; nothing to backfill\n"; got != want {
+		t.Fatalf("second backfill printed %q, want %q", got, want)
 	}
 }
 
