@@ -49,10 +49,10 @@ type TableSpec struct {
 	Schema    *arrow.Schema
 }
 
-// ValidateLocation checks a table location: a URI with a scheme (s3://…,
+// validateLocation checks a table location: a URI with a scheme (s3://…,
 // file://…, gs://…) or an absolute path, at most MaxLocationBytes, without
 // control characters.
-func ValidateLocation(loc string) error {
+func validateLocation(loc string) error {
 	switch {
 	case loc == "":
 		return kindErrorf(ErrInvalidRegistration, "location is empty")
@@ -70,9 +70,9 @@ func ValidateLocation(loc string) error {
 	return nil
 }
 
-// ValidateTableType checks a table type such as TABLE or VIEW: non-empty
+// validateTableType checks a table type such as TABLE or VIEW: non-empty
 // printable text of at most MaxTableTypeBytes.
-func ValidateTableType(t string) error {
+func validateTableType(t string) error {
 	switch {
 	case t == "":
 		return kindErrorf(ErrInvalidRegistration, "table type is empty")
@@ -90,10 +90,10 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 	if spec.TableType == "" {
 		spec.TableType = DefaultTableType
 	}
-	if err := ValidateLocation(spec.Location); err != nil {
+	if err := validateLocation(spec.Location); err != nil {
 		return Registration{}, err
 	}
-	if err := ValidateTableType(spec.TableType); err != nil {
+	if err := validateTableType(spec.TableType); err != nil {
 		return Registration{}, err
 	}
 	ipc, err := EncodeSchema(spec.Schema)

@@ -19,9 +19,9 @@ var ErrInvalidSchema = errors.New("invalid schema")
 // ErrTooLarge is wrapped when a schema or registration exceeds its limit.
 var ErrTooLarge = errors.New("too large")
 
-// ValidateSchema checks what lake requires of a table schema beyond Arrow's
+// validateSchema checks what lake requires of a table schema beyond Arrow's
 // own rules: at least one field, and unique, non-empty top-level names.
-func ValidateSchema(s *arrow.Schema) error {
+func validateSchema(s *arrow.Schema) error {
 	if s == nil || s.NumFields() == 0 {
 		return kindErrorf(ErrInvalidSchema, "no fields")
 	}
@@ -49,7 +49,7 @@ func SchemaEqual(a, b *arrow.Schema) bool {
 // decodes the bytes back and checks they give exactly s. Any failure wraps
 // ErrInvalidSchema (or ErrTooLarge).
 func EncodeSchema(s *arrow.Schema) (out []byte, err error) {
-	if err := ValidateSchema(s); err != nil {
+	if err := validateSchema(s); err != nil {
 		return nil, err
 	}
 	defer func() {
