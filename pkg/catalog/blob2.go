@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -70,10 +69,6 @@ type Blob struct {
 	header  BlobHeader
 	tenants []TenantInfo
 	data    []byte // the segments
-	maxSeg  uint64
-	decOnce sync.Once
-	dec     *zstd.Decoder
-	decErr  error
 }
 
 // ErrTenantNotInBlob is returned by Blob.TenantTables for a tenant the blob
@@ -217,7 +212,6 @@ func (b *Blob) check() error {
 		total += t.CompressedBytes
 		tables += t.Tables
 		unavailable += t.SchemaUnavailable
-		b.maxSeg = max(b.maxSeg, uint64(t.PayloadBytes))
 	}
 	switch {
 	case total != len(b.data):
@@ -272,16 +266,17 @@ func (b *Blob) TenantTables(name string) ([]Table, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrTenantNotInBlob, name)
 	}
-	b.decOnce.Do(func() {
-		b.dec, b.decErr = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(max(b.maxSeg, 1)))
-	})
-	if b.decErr != nil {
-		return nil, fmt.Errorf("catalog: segment decoder: %w", b.decErr)
+	// One decoder per call, bounded by this segment's size and closed when
+	// done: nothing stays allocated between requests.
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(uint64(t.PayloadBytes), 1)))
+	if err != nil {
+		return nil, fmt.Errorf("catalog: segment decoder: %w", err)
 	}
+	defer dec.Close()
 	seg := b.data[t.offset : t.offset+t.CompressedBytes]
 	// Capacity from what the compressed bytes can hold at most, not from
 	// the index's claim alone.
-	payload, err := b.dec.DecodeAll(seg, make([]byte, 0, min(t.PayloadBytes, 64*len(seg)+4096)))
+	payload, err := dec.DecodeAll(seg, make([]byte, 0, min(t.PayloadBytes, 64*len(seg)+4096)))
 	if err != nil {
 		return nil, fmt.Errorf("%w: tenant %q: decompress: %v", ErrBlobCorrupt, name, err)
 	}
