@@ -181,8 +181,13 @@ func TestRegisterRefreshPublish(t *testing.T) {
 		t.Fatalf("refresh result = %+v", res)
 	}
 	snap, _ := s.blob(t)
-	tbl, ok := snap.Lookup(catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"})
-	if !ok {
+	var tbl *catalog.Table
+	for i, t := range snap.Tenant("acme") {
+		if t.Ref == (catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}) {
+			tbl = &snap.Tenant("acme")[i]
+		}
+	}
+	if tbl == nil {
 		t.Fatal("registered table missing from the blob")
 	}
 	schema, err := tbl.Schema()

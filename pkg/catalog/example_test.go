@@ -41,7 +41,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	tbl, _ := loaded.Lookup(ref)
+	tbl := loaded.Tenant(ref.Tenant)[0]
 	got, _ := tbl.Schema()
 	fmt.Println("tables:", loaded.Counts.Tables, "exact schema:", catalog.SchemaEqual(got, schema))
 	// Output:

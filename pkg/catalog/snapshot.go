@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -220,16 +219,6 @@ func (s *Snapshot) Tenants() []string {
 	return out
 }
 
-// Lookup returns the table ref, if the snapshot holds it.
-func (s *Snapshot) Lookup(ref TableRef) (*Table, bool) {
-	ts := s.Tenant(ref.Tenant)
-	i, ok := slices.BinarySearchFunc(ts, ref, func(t Table, r TableRef) int { return t.Ref.Compare(r) })
-	if !ok {
-		return nil, false
-	}
-	return &ts[i], true
-}
-
 // Refresh scans store once and builds a snapshot of the given generation.
 func Refresh(ctx context.Context, store metastore.Store, generation uint64, now time.Time) (*Snapshot, ScanResult, error) {
 	res, err := ScanTables(ctx, store)
@@ -238,15 +227,3 @@ func Refresh(ctx context.Context, store metastore.Store, generation uint64, now 
 	}
 	return BuildSnapshot(res, generation, now), res, nil
 }
-
-// Holder holds the current snapshot behind one atomic pointer, so a reader
-// always sees names and schemas of one generation. The zero value holds none.
-type Holder struct {
-	p atomic.Pointer[Snapshot]
-}
-
-// Load returns the current snapshot, or nil before the first Store.
-func (h *Holder) Load() *Snapshot { return h.p.Load() }
-
-// Store replaces the current snapshot with s.
-func (h *Holder) Store(s *Snapshot) { h.p.Store(s) }

@@ -2,7 +2,6 @@ package catalog_test
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -148,62 +147,5 @@ func TestSnapshotOrderAndTenantIndex(t *testing.T) {
 	}
 	if _, ok := snap.Lookup(catalog.TableRef{Tenant: "a", Namespace: "n", Name: "v"}); ok {
 		t.Fatal("Lookup found a table that is not there")
-	}
-}
-
-// Readers of a Holder always see a whole generation: names and schemas of
-// one snapshot, never a mix.
-func TestHolderSwapsWholeSnapshots(t *testing.T) {
-	var h catalog.Holder
-	if h.Load() != nil {
-		t.Fatal("zero Holder holds a snapshot")
-	}
-	c, st, _ := newCatalog(t)
-	ctx := context.Background()
-	build := func(gen uint64, cols int) *catalog.Snapshot {
-		if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(0, cols)}, catalog.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		s, _, err := catalog.Refresh(ctx, st, gen, t0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 1)})
-	snaps := []*catalog.Snapshot{build(1, 2), build(2, 3), build(3, 4)}
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	var bad, reads atomic.Int64
-	for range 4 {
-		wg.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				s := h.Load()
-				if s == nil {
-					continue
-				}
-				reads.Add(1)
-				tbl, _ := s.Lookup(orders)
-				sch, err := tbl.Schema()
-				if err != nil || sch.NumFields() != int(s.Generation)+1 {
-					bad.Add(1)
-				}
-			}
-		})
-	}
-	for reads.Load() < 20000 {
-		for _, s := range snaps {
-			h.Store(s)
-		}
-	}
-	close(stop)
-	wg.Wait()
-	if bad.Load() != 0 {
-		t.Fatalf("%d reads saw a schema from another generation", bad.Load())
 	}
 }
