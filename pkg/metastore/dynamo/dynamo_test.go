@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -103,6 +104,11 @@ func TestScanDropsNumericKeys(t *testing.T) {
 		BillingMode:          types.BillingModePayPerRequest,
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// CreateTable returns while the table is CREATING, even on dynalite.
+	w := dynamodb.NewTableExistsWaiter(c, func(o *dynamodb.TableExistsWaiterOptions) { o.MinDelay = 20 * time.Millisecond })
+	if err := w.Wait(ctx, &dynamodb.DescribeTableInput{TableName: aws.String("numeric-pk")}, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {
