@@ -103,3 +103,46 @@ func ValidateKey(key string) error {
 	}
 	return nil
 }
+
+// Visitor is implemented by backends that can hand a prefix scan's entries
+// to a function one at a time instead of returning them all, so a caller
+// that keeps less than the entries never holds the whole scan.
+type Visitor interface {
+	// VisitPrefix calls fn for every entry whose key starts with prefix
+	// (stripped), in no particular order and never concurrently, and
+	// returns what the scan read. fn must not modify the entry's Value; it
+	// may keep it. An error from fn stops the scan and is returned as is.
+	VisitPrefix(ctx context.Context, prefix string, fn func(Entry) error) (ScanStats, error)
+}
+
+// Visit calls fn for every entry of store under prefix, through VisitPrefix
+// where the backend has it, otherwise over one ScanPrefixStats (or
+// ScanPrefix) whose entries are released as they are visited. The order is
+// unspecified. An error from fn stops the scan and is returned as is.
+func Visit(ctx context.Context, store Store, prefix string, fn func(Entry) error) (ScanStats, error) {
+	if v, ok := store.(Visitor); ok {
+		return v.VisitPrefix(ctx, prefix, fn)
+	}
+	var (
+		entries []Entry
+		stats   ScanStats
+		err     error
+	)
+	if ss, ok := store.(StatsScanner); ok {
+		entries, stats, err = ss.ScanPrefixStats(ctx, prefix)
+	} else {
+		entries, err = store.ScanPrefix(ctx, prefix)
+		stats = ScanStats{Pages: 1, Scanned: len(entries), Kept: len(entries)}
+	}
+	if err != nil {
+		return stats, err
+	}
+	for i := range entries {
+		e := entries[i]
+		entries[i] = Entry{}
+		if err := fn(e); err != nil {
+			return stats, err
+		}
+	}
+	return stats, nil
+}

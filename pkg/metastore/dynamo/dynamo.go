@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -262,42 +263,66 @@ func (s *Store) ScanPrefix(ctx context.Context, prefix string) ([]metastore.Entr
 // as OutsidePrefix. Any page error fails the whole scan: a partial result is
 // never returned.
 func (s *Store) ScanPrefixStats(ctx context.Context, prefix string) ([]metastore.Entry, metastore.ScanStats, error) {
+	var entries []metastore.Entry
+	stats, err := s.VisitPrefix(ctx, prefix, func(e metastore.Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, metastore.ScanStats{}, err
+	}
+	slices.SortFunc(entries, func(a, b metastore.Entry) int { return strings.Compare(a.Key, b.Key) })
+	return entries, stats, nil
+}
+
+// VisitPrefix implements metastore.Visitor: the segments are scanned in
+// parallel and fn is called for each item as its page arrives, one call at
+// a time. An error from fn stops every segment.
+func (s *Store) VisitPrefix(ctx context.Context, prefix string, fn func(metastore.Entry) error) (metastore.ScanStats, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, metastore.ScanStats{}, fmt.Errorf("dynamo: %w", err)
+		return metastore.ScanStats{}, fmt.Errorf("dynamo: %w", err)
 	}
 	n := s.opts.Segments
-	parts := make([][]metastore.Entry, n)
 	stats := make([]metastore.ScanStats, n)
+	var (
+		mu    sync.Mutex
+		fnErr error
+	)
+	emit := func(e metastore.Entry) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if fnErr == nil {
+			fnErr = fn(e)
+		}
+		return fnErr
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	for seg := range n {
 		g.Go(func() error {
 			var err error
-			parts[seg], stats[seg], err = s.scanSegment(gctx, prefix, seg)
+			stats[seg], err = s.scanSegment(gctx, prefix, seg, emit)
 			return err
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return nil, metastore.ScanStats{}, fmt.Errorf("dynamo: scan %q: %w", prefix, err)
-	}
+	err := g.Wait()
 	var total metastore.ScanStats
-	size := 0
 	for i := range n {
 		total.Pages += stats[i].Pages
 		total.Scanned += stats[i].Scanned
 		total.OutsidePrefix += stats[i].OutsidePrefix
 		total.Malformed += stats[i].Malformed
-		size += len(parts[i])
+		total.Kept += stats[i].Kept
 	}
-	entries := make([]metastore.Entry, 0, size)
-	for _, p := range parts {
-		entries = append(entries, p...)
+	switch {
+	case fnErr != nil:
+		return total, fnErr
+	case err != nil:
+		return total, fmt.Errorf("dynamo: scan %q: %w", prefix, err)
 	}
-	slices.SortFunc(entries, func(a, b metastore.Entry) int { return strings.Compare(a.Key, b.Key) })
-	total.Kept = len(entries)
-	return entries, total, nil
+	return total, nil
 }
 
-func (s *Store) scanSegment(ctx context.Context, prefix string, seg int) ([]metastore.Entry, metastore.ScanStats, error) {
+func (s *Store) scanSegment(ctx context.Context, prefix string, seg int, emit func(metastore.Entry) error) (metastore.ScanStats, error) {
 	in := &dynamodb.ScanInput{
 		TableName:                aws.String(s.opts.Table),
 		ConsistentRead:           aws.Bool(true),
@@ -312,15 +337,15 @@ func (s *Store) scanSegment(ctx context.Context, prefix string, seg int) ([]meta
 		in.Limit = aws.Int32(s.opts.PageLimit)
 	}
 	var stats metastore.ScanStats
-	var entries []metastore.Entry
 	p := dynamodb.NewScanPaginator(s.client, in)
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return nil, stats, fmt.Errorf("page %d: %w", stats.Pages+1, err)
+			return stats, fmt.Errorf("page %d: %w", stats.Pages+1, err)
 		}
 		stats.Pages++
-		for _, it := range page.Items {
+		for i, it := range page.Items {
+			page.Items[i] = nil // the page's items go as they are visited
 			stats.Scanned++
 			k, ok := it[KeyAttr].(*types.AttributeValueMemberS)
 			if !ok {
@@ -337,10 +362,13 @@ func (s *Store) scanSegment(ctx context.Context, prefix string, seg int) ([]meta
 				stats.OutsidePrefix++
 				continue
 			}
-			entries = append(entries, metastore.Entry{Key: rest, Value: nonNil(v.Value)})
+			stats.Kept++
+			if err := emit(metastore.Entry{Key: rest, Value: nonNil(v.Value)}); err != nil {
+				return stats, err
+			}
 		}
 	}
-	return entries, stats, nil
+	return stats, nil
 }
 
 // Close implements metastore.Store. The SDK client needs no closing.

@@ -160,6 +160,43 @@ func (s *Store) ScanPrefixStats(ctx context.Context, prefix string) ([]metastore
 	return entries, stats, nil
 }
 
+// VisitPrefix implements metastore.Visitor. It copies the matching keys
+// and references to their values under the read lock, then calls fn with
+// the lock released (stored values are never modified in place, so fn sees
+// the values of one instant and may call the store).
+func (s *Store) VisitPrefix(ctx context.Context, prefix string, fn func(metastore.Entry) error) (metastore.ScanStats, error) {
+	var stats metastore.ScanStats
+	if err := ctx.Err(); err != nil {
+		return stats, fmt.Errorf("memstore: %w", err)
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return stats, errClosed
+	}
+	stats.Pages = 1
+	entries := make([]metastore.Entry, 0)
+	for k, v := range s.data {
+		stats.Scanned++
+		rest, ok := strings.CutPrefix(k, prefix)
+		if !ok {
+			stats.OutsidePrefix++
+			continue
+		}
+		entries = append(entries, metastore.Entry{Key: rest, Value: v})
+	}
+	s.mu.RUnlock()
+	stats.Kept = len(entries)
+	for i := range entries {
+		e := entries[i]
+		entries[i] = metastore.Entry{}
+		if err := fn(e); err != nil {
+			return stats, err
+		}
+	}
+	return stats, nil
+}
+
 // Close implements metastore.Store.
 func (s *Store) Close() error {
 	s.mu.Lock()

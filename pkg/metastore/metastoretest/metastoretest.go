@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -48,6 +49,8 @@ func Run(t *testing.T, s Suite) {
 		{"concurrent_writers", testConcurrentWriters},
 		{"cancelled_context", testCancelled},
 		{"large_scan_over_3MB", testLargeScan},
+		{"visit_sees_what_scan_returns", testVisit},
+		{"visit_stops_at_an_error", testVisitStops},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, s) })
@@ -416,5 +419,63 @@ func testLargeScan(t *testing.T, s Suite) {
 	}
 	if stats.Pages < s.MinLargeScanPages {
 		t.Errorf("scan read %d pages, want at least %d", stats.Pages, s.MinLargeScanPages)
+	}
+}
+
+// metastore.Visit (VisitPrefix where the backend has it) sees exactly the
+// entries ScanPrefix returns, with the same stats where both report them.
+func testVisit(t *testing.T, s Suite) {
+	st := open(t, s)
+	ctx := context.Background()
+	const n, size = 40, 30 * 1000
+	want := make([]metastore.Entry, n)
+	for i := range n {
+		want[i] = metastore.Entry{Key: fmt.Sprintf("t%03d", i), Value: pattern(size, i)}
+		put(t, st, "tbl/"+want[i].Key, want[i].Value)
+	}
+	put(t, st, "tbl/empty", []byte{})
+	want = append(want, metastore.Entry{Key: "empty", Value: []byte{}})
+	put(t, st, "zzz/outside", []byte("x"))
+	var got []metastore.Entry
+	stats, err := metastore.Visit(ctx, st, "tbl/", func(e metastore.Entry) error {
+		got = append(got, e)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Visit: %v", err)
+	}
+	slices.SortFunc(got, func(a, b metastore.Entry) int { return strings.Compare(a.Key, b.Key) })
+	slices.SortFunc(want, func(a, b metastore.Entry) int { return strings.Compare(a.Key, b.Key) })
+	wantEntries(t, got, want...)
+	for _, e := range got {
+		if e.Value == nil {
+			t.Fatalf("%s: a zero-length value visited as nil", e.Key)
+		}
+	}
+	if _, ok := st.(metastore.StatsScanner); ok && (stats.Kept != n+1 || stats.Scanned != stats.Kept+stats.OutsidePrefix) {
+		t.Errorf("stats = %+v, want Kept %d and Scanned = Kept + OutsidePrefix", stats, n+1)
+	}
+}
+
+// An error from the visiting function stops the scan and comes back as is.
+func testVisitStops(t *testing.T, s Suite) {
+	st := open(t, s)
+	for i := range 30 {
+		put(t, st, fmt.Sprintf("tbl/t%03d", i), []byte("v"))
+	}
+	stop := errors.New("enough")
+	calls := 0
+	_, err := metastore.Visit(context.Background(), st, "tbl/", func(metastore.Entry) error {
+		calls++
+		if calls == 3 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop {
+		t.Fatalf("Visit = %v, want the function's own error", err)
+	}
+	if calls != 3 {
+		t.Fatalf("the function ran %d times, want it stopped after the 3rd", calls)
 	}
 }
