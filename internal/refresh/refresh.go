@@ -53,7 +53,8 @@ type Result struct {
 	Duration    time.Duration
 }
 
-// Run scans once, builds the snapshot, and publishes it with a conditional
+// Run scans once, builds the blob (catalog.BuildBlob, which holds the
+// table rows rather than the scanned items), and publishes it with a conditional
 // write when its content differs from the current blob's. On any scan,
 // encode or upload error it publishes nothing and returns the error.
 func (p *Publisher) Run(ctx context.Context) (Result, error) {
@@ -90,17 +91,13 @@ func (p *Publisher) Run(ctx context.Context) (Result, error) {
 	default:
 		return res, fmt.Errorf("refresh: read current blob: %w", err)
 	}
-	snap, scan, err := catalog.Refresh(ctx, p.Store, gen, now())
+	build, err := catalog.BuildBlob(ctx, p.Store, catalog.BuildOptions{Generation: gen, CreatedAt: now(), Previous: prevTenants})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
-	res.Counts, res.Scan, res.SkippedKeys = snap.Counts, scan.Stats, scan.SkippedKeys
-	blob, err := catalog.EncodeBlobWith(snap, catalog.EncodeOptions{Previous: prevTenants})
-	if err != nil {
-		return res, fmt.Errorf("refresh: %w", err)
-	}
+	res.Counts, res.Scan, res.SkippedKeys = build.Counts, build.Stats, build.SkippedKeys
+	blob, newHead := build.Blob, build.Header
 	res.BlobBytes = len(blob)
-	newHead, _ := catalog.ReadBlobHeader(blob)
 
 	if prev != nil && prev.ContentHash == newHead.ContentHash {
 		res.Outcome, res.Generation = Unchanged, prev.Generation

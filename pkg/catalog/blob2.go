@@ -316,53 +316,8 @@ func EncodeBlob(s *Snapshot) ([]byte, error) { return EncodeBlobWith(s, EncodeOp
 // EncodeBlobWith encodes s as a version 2 blob, one compressed segment per
 // tenant, carrying unchanged tenants' generations from opts.Previous.
 func EncodeBlobWith(s *Snapshot, opts EncodeOptions) ([]byte, error) {
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
-	if err != nil {
-		return nil, fmt.Errorf("catalog: encode blob: %w", err)
-	}
-	defer enc.Close()
-	prev := make(map[string]TenantInfo, len(opts.Previous))
-	for _, t := range opts.Previous {
-		prev[t.Name] = t
-	}
-	var segments []byte
-	var tenants []TenantInfo
-	for _, name := range s.Tenants() {
-		tables := s.Tenant(name)
-		payload, err := encodePayload(tables)
-		if err != nil {
-			return nil, fmt.Errorf("catalog: encode blob segment of %s: %w", name, err)
-		}
-		t := TenantInfo{Name: name, Tables: len(tables), Hash: sha256.Sum256(payload), PayloadBytes: len(payload),
-			Generation: s.Generation, ChangedAt: s.CreatedAt.UTC(), offset: len(segments)}
-		for i := range tables {
-			if !tables[i].HasSchema() {
-				t.SchemaUnavailable++
-			}
-		}
-		if p, ok := prev[name]; ok && p.Hash == t.Hash {
-			t.Generation, t.ChangedAt = p.Generation, p.ChangedAt
-		}
-		segments = enc.EncodeAll(payload, segments)
-		t.CompressedBytes = len(segments) - t.offset
-		tenants = append(tenants, t)
-	}
-	idx := encodeIndex(tenants)
-	out := make([]byte, BlobHeaderSize, BlobHeaderSize+len(idx)+len(segments))
-	out = append(append(out, idx...), segments...)
-	h := BlobHeader{
-		Version:     BlobVersion2,
-		Generation:  s.Generation,
-		CreatedAt:   s.CreatedAt,
-		Counts:      s.Counts,
-		IndexBytes:  uint64(len(idx)),
-		BodyBytes:   uint64(len(out) - BlobHeaderSize),
-		ContentHash: contentHash(tenants),
-	}
-	putHeader(out[:BlobHeaderSize], h)
-	crc := crc32.Update(crc32.Checksum(out[:100], crcTable), crcTable, out[BlobHeaderSize:])
-	binary.LittleEndian.PutUint32(out[100:104], crc)
-	return out, nil
+	b, _, err := encodeSorted(s.tables, false, s.Generation, s.CreatedAt, s.Counts, opts.Previous)
+	return b, err
 }
 
 func encodeIndex(tenants []TenantInfo) []byte {
