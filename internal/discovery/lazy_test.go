@@ -195,6 +195,33 @@ func TestDamagedV2BlobsKeepTheLastGoodServing(t *testing.T) {
 			t.Fatalf("after a rejected blob (flip at %d) the answers changed", i)
 		}
 	}
+	// Every single-bit flip of one tenant's segment is rejected at load.
+	h, err := catalog.ReadBlobHeader(good.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, index, err := catalog.ReadBlobIndex(good.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := catalog.BlobHeaderSize + int(h.IndexBytes)
+	for i := start; i < start+index[0].CompressedBytes; i++ {
+		for bit := range 8 {
+			bad := bytes.Clone(good.Data)
+			bad[i] ^= 1 << bit
+			if etag, err = e.blobs.Put(context.Background(), bad, blobstore.Condition{IfMatch: etag}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.src.Poll(context.Background()); !errors.Is(err, catalog.ErrBlobCorrupt) {
+				t.Fatalf("flip of bit %d at byte %d of %s's segment: poll %v, want ErrBlobCorrupt", bit, i-start, index[0].Name, err)
+			}
+		}
+		if (i-start)%97 == 0 {
+			if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
+				t.Fatalf("after a rejected segment flip at %d the answers changed", i-start)
+			}
+		}
+	}
 	for _, n := range []int{0, 50, 104, len(good.Data) / 2, len(good.Data) - 1} {
 		var err error
 		if etag, err = e.blobs.Put(context.Background(), good.Data[:n], blobstore.Condition{IfMatch: etag}); err != nil {
