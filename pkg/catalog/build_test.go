@@ -25,8 +25,8 @@ func buildFixture(t *testing.T) (*catalog.Catalog, metastore.Store) {
 	for key, val := range map[string]string{
 		"tbl/umbrella/n/garbled": `{"location":"/x","created_at":"2024-01-01T00:00:00Z","schema_ipc":"AAAA"}`,
 		"tbl/umbrella/n/notjson": `{{{`,
-		"tbl/onlytwo/parts":     `{"location":"/x"}`,
-		"other/t1/n/x":          `{"location":"/x"}`,
+		"tbl/onlytwo/parts":      `{"location":"/x"}`,
+		"other/t1/n/x":           `{"location":"/x"}`,
 	} {
 		if err := st.Put(context.Background(), key, []byte(val)); err != nil {
 			t.Fatal(err)
