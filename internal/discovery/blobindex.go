@@ -22,28 +22,32 @@ func (x blobIndex) tenant(name string) (tenantInfo, bool) {
 }
 
 func (x blobIndex) segment(name string) (segmentColumns, error) {
-	tables, err := x.blob.TenantTables(name)
-	if err != nil {
-		return segmentColumns{}, err
-	}
-	return columnsOf(tables), nil
+	return columnsOf(func(fn func(*catalog.Table) error) error { return x.blob.VisitTenant(name, fn) })
 }
 
-// columnsOf lays out a tenant's tables as the columns serving reads, each
-// distinct schema stored once.
-func columnsOf(tables []catalog.Table) segmentColumns {
+// columnsOf lays out a tenant's tables, straight from the decoded segment
+// (walk is Blob.VisitTenant), as the columns serving reads: each distinct
+// schema stored once, no table structs in between.
+func columnsOf(walk func(func(*catalog.Table) error) error) (segmentColumns, error) {
 	mem := memory.DefaultAllocator
 	nsb, nb, tb := array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem)
 	rb := array.NewInt32Builder(mem)
 	sb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	defer func() {
+		nsb.Release()
+		nb.Release()
+		tb.Release()
+		rb.Release()
+		sb.Release()
+	}()
 	seen := map[string]int32{}
-	for _, t := range tables {
+	err := walk(func(t *catalog.Table) error {
 		nsb.Append(t.Ref.Namespace)
 		nb.Append(t.Ref.Name)
 		tb.Append(t.TableType)
 		if t.SchemaIPC == nil {
 			rb.AppendNull()
-			continue
+			return nil
 		}
 		r, ok := seen[string(t.SchemaIPC)]
 		if !ok {
@@ -52,9 +56,13 @@ func columnsOf(tables []catalog.Table) segmentColumns {
 			sb.Append(t.SchemaIPC)
 		}
 		rb.Append(r)
+		return nil
+	})
+	if err != nil {
+		return segmentColumns{}, err
 	}
 	return segmentColumns{
 		Namespace: nsb.NewStringArray(), Name: nb.NewStringArray(), TableType: tb.NewStringArray(),
 		SchemaRef: rb.NewInt32Array(), Schemas: sb.NewBinaryArray(),
-	}
+	}, nil
 }

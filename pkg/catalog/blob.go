@@ -300,29 +300,8 @@ func encodePayload(tables []Table) ([]byte, error) {
 
 // decodePayload reads the rows back, copying what it keeps out of the IPC
 // reader's buffers and checking names, order and row count.
-func decodePayload(payload []byte, wantRows int) (tables []Table, err error) {
-	defer func() {
-		// The IPC reader trusts offsets in well-formed-looking messages; a
-		// payload that passed the checksums but is still wrong must not crash.
-		if r := recover(); r != nil {
-			tables, err = nil, fmt.Errorf("malformed payload: %v", r)
-		}
-	}()
-	rdr, err := ipc.NewReader(bytes.NewReader(payload), ipc.WithAllocator(memory.DefaultAllocator),
-		ipc.WithMetadataSizeLimit(int64(len(payload))), ipc.WithBodySizeLimit(int64(len(payload))))
-	if err != nil {
-		return nil, fmt.Errorf("payload: %v", err)
-	}
-	defer rdr.Release()
-	if !rdr.Schema().Equal(blobSchema) {
-		return nil, fmt.Errorf("payload schema %s is not the blob schema", rdr.Schema())
-	}
-	// A row takes more than 8 payload bytes: a forged count must not
-	// allocate beyond what the payload can hold.
-	if wantRows < 0 || wantRows > len(payload)/8 {
-		return nil, fmt.Errorf("%d tables cannot fit in a %d-byte payload", wantRows, len(payload))
-	}
-	tables = make([]Table, 0, wantRows)
+func decodePayload(payload []byte, wantRows int) ([]Table, error) {
+	tables := make([]Table, 0, min(max(wantRows, 0), len(payload)/8))
 	intern := make(map[string]string)
 	in := func(s string) string {
 		if v, ok := intern[s]; ok {
@@ -332,13 +311,69 @@ func decodePayload(payload []byte, wantRows int) (tables []Table, err error) {
 		intern[v] = v
 		return v
 	}
+	var schemaData []byte // one copy of a batch's schema bytes, shared by its tables
+	err := walkPayload(payload, wantRows, func(batch *array.Binary) {
+		schemaData = bytes.Clone(batch.ValueBytes())
+	}, func(row *Table, schemaLo, schemaHi int) error {
+		t := Table{
+			Ref:       TableRef{Tenant: in(row.Ref.Tenant), Namespace: in(row.Ref.Namespace), Name: strings.Clone(row.Ref.Name)},
+			Location:  strings.Clone(row.Location),
+			TableType: in(row.TableType),
+			Version:   row.Version,
+			CreatedAt: row.CreatedAt,
+			UpdatedAt: row.UpdatedAt,
+		}
+		if row.SchemaIPC != nil {
+			t.SchemaIPC = schemaData[schemaLo:schemaHi:schemaHi]
+		} else {
+			t.SchemaError = in(row.SchemaError)
+		}
+		tables = append(tables, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tables, nil
+}
+
+// walkPayload checks a payload row by row (names, order, the schema or its
+// error, the row count) and calls row for each with a Table whose strings
+// and SchemaIPC point into the IPC reader's buffers: valid only during the
+// call. batch is called before each record batch's rows with its schema
+// column; schemaLo and schemaHi locate a row's schema bytes in that
+// column's value bytes.
+func walkPayload(payload []byte, wantRows int, batch func(*array.Binary), row func(t *Table, schemaLo, schemaHi int) error) (err error) {
+	defer func() {
+		// The IPC reader trusts offsets in well-formed-looking messages; a
+		// payload that passed the checksums but is still wrong must not crash.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed payload: %v", r)
+		}
+	}()
+	// A row takes more than 8 payload bytes: a forged count must not
+	// allocate beyond what the payload can hold.
+	if wantRows < 0 || wantRows > len(payload)/8 {
+		return fmt.Errorf("%d tables cannot fit in a %d-byte payload", wantRows, len(payload))
+	}
+	rdr, err := ipc.NewReader(bytes.NewReader(payload), ipc.WithAllocator(memory.DefaultAllocator),
+		ipc.WithMetadataSizeLimit(int64(len(payload))), ipc.WithBodySizeLimit(int64(len(payload))))
+	if err != nil {
+		return fmt.Errorf("payload: %v", err)
+	}
+	defer rdr.Release()
+	if !rdr.Schema().Equal(blobSchema) {
+		return fmt.Errorf("payload schema %s is not the blob schema", rdr.Schema())
+	}
+	rows := 0
+	var prev TableRef // a copy: the previous batch's buffers go on Next
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
 		if err := validateRecord(rec); err != nil {
-			return nil, err
+			return err
 		}
-		if len(tables)+int(rec.NumRows()) > wantRows {
-			return nil, fmt.Errorf("payload holds more than the %d tables the header counts", wantRows)
+		if rows+int(rec.NumRows()) > wantRows {
+			return fmt.Errorf("payload holds more than the %d tables the header counts", wantRows)
 		}
 		cols := rec.Columns()
 		tenant := cols[0].(*array.String)
@@ -351,43 +386,54 @@ func decodePayload(payload []byte, wantRows int) (tables []Table, err error) {
 		updated := cols[7].(*array.Timestamp)
 		schema := cols[8].(*array.Binary)
 		schemaErr := cols[9].(*array.String)
-		// One copy of the batch's schema bytes, shared by its tables.
-		schemaData := bytes.Clone(schema.ValueBytes())
+		batch(schema)
 		offsets := schema.ValueOffsets()
+		var t Table
 		for i := 0; i < int(rec.NumRows()); i++ {
-			t := Table{
-				Ref:       TableRef{Tenant: in(tenant.Value(i)), Namespace: in(namespace.Value(i)), Name: strings.Clone(name.Value(i))},
-				Location:  strings.Clone(location.Value(i)),
-				TableType: in(tableType.Value(i)),
+			t = Table{
+				Ref:       TableRef{Tenant: tenant.Value(i), Namespace: namespace.Value(i), Name: name.Value(i)},
+				Location:  location.Value(i),
+				TableType: tableType.Value(i),
 				Version:   version.Value(i),
 				CreatedAt: time.UnixMicro(int64(created.Value(i))).UTC(),
 				UpdatedAt: time.UnixMicro(int64(updated.Value(i))).UTC(),
 			}
 			if err := t.Ref.Validate(); err != nil {
-				return nil, err
+				return err
 			}
-			if n := len(tables); n > 0 && tables[n-1].Ref.Compare(t.Ref) >= 0 {
-				return nil, fmt.Errorf("rows out of order at %s", t.Ref)
+			if rows > 0 && prev.Compare(t.Ref) >= 0 {
+				return fmt.Errorf("rows out of order at %s", t.Ref)
 			}
+			lo, hi := 0, 0
 			switch {
 			case schema.IsValid(i) && schemaErr.IsNull(i):
-				lo, hi := int(offsets[i]-offsets[0]), int(offsets[i+1]-offsets[0])
-				t.SchemaIPC = schemaData[lo:hi:hi]
+				lo, hi = int(offsets[i]-offsets[0]), int(offsets[i+1]-offsets[0])
+				t.SchemaIPC = schema.Value(i)
+				if t.SchemaIPC == nil {
+					t.SchemaIPC = []byte{}
+				}
 			case schema.IsNull(i) && schemaErr.IsValid(i):
-				t.SchemaError = in(schemaErr.Value(i))
+				t.SchemaError = schemaErr.Value(i)
 			default:
-				return nil, fmt.Errorf("table %s has both or neither of a schema and a schema error", t.Ref)
+				return fmt.Errorf("table %s has both or neither of a schema and a schema error", t.Ref)
 			}
-			tables = append(tables, t)
+			if err := row(&t, lo, hi); err != nil {
+				return err
+			}
+			rows++
+			prev = t.Ref
+		}
+		if rows > 0 {
+			prev = TableRef{Tenant: strings.Clone(prev.Tenant), Namespace: strings.Clone(prev.Namespace), Name: strings.Clone(prev.Name)}
 		}
 	}
 	if err := rdr.Err(); err != nil {
-		return nil, fmt.Errorf("payload: %v", err)
+		return fmt.Errorf("payload: %v", err)
 	}
-	if len(tables) != wantRows {
-		return nil, fmt.Errorf("payload holds %d tables, header counts %d", len(tables), wantRows)
+	if rows != wantRows {
+		return fmt.Errorf("payload holds %d tables, header counts %d", rows, wantRows)
 	}
-	return tables, nil
+	return nil
 }
 
 // validateRecord checks a record's arrays are internally consistent before

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"iter"
 	"sort"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -262,15 +264,73 @@ func (b *Blob) Tenant(name string) (TenantInfo, bool) {
 // order and the counts; any failure wraps ErrBlobCorrupt, an unknown tenant
 // ErrTenantNotInBlob. The tables share one copy of their schema bytes.
 func (b *Blob) TenantTables(name string) ([]Table, error) {
+	t, payload, err := b.segment(name)
+	if err != nil {
+		return nil, err
+	}
+	tables, err := decodePayload(payload, t.Tables)
+	if err != nil {
+		return nil, fmt.Errorf("%w: tenant %q: %v", ErrBlobCorrupt, name, err)
+	}
+	if err := checkRows(t, func(yield func(*Table) bool) {
+		for i := range tables {
+			if !yield(&tables[i]) {
+				return
+			}
+		}
+	}); err != nil {
+		return nil, err
+	}
+	return tables, nil
+}
+
+// VisitTenant checks one tenant's segment as TenantTables does and calls fn
+// for each of its tables in order, without building them: the Table's
+// strings and SchemaIPC point into the decoded segment and are valid only
+// during the call (copy what you keep). An error from fn stops the walk and
+// is returned as is; every check failure wraps ErrBlobCorrupt.
+func (b *Blob) VisitTenant(name string, fn func(*Table) error) error {
+	t, payload, err := b.segment(name)
+	if err != nil {
+		return err
+	}
+	var fnErr error
+	unavailable := 0
+	err = walkPayload(payload, t.Tables, func(*array.Binary) {}, func(row *Table, _, _ int) error {
+		if row.Ref.Tenant != name {
+			return fmt.Errorf("segment holds a table of %q", row.Ref.Tenant)
+		}
+		if !row.HasSchema() {
+			unavailable++
+		}
+		if fnErr = fn(row); fnErr != nil {
+			return fnErr
+		}
+		return nil
+	})
+	switch {
+	case fnErr != nil:
+		return fnErr
+	case err != nil:
+		return fmt.Errorf("%w: tenant %q: %v", ErrBlobCorrupt, name, err)
+	case unavailable != t.SchemaUnavailable:
+		return fmt.Errorf("%w: tenant %q: %d tables without a schema, index counts %d", ErrBlobCorrupt, name, unavailable, t.SchemaUnavailable)
+	}
+	return nil
+}
+
+// segment decompresses one tenant's segment and checks it against its
+// index entry.
+func (b *Blob) segment(name string) (TenantInfo, []byte, error) {
 	t, ok := b.Tenant(name)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrTenantNotInBlob, name)
+		return t, nil, fmt.Errorf("%w: %q", ErrTenantNotInBlob, name)
 	}
 	// One decoder per call, bounded by this segment's size and closed when
 	// done: nothing stays allocated between requests.
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(uint64(t.PayloadBytes), 1)))
 	if err != nil {
-		return nil, fmt.Errorf("catalog: segment decoder: %w", err)
+		return t, nil, fmt.Errorf("catalog: segment decoder: %w", err)
 	}
 	defer dec.Close()
 	seg := b.data[t.offset : t.offset+t.CompressedBytes]
@@ -278,28 +338,29 @@ func (b *Blob) TenantTables(name string) ([]Table, error) {
 	// the index's claim alone.
 	payload, err := dec.DecodeAll(seg, make([]byte, 0, min(t.PayloadBytes, 64*len(seg)+4096)))
 	if err != nil {
-		return nil, fmt.Errorf("%w: tenant %q: decompress: %v", ErrBlobCorrupt, name, err)
+		return t, nil, fmt.Errorf("%w: tenant %q: decompress: %v", ErrBlobCorrupt, name, err)
 	}
 	if len(payload) != t.PayloadBytes || sha256.Sum256(payload) != t.Hash {
-		return nil, fmt.Errorf("%w: tenant %q: segment does not match its index entry", ErrBlobCorrupt, name)
+		return t, nil, fmt.Errorf("%w: tenant %q: segment does not match its index entry", ErrBlobCorrupt, name)
 	}
-	tables, err := decodePayload(payload, t.Tables)
-	if err != nil {
-		return nil, fmt.Errorf("%w: tenant %q: %v", ErrBlobCorrupt, name, err)
-	}
+	return t, payload, nil
+}
+
+// checkRows checks a tenant's decoded rows against its index entry.
+func checkRows(t TenantInfo, rows iter.Seq[*Table]) error {
 	unavailable := 0
-	for i := range tables {
-		if tables[i].Ref.Tenant != name {
-			return nil, fmt.Errorf("%w: tenant %q: segment holds a table of %q", ErrBlobCorrupt, name, tables[i].Ref.Tenant)
+	for row := range rows {
+		if row.Ref.Tenant != t.Name {
+			return fmt.Errorf("%w: tenant %q: segment holds a table of %q", ErrBlobCorrupt, t.Name, row.Ref.Tenant)
 		}
-		if !tables[i].HasSchema() {
+		if !row.HasSchema() {
 			unavailable++
 		}
 	}
 	if unavailable != t.SchemaUnavailable {
-		return nil, fmt.Errorf("%w: tenant %q: %d tables without a schema, index counts %d", ErrBlobCorrupt, name, unavailable, t.SchemaUnavailable)
+		return fmt.Errorf("%w: tenant %q: %d tables without a schema, index counts %d", ErrBlobCorrupt, t.Name, unavailable, t.SchemaUnavailable)
 	}
-	return tables, nil
+	return nil
 }
 
 // EncodeOptions qualifies EncodeBlobWith.

@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,9 +315,62 @@ func FuzzOpenBlob(f *testing.F) {
 			return
 		}
 		for _, info := range blob.Tenants() {
-			if _, err := blob.TenantTables(info.Name); err != nil && !errors.Is(err, catalog.ErrBlobCorrupt) {
+			_, err := blob.TenantTables(info.Name)
+			if err != nil && !errors.Is(err, catalog.ErrBlobCorrupt) {
 				t.Fatalf("untyped segment error %v", err)
+			}
+			verr := blob.VisitTenant(info.Name, func(*catalog.Table) error { return nil })
+			if (err == nil) != (verr == nil) {
+				t.Fatalf("TenantTables says %v, VisitTenant %v", err, verr)
 			}
 		}
 	})
+}
+
+// VisitTenant walks exactly the tables TenantTables builds, stops at the
+// function's error, and knows no tenant the blob lacks.
+func TestVisitTenantEqualsTenantTables(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	blob, err := catalog.OpenBlob(encode(t, snap), catalog.DecodeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, info := range blob.Tenants() {
+		want, err := blob.TenantTables(info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []catalog.Table
+		if err := blob.VisitTenant(info.Name, func(tb *catalog.Table) error {
+			c := *tb
+			c.Ref = catalog.TableRef{Tenant: strings.Clone(tb.Ref.Tenant), Namespace: strings.Clone(tb.Ref.Namespace), Name: strings.Clone(tb.Ref.Name)}
+			c.Location, c.TableType, c.SchemaError = strings.Clone(tb.Location), strings.Clone(tb.TableType), strings.Clone(tb.SchemaError)
+			if tb.SchemaIPC != nil {
+				c.SchemaIPC = bytes.Clone(tb.SchemaIPC)
+			}
+			got = append(got, c)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: visited %d tables, want %d", info.Name, len(got), len(want))
+		}
+		for i := range got {
+			a, b := got[i], want[i]
+			if a.Ref != b.Ref || a.Location != b.Location || a.TableType != b.TableType || a.Version != b.Version ||
+				!a.CreatedAt.Equal(b.CreatedAt) || !a.UpdatedAt.Equal(b.UpdatedAt) || !bytes.Equal(a.SchemaIPC, b.SchemaIPC) ||
+				a.HasSchema() != b.HasSchema() || a.SchemaError != b.SchemaError {
+				t.Fatalf("%s table %d: visited %+v, want %+v", info.Name, i, a, b)
+			}
+		}
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if err := blob.VisitTenant("acme", func(*catalog.Table) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Fatalf("VisitTenant with a failing function: %v after %d calls, want its error after 1", err, calls)
+	}
+	if err := blob.VisitTenant("nobody", func(*catalog.Table) error { return nil }); !errors.Is(err, catalog.ErrTenantNotInBlob) {
+		t.Fatalf("VisitTenant(nobody) = %v, want ErrTenantNotInBlob", err)
+	}
 }
