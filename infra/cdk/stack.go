@@ -176,6 +176,9 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscd
 		Timeout:      awscdk.Duration_Minutes(jsii.Number(5)),
 		Environment: &map[string]*string{
 			"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey),
+			// The Go runtime collects harder near the function's memory
+			// instead of letting garbage reach it (README: memory at scale).
+			"GOMEMLIMIT": s("900MiB"),
 		},
 		LogGroup:                     refreshLogs,
 		Role:                         lambdaRole("Refresh", refreshLogs),

@@ -201,6 +201,13 @@ func TestResources(t *testing.T) {
 		if strings.HasPrefix(id, "Refresh") && fmt.Sprint(p["ReservedConcurrentExecutions"]) != "1" {
 			t.Errorf("refresh reserved concurrency = %v, want 1", p["ReservedConcurrentExecutions"])
 		}
+		if strings.HasPrefix(id, "Refresh") {
+			env, _ := p["Environment"].(map[string]any)
+			vars, _ := env["Variables"].(map[string]any)
+			if fmt.Sprint(p["MemorySize"]) != "1024" || vars["GOMEMLIMIT"] != "900MiB" {
+				t.Errorf("refresh memory %v MB with GOMEMLIMIT %v, want 1024 and 900MiB below it", p["MemorySize"], vars["GOMEMLIMIT"])
+			}
+		}
 	}
 	tm.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(1 minute)"})
 	tm.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
