@@ -36,11 +36,9 @@ package discovery
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -52,19 +50,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/like"
-)
-
-// Custom SqlInfo ids (Flight SQL reserves ids below 10,000).
-const (
-	// SqlInfoSnapshotGeneration (bigint) is the generation of the caller's
-	// tenant: the snapshot generation in which its tables last changed (0
-	// when it has none).
-	SqlInfoSnapshotGeneration = 10000
-	// SqlInfoSnapshotCreatedAt (string, RFC 3339) is when the caller's
-	// tenant last changed; left out when it has no tables.
-	SqlInfoSnapshotCreatedAt = 10001
-	// SqlInfoTenantTables (bigint) is how many tables the caller's tenant has.
-	SqlInfoTenantTables = 10002
 )
 
 // DefaultBatchBytes is the most bytes one record batch carries, far below
@@ -97,6 +82,8 @@ type Service struct {
 	cache *tenantCache
 	// schemaBytes caches the serialized result schemas FlightInfo carries.
 	schemaBytes map[*arrow.Schema][]byte
+	// sqlInfo holds the static GetSqlInfo answers.
+	sqlInfo *sqlInfoTable
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
@@ -120,9 +107,16 @@ func NewService(opts Options) *Service {
 	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{}}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
-		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo} {
+		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo, schema_ref.PrimaryKeys,
+		schema_ref.ImportedKeys, schema_ref.XdbcTypeInfo} {
 		s.schemaBytes[sc] = flight.SerializeSchema(sc, s.mem)
 	}
+	info, err := newSqlInfoTable(s.mem, opts.ServerName, opts.Version)
+	if err != nil {
+		// The table is static: this is a programming error, caught by tests.
+		panic(err)
+	}
+	s.sqlInfo = info
 	if opts.Metrics != nil {
 		opts.Metrics.cache.Store(s.cache)
 	}
@@ -327,6 +321,10 @@ func (s *Service) selectTables(ctx context.Context, cmd flightsql.GetTables) (*t
 	if err != nil {
 		return nil, nil, err
 	}
+	types, err := newTypeFilter(cmd.GetTableTypes())
+	if err != nil {
+		return nil, nil, err
+	}
 	if !catalogMatches(cmd.GetCatalog(), tenant) {
 		return nil, nil, nil
 	}
@@ -334,7 +332,7 @@ func (s *Service) selectTables(ctx context.Context, cmd flightsql.GetTables) (*t
 	if err != nil || ts == nil {
 		return nil, nil, err
 	}
-	rows := ts.selectTables(ts.selectNamespaces(nsPattern), tablePattern, cmd.GetTableTypes())
+	rows := ts.selectTables(ts.selectNamespaces(nsPattern), tablePattern, types)
 	if cmd.GetIncludeSchema() && ts.unavailable > 0 {
 		for _, r := range rows {
 			for i := r.lo; i < r.hi; i++ {
@@ -407,87 +405,4 @@ func mergeSorted(a, b []string) []string {
 	out := slices.Concat(a, b)
 	slices.Sort(out)
 	return slices.Compact(out)
-}
-
-// GetFlightInfoSqlInfo implements flightsql.Server.
-func (s *Service) GetFlightInfoSqlInfo(ctx context.Context, _ flightsql.GetSqlInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	if _, _, err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	return s.info(desc, schema_ref.SqlInfo), nil
-}
-
-// sqlInfoValue is one GetSqlInfo answer: a string, bool or int64.
-type sqlInfoValue struct {
-	id  uint32
-	val any
-}
-
-// DoGetSqlInfo answers the requested ids (all when none are named) that
-// lake knows; unknown ids are left out. The freshness ids describe the
-// caller's own tenant, read from the blob's index (no tenant is prepared).
-func (s *Service) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	tenant, v, err := s.begin(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	info, has := v.index.tenant(tenant)
-	all := []sqlInfoValue{
-		{uint32(flightsql.SqlInfoFlightSqlServerName), s.opts.ServerName},
-		{uint32(flightsql.SqlInfoFlightSqlServerVersion), s.opts.Version},
-		{uint32(flightsql.SqlInfoFlightSqlServerArrowVersion), arrow.PkgVersion},
-		{uint32(flightsql.SqlInfoFlightSqlServerReadOnly), true},
-		{uint32(flightsql.SqlInfoFlightSqlServerSql), false},
-		{uint32(flightsql.SqlInfoFlightSqlServerSubstrait), false},
-		{uint32(flightsql.SqlInfoFlightSqlServerCancel), false},
-		{uint32(flightsql.SqlInfoFlightSqlServerBulkIngestion), false},
-		{SqlInfoSnapshotGeneration, int64(info.Generation)},
-		{SqlInfoTenantTables, int64(info.Tables)},
-	}
-	if has {
-		all = append(all, sqlInfoValue{SqlInfoSnapshotCreatedAt, info.ChangedAt.UTC().Format(time.RFC3339Nano)})
-	}
-	want := cmd.GetInfo()
-	var rows []sqlInfoValue
-	if len(want) == 0 {
-		rows = all
-	} else {
-		for _, id := range want {
-			for _, r := range all {
-				if r.id == id {
-					rows = append(rows, r)
-				}
-			}
-		}
-	}
-	rec, err := buildSqlInfo(s.mem, rows)
-	if err != nil {
-		return nil, nil, status.Errorf(codes.Internal, "sql info: %v", err)
-	}
-	ch, err := stream(ctx, schema_ref.SqlInfo, []arrow.RecordBatch{rec})
-	return schema_ref.SqlInfo, ch, err
-}
-
-func buildSqlInfo(mem memory.Allocator, rows []sqlInfoValue) (arrow.RecordBatch, error) {
-	b := array.NewRecordBuilder(mem, schema_ref.SqlInfo)
-	defer b.Release()
-	names := b.Field(0).(*array.Uint32Builder)
-	vals := b.Field(1).(*array.DenseUnionBuilder)
-	for _, r := range rows {
-		names.Append(r.id)
-		switch v := r.val.(type) {
-		case string:
-			vals.Append(0)
-			vals.Child(0).(*array.StringBuilder).Append(v)
-		case bool:
-			vals.Append(1)
-			vals.Child(1).(*array.BooleanBuilder).Append(v)
-		case int64:
-			vals.Append(2)
-			vals.Child(2).(*array.Int64Builder).Append(v)
-		default:
-			return nil, fmt.Errorf("sql info %d: unsupported value %T", r.id, v)
-		}
-	}
-	return b.NewRecordBatch(), nil
 }
