@@ -139,8 +139,12 @@ func (s *Service) preEncoded(ctx context.Context, ticket []byte) (msgs [][]byte,
 	case *pb.CommandGetDbSchemas:
 		return ts.dbSchemas, true, nil
 	case *pb.CommandGetTables:
+		types, err := newTypeFilter(c.TableTypes)
+		if err != nil {
+			return nil, false, err
+		}
 		switch {
-		case !ts.coversTypes(c.TableTypes):
+		case !ts.coversTypes(types):
 			return nil, false, nil
 		case !c.IncludeSchema:
 			return ts.tables, true, nil

@@ -13,6 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lake-catalog/lake/internal/like"
@@ -391,9 +393,9 @@ func appendRange(rs []rowRange, lo, hi int) []rowRange {
 // selectTables narrows namespace spans to rows whose table name matches p
 // and whose type is in types (any type when empty). Names are sorted within
 // a namespace, so a literal prefix is found by binary search.
-func (ts *tenantState) selectTables(spans []rowRange, p *like.Pattern, types []string) []rowRange {
+func (ts *tenantState) selectTables(spans []rowRange, p *like.Pattern, types typeFilter) []rowRange {
 	var out []rowRange
-	if (p == nil || p.All()) && len(types) == 0 {
+	if (p == nil || p.All()) && types == nil {
 		for _, s := range spans {
 			out = appendRange(out, s.lo, s.hi)
 		}
@@ -415,7 +417,7 @@ func (ts *tenantState) selectTables(spans []rowRange, p *like.Pattern, types []s
 			if p != nil && !p.Match(names.Value(i)) {
 				continue
 			}
-			if len(types) > 0 && !slices.Contains(types, ts.cols.TableType.Value(i)) {
+			if !types.keeps(ts.cols.TableType.Value(i)) {
 				continue
 			}
 			out = appendRange(out, i, i+1)
@@ -425,15 +427,45 @@ func (ts *tenantState) selectTables(spans []rowRange, p *like.Pattern, types []s
 }
 
 // coversTypes reports whether a table_types filter keeps every table of
-// the tenant (empty keeps all).
-func (ts *tenantState) coversTypes(types []string) bool {
-	if len(types) == 0 {
-		return true
-	}
+// the tenant.
+func (ts *tenantState) coversTypes(types typeFilter) bool {
 	for _, t := range ts.tableTypes {
-		if !slices.Contains(types, t) {
+		if !types.keeps(t) {
 			return false
 		}
 	}
 	return true
+}
+
+// MaxTableTypes is the most table types a GetTables filter may name.
+const MaxTableTypes = 256
+
+// typeFilter is a GetTables table_types filter as a set; nil keeps every
+// type.
+type typeFilter map[string]struct{}
+
+// newTypeFilter builds the set of a request's table types (none: nil),
+// refusing more than MaxTableTypes with INVALID_ARGUMENT, so a request's
+// cost is bounded before any table is looked at.
+func newTypeFilter(types []string) (typeFilter, error) {
+	if len(types) == 0 {
+		return nil, nil
+	}
+	if len(types) > MaxTableTypes {
+		return nil, status.Errorf(codes.InvalidArgument, "table_types: %d types, at most %d", len(types), MaxTableTypes)
+	}
+	f := make(typeFilter, len(types))
+	for _, t := range types {
+		f[t] = struct{}{}
+	}
+	return f, nil
+}
+
+// keeps reports whether the filter keeps tables of type t.
+func (f typeFilter) keeps(t string) bool {
+	if f == nil {
+		return true
+	}
+	_, ok := f[t]
+	return ok
 }

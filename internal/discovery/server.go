@@ -3,8 +3,10 @@ package discovery
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -27,21 +30,68 @@ type Authenticator interface {
 	Tenant(token string) (string, error)
 }
 
+// Limits of the gRPC server (NewGRPCServer's defaults; opts may override).
+const (
+	// MaxRecvMsgSize bounds a request message. Flight SQL requests are
+	// commands of a few hundred bytes; a GetSqlInfo naming every id twice
+	// is under 1 KiB.
+	MaxRecvMsgSize = 1 << 20
+	// MaxConcurrentStreams bounds the calls in flight on one connection.
+	MaxConcurrentStreams = 256
+	// MaxConnectionIdle closes a connection with no call for this long.
+	MaxConnectionIdle = 15 * time.Minute
+	// KeepaliveMinTime is the shortest client ping interval tolerated;
+	// clients that ping more often are disconnected (GOAWAY).
+	KeepaliveMinTime = 10 * time.Second
+)
+
 // NewGRPCServer returns a gRPC server serving svc as Flight SQL behind
 // bearer-token authentication, and the gRPC health service (which needs no
-// token). opts are added (TLS credentials, limits). Requests are counted in
-// svc's Metrics, when it has them.
+// token). It bounds request size, streams per connection and idle time,
+// enforces a keepalive policy, and turns a handler panic into INTERNAL for
+// that call alone. opts are added after those defaults (TLS credentials,
+// other limits). Requests are counted in svc's Metrics, when it has them.
 func NewGRPCServer(svc *Service, authn Authenticator, hs *health.Server, log *slog.Logger, opts ...grpc.ServerOption) *grpc.Server {
 	if log == nil {
 		log = slog.Default()
 	}
 	a := &interceptor{authn: authn, log: log, metrics: svc.opts.Metrics}
-	opts = append(opts, grpc.ChainUnaryInterceptor(a.unary), grpc.ChainStreamInterceptor(a.stream),
+	r := recoverer{log: log}
+	defaults := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: MaxConnectionIdle}),
+	}
+	opts = append(defaults, opts...)
+	opts = append(opts, grpc.ChainUnaryInterceptor(r.unary, a.unary), grpc.ChainStreamInterceptor(r.stream, a.stream),
 		grpc.ForceServerCodecV2(newWireCodec()))
 	srv := grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(srv, newFlightServer(svc, flightsql.NewFlightServer(svc)))
 	healthpb.RegisterHealthServer(srv, hs)
 	return srv
+}
+
+// recoverer turns a panic in a call's handler into INTERNAL for that call,
+// logged with its stack; the server and every other call go on.
+type recoverer struct{ log *slog.Logger }
+
+func (r recoverer) recovered(ctx context.Context, method string, err *error) {
+	if p := recover(); p != nil {
+		r.log.ErrorContext(ctx, "flight sql handler panicked", slog.String("method", method),
+			slog.String("panic", fmt.Sprint(p)), slog.String("stack", string(debug.Stack())))
+		*err = status.Error(codes.Internal, "internal error")
+	}
+}
+
+func (r recoverer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer r.recovered(ctx, info.FullMethod, &err)
+	return h(ctx, req)
+}
+
+func (r recoverer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
+	defer r.recovered(ss.Context(), info.FullMethod, &err)
+	return h(srv, ss)
 }
 
 // interceptor authenticates every Flight call and counts requests: each
