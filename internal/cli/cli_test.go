@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
@@ -237,6 +238,53 @@ func TestBackfillCommand(t *testing.T) {
 	}
 }
 
+// --column-comment stores each comment as the column's REMARKS field
+// metadata in the registered schema (other metadata kept), and show prints
+// it beside the column.
+func TestColumnComments(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema),
+		"--column-comment", "order_id=one per order, never reused", "--column-comment", "placed_at=when the customer paid")
+	l.refresh()
+	s, err := schemajson.Parse([]byte(l.must("show", "--tenant", "acme", "-n", "sales", "-t", "orders", "--json")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range s.Fields() {
+		want := ordersSchema.Field(i)
+		remarks, has := f.Metadata.GetValue(flightsql.RemarksKey)
+		switch f.Name {
+		case "order_id":
+			if remarks != "one per order, never reused" {
+				t.Errorf("order_id REMARKS = %q", remarks)
+			}
+		case "placed_at":
+			if remarks != "when the customer paid" {
+				t.Errorf("placed_at REMARKS = %q", remarks)
+			}
+		default:
+			if has {
+				t.Errorf("%s got REMARKS %q, want none", f.Name, remarks)
+			}
+		}
+		for j, k := range want.Metadata.Keys() {
+			if got, _ := f.Metadata.GetValue(k); got != want.Metadata.Values()[j] {
+				t.Errorf("%s metadata %s = %q, want %q kept", f.Name, k, got, want.Metadata.Values()[j])
+			}
+		}
+		if !arrow.TypeEqual(f.Type, want.Type) || f.Nullable != want.Nullable {
+			t.Errorf("%s = %s, want %s", f.Name, f, want)
+		}
+	}
+	out := l.must("show", "--tenant", "acme", "-n", "sales", "-t", "orders")
+	lines := strings.Split(out, "\n")
+	if len(lines) < 3 || !strings.HasSuffix(lines[1], "not null  -- one per order, never reused") || !strings.HasSuffix(lines[2], "-- when the customer paid") ||
+		strings.Index(lines[1], "--") != strings.Index(lines[2], "--") {
+		t.Errorf("show printed:\n%s\nwant both comments after the columns, aligned", out)
+	}
+}
+
 // Every client message is built from the error's kind and the table ref,
 // each said once, with no internal package prefix.
 func TestMessages(t *testing.T) {
@@ -272,6 +320,15 @@ func TestMessages(t *testing.T) {
 			"lake: tenant acme: missing or invalid token: "},
 		{"two schema sources", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "x", "--schema-json", schema, "--schema-ipc", schema},
 			"lake: give exactly one of --parquet, --schema-json and --schema-ipc\n"},
+		{"comment on a missing column", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "x", "--location", "s3://x/", "--schema-json", schema, "--column-comment", "nope=text"},
+			"lake: --column-comment: the schema has no column \"nope\"\n"},
+		{"comment without =", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "x", "--location", "s3://x/", "--schema-json", schema, "--column-comment", "order_id"},
+			"lake: --column-comment \"order_id\": want column=text\n"},
+		{"empty comment", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "x", "--location", "s3://x/", "--schema-json", schema, "--column-comment", "order_id="},
+			"lake: --column-comment \"order_id=\": the comment is empty\n"},
+		{"a column commented twice", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "x", "--location", "s3://x/", "--schema-json", schema,
+			"--column-comment", "order_id=a", "--column-comment", "order_id=b"},
+			"lake: --column-comment: column \"order_id\" is named twice\n"},
 		{"API unreachable", []string{"drop", "--tenant", "acme", "-n", "sales", "-t", "orders", "--api", noAPI},
 			"lake: registration API " + noAPI + ": dial tcp 127.0.0.1:1: connect: connection refused\n"},
 	}

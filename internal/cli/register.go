@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/spf13/cobra"
 
 	"github.com/lake-catalog/lake/internal/apiclient"
@@ -28,6 +31,10 @@ type RegisterOptions struct {
 	Location, TableType string
 	// Parquet, SchemaJSON and SchemaIPC are the schema's source files; exactly one is set.
 	Parquet, SchemaJSON, SchemaIPC string
+	// ColumnComments are --column-comment values, "column=text": each sets
+	// the top-level column's ARROW:FLIGHT:SQL:REMARKS field metadata in the
+	// schema registered (what JDBC's getColumns shows as REMARKS).
+	ColumnComments []string
 }
 
 // refFlags adds --namespace and --table.
@@ -45,7 +52,8 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 	cmd := &cobra.Command{
 		Use:   "register",
 		Short: "Register a table with its exact schema (from a Parquet file's footer, a JSON schema or IPC bytes)",
-		Example: `  lake register --tenant acme -n sales -t orders --location s3://lake/sales/orders/ --parquet part-0.parquet
+		Example: `  lake register --tenant acme -n sales -t orders --location s3://lake/sales/orders/ --parquet part-0.parquet \
+      --column-comment "order_id=one per order" --column-comment "total=in EUR, tax included"
   lake register --tenant acme -n sales -t events --location /data/events --schema-json events.schema.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -63,6 +71,7 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 	fl.StringVar(&opts.Parquet, "parquet", "", "read the schema from this Parquet file's footer")
 	fl.StringVar(&opts.SchemaJSON, "schema-json", "", "read the schema from this JSON schema file (see pkg/schemajson)")
 	fl.StringVar(&opts.SchemaIPC, "schema-ipc", "", "read the schema from this Arrow IPC schema file")
+	fl.StringArrayVar(&opts.ColumnComments, "column-comment", nil, "column=text: a column's comment, stored as its ARROW:FLIGHT:SQL:REMARKS field metadata (repeatable)")
 	return cmd
 }
 
@@ -79,6 +88,9 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	}
 	schema, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
 	if err != nil {
+		return err
+	}
+	if schema, err = withColumnComments(schema, opts.ColumnComments); err != nil {
 		return err
 	}
 	ipc, err := catalog.EncodeSchema(schema)
@@ -127,4 +139,43 @@ func schemaFrom(parquetPath, jsonPath, ipcPath string) (*arrow.Schema, error) {
 		return nil, err
 	}
 	return catalog.DecodeSchema(b)
+}
+
+// withColumnComments returns schema with each "column=text" comment set as
+// that top-level column's ARROW:FLIGHT:SQL:REMARKS field metadata (other
+// metadata kept). A column named twice, a column the schema lacks and an
+// empty comment are errors.
+func withColumnComments(schema *arrow.Schema, comments []string) (*arrow.Schema, error) {
+	if len(comments) == 0 {
+		return schema, nil
+	}
+	fields := schema.Fields()
+	seen := map[string]bool{}
+	for _, c := range comments {
+		name, text, ok := strings.Cut(c, "=")
+		switch {
+		case !ok || name == "":
+			return nil, fmt.Errorf("--column-comment %q: want column=text", c)
+		case text == "":
+			return nil, fmt.Errorf("--column-comment %q: the comment is empty", c)
+		case seen[name]:
+			return nil, fmt.Errorf("--column-comment: column %q is named twice", name)
+		}
+		seen[name] = true
+		idx := schema.FieldIndices(name)
+		if len(idx) != 1 {
+			return nil, fmt.Errorf("--column-comment: the schema has no column %q", name)
+		}
+		f := &fields[idx[0]]
+		keys, vals := f.Metadata.Keys(), f.Metadata.Values()
+		if i := f.Metadata.FindKey(flightsql.RemarksKey); i >= 0 {
+			vals = slices.Clone(vals)
+			vals[i] = text
+		} else {
+			keys, vals = append(slices.Clone(keys), flightsql.RemarksKey), append(slices.Clone(vals), text)
+		}
+		f.Metadata = arrow.NewMetadata(keys, vals)
+	}
+	md := schema.Metadata()
+	return arrow.NewSchema(fields, &md), nil
 }

@@ -111,7 +111,8 @@ type refError struct {
 func (e *refError) Error() string { return e.ref.String() + ": " + e.msg }
 func (e *refError) Unwrap() error { return e.kind }
 
-// printFields prints a field tree's top level: name, type, nullability,
+// printFields prints a field tree's top level: name, type, nullability and
+// the column's comment (its ARROW:FLIGHT:SQL:REMARKS metadata, after "--"),
 // aligned by display width.
 func printFields(w io.Writer, fs []arrow.Field, indent string) error {
 	t := newTable(indent)
@@ -120,7 +121,11 @@ func printFields(w io.Writer, fs []arrow.Field, indent string) error {
 		if !f.Nullable {
 			null = "not null"
 		}
-		t.add(f.Name, f.Type.String(), null)
+		comment := ""
+		if i := f.Metadata.FindKey(flightsql.RemarksKey); i >= 0 {
+			comment = "-- " + f.Metadata.Values()[i]
+		}
+		t.add(f.Name, f.Type.String(), null, comment)
 	}
 	return t.write(w)
 }
