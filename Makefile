@@ -5,7 +5,7 @@ PKGS := ./...
 
 FUZZTIME ?= 60s
 
-.PHONY: help tools test lint lint-root lint-cdk vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down bench-tools bench-quick bench-go
+.PHONY: compat help tools test lint lint-root lint-cdk vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down bench-tools bench-quick bench-go
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 20
@@ -40,6 +40,9 @@ vet:
 
 unit: tools ## go test over the whole module
 	$(GO) test -timeout 20m $(PKGS)
+
+compat: ## the client-compatibility suite (JDBC driver, DBeaver and ADBC calls replayed), listing each call
+	set -o pipefail; $(GO) test -count=1 -run '^TestCompat' -v ./internal/discovery/ | grep -vE '^=== (RUN|PAUSE|CONT)'
 
 integration: tools ## the end-to-end suite (localstack/), here against dynalite, versitygw and the Lambda emulator
 	$(GO) test -tags integration -count=1 -timeout 20m ./localstack/...

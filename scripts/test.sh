@@ -2,8 +2,9 @@
 # The README's test command (make test runs it after make tools). Two lanes
 # run side by side, since neither keeps both cores busy on its own (one huge
 # CDK package compiles on one core; the tests wait on servers):
-#   root module: gofmt, go vet and staticcheck, go test ./..., the integration
-#                suite, the quick benchmark (its output streams here);
+#   root module: gofmt, go vet and staticcheck, go test ./..., the client-
+#                compatibility suite (verbose: each replayed call listed), the
+#                integration suite, the quick benchmark (its output streams here);
 #   infra/cdk:   go vet and staticcheck, the CDK tests (output printed when
 #                both lanes are done).
 # It fails when either lane fails.
@@ -14,7 +15,7 @@ trap 'rm -f "$cdk_log"' EXIT
 start=$(date +%s)
 ( make --no-print-directory lint-cdk cdk-test >"$cdk_log" 2>&1 ) &
 cdk_pid=$!
-make --no-print-directory lint-root unit integration bench-quick
+make --no-print-directory lint-root unit compat integration bench-quick
 root_status=$?
 wait "$cdk_pid"
 cdk_status=$?
