@@ -8,4 +8,14 @@
 // schema message (the form flight.SerializeSchema writes); registrations
 // written before that field existed decode with no schema and show up in a
 // snapshot as "schema unavailable".
+//
+// Names (tenant, namespace, table) are checked by one validator,
+// ValidateName, wherever they enter: TableRef.Validate and Key, ParseKey,
+// the blob codec, the registration API, the CLI and a token's tenant claim.
+// It admits only names that cannot collide with another name or hide
+// characters: NFC-normalized valid UTF-8 of at most MaxNameBytes bytes,
+// without '/', control, format or bidi control characters, line or
+// paragraph separators or U+FFFD, without white space at either end, and
+// neither "." nor ".."; tenant names also without the IAM wildcards '*' and
+// '?'. An invalid name is a *NameError wrapping ErrInvalidName.
 package catalog

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // KeyPrefix is the metastore prefix under which every registration lives.
@@ -47,23 +49,102 @@ type TableRef struct {
 // String returns tenant/namespace/table.
 func (r TableRef) String() string { return r.Tenant + "/" + r.Namespace + "/" + r.Name }
 
-// ValidateName checks one name: non-empty, valid UTF-8, at most MaxNameBytes,
-// no '/', no control characters. part names it in the error.
+// ValidateName checks one name; part ("tenant", "namespace" or "table")
+// names it in the error. Every name that reaches a key, a token's tenant
+// claim or a blob passes through it, so two names that look the same are
+// the same bytes and no name hides characters. A name must be:
+//
+//   - non-empty and at most MaxNameBytes bytes of valid UTF-8;
+//   - in Unicode Normalization Form C (NFC), so "café" spelt with a
+//     combining accent cannot become a second table beside the precomposed
+//     one; a client normalizes before it sends;
+//   - free of '/', control characters (Cc), format characters (Cf: zero
+//     width U+200B, U+FEFF, the soft hyphen) and bidi controls (U+200E/F,
+//     U+202A–U+202E, U+2066–U+2069), line and paragraph separators
+//     (U+2028, U+2029) and U+FFFD, the replacement character a decoder puts
+//     where input was not text;
+//   - without white space at its start or end;
+//   - neither "." nor "..", which no URL path can address.
+//
+// A tenant name (part "tenant") must also be free of '*' and '?', the
+// wildcards of IAM policy patterns that scope a producer to its tenant.
+//
+// The error is a *NameError wrapping ErrInvalidName.
 func ValidateName(part, name string) error {
-	fail := func(reason string) error { return &NameError{Part: part, Value: name, Reason: reason} }
-	switch {
-	case name == "":
-		return fail("empty")
-	case len(name) > MaxNameBytes:
-		return fail(fmt.Sprintf("%d bytes, limit %d", len(name), MaxNameBytes))
-	case !utf8.ValidString(name):
-		return fail("not valid UTF-8")
-	case strings.ContainsRune(name, '/'):
-		return fail("contains '/'")
-	case strings.IndexFunc(name, unicode.IsControl) >= 0:
-		return fail("contains a control character")
+	if reason := nameProblem(part, name); reason != "" {
+		return &NameError{Part: part, Value: name, Reason: reason}
 	}
 	return nil
+}
+
+// nameProblem says what is wrong with name, or "" when nothing is.
+func nameProblem(part, name string) string {
+	switch {
+	case name == "":
+		return "empty"
+	case len(name) > MaxNameBytes:
+		return fmt.Sprintf("%d bytes, limit %d", len(name), MaxNameBytes)
+	case name == "." || name == "..":
+		return `"." and ".." are reserved: no URL path can address them`
+	}
+	tenant := part == "tenant"
+	ascii := true
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= utf8.RuneSelf:
+			ascii = false
+		case c == '/':
+			return "contains '/'"
+		case c < 0x20 || c == 0x7f:
+			return "contains a control character"
+		case tenant && (c == '*' || c == '?'):
+			return fmt.Sprintf("contains %q, a wildcard in IAM policy patterns", c)
+		}
+	}
+	if ascii {
+		// No ASCII character is a format character or needs composing.
+		if name[0] == ' ' || name[len(name)-1] == ' ' {
+			return whiteSpaceProblem(name)
+		}
+		return ""
+	}
+	if !utf8.ValidString(name) {
+		return "not valid UTF-8"
+	}
+	for _, r := range name {
+		switch {
+		case unicode.IsControl(r):
+			return "contains a control character"
+		case unicode.Is(unicode.Bidi_Control, r):
+			return fmt.Sprintf("contains the bidi control character %U", r)
+		case unicode.Is(unicode.Cf, r):
+			return fmt.Sprintf("contains the invisible format character %U", r)
+		case unicode.In(r, unicode.Zl, unicode.Zp):
+			return fmt.Sprintf("contains the line or paragraph separator %U", r)
+		case r == utf8.RuneError:
+			return "contains U+FFFD, the replacement character of a decoding error"
+		}
+	}
+	if p := whiteSpaceProblem(name); p != "" {
+		return p
+	}
+	if !norm.NFC.IsNormalString(name) {
+		return fmt.Sprintf("not in Unicode NFC form; its NFC form is %+q", norm.NFC.String(name))
+	}
+	return ""
+}
+
+// whiteSpaceProblem reports white space at either end of a valid name.
+func whiteSpaceProblem(name string) string {
+	first, _ := utf8.DecodeRuneInString(name)
+	last, _ := utf8.DecodeLastRuneInString(name)
+	switch {
+	case unicode.IsSpace(first):
+		return "starts with white space"
+	case unicode.IsSpace(last):
+		return "ends with white space"
+	}
+	return ""
 }
 
 // Validate checks all three names.
