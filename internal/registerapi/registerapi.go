@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -225,7 +226,8 @@ func parseSchema(raw json.RawMessage) (*arrow.Schema, error) {
 	return nil, badRequest("invalid_schema", `"schema" must be a base64 string (Arrow IPC) or a JSON schema object`)
 }
 
-// decodeBody checks the content type and size and decodes JSON strictly.
+// decodeBody checks the content type and size, refuses a body that is not
+// valid UTF-8, and decodes JSON strictly.
 func decodeBody(r *http.Request, v any) error {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
@@ -239,6 +241,11 @@ func decodeBody(r *http.Request, v any) error {
 	if len(body) > MaxBodyBytes {
 		return &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds the %d-byte limit", MaxBodyBytes)}
 	}
+	// encoding/json would turn invalid UTF-8 into U+FFFD, so that two
+	// different byte strings decode to one name: refuse it first.
+	if !utf8.Valid(body) {
+		return badRequest("invalid_json", "malformed JSON body: not valid UTF-8 at byte %d", invalidUTF8At(body))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -248,6 +255,19 @@ func decodeBody(r *http.Request, v any) error {
 		return badRequest("invalid_json", "malformed JSON body: data after the object")
 	}
 	return nil
+}
+
+// invalidUTF8At is the offset of b's first byte that is not valid UTF-8,
+// or len(b).
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // authorize runs the Authorizer for the path's tenant.

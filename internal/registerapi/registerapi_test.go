@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -228,6 +229,8 @@ func FuzzRegisterRequest(f *testing.F) {
 	f.Add("acme", "sales", "PUT", "orders", `{"schema":{"fields":[{"name":"a","type":"int8"}]}}`)
 	f.Add("a%2F", "%00", "GET", "x", ``)
 	f.Add("t", "n", "POST", "", `{"name":"t","location":"s3://b","schema":"/////w=="}`)
+	f.Add("acme", "sales", "POST", "", "{\"name\":\"t\xff\",\"location\":\"/x\",\"schema\":\""+good+"\"}")
+	f.Add("ac%2A", "s%E2%80%AE", "POST", "", `{"name":"cafe\u0301","location":"/x","schema":"`+good+`"}`)
 	h := newAPI(f, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	f.Fuzz(func(t *testing.T, tenant, namespace, method, table, reqBody string) {
 		path := "/v1/tenants/" + tenant + "/namespaces/" + namespace + "/tables"
@@ -243,6 +246,18 @@ func FuzzRegisterRequest(f *testing.F) {
 		h.ServeHTTP(w, r)
 		if w.Code >= 500 {
 			t.Fatalf("%s %s %q: %d %s", method, path, reqBody, w.Code, w.Body)
+		}
+		if (method == http.MethodPost || method == http.MethodPut) && w.Code < 300 && !utf8.ValidString(reqBody) {
+			t.Fatalf("%s %s accepted a body that is not UTF-8: %d %s", method, path, w.Code, w.Body)
+		}
+		if w.Code == http.StatusCreated {
+			var tbl registerapi.Table
+			if err := json.Unmarshal(w.Body.Bytes(), &tbl); err != nil {
+				t.Fatal(err)
+			}
+			if err := (catalog.TableRef{Tenant: tbl.Tenant, Namespace: tbl.Namespace, Name: tbl.Name}).Validate(); err != nil {
+				t.Fatalf("registered an invalid name: %v", err)
+			}
 		}
 		if w.Code >= 400 {
 			var e struct {
@@ -356,6 +371,62 @@ func TestErrorAnswers(t *testing.T) {
 				t.Fatalf("message %q carries an internal package prefix", e.Error.Message)
 			}
 		})
+	}
+}
+
+// A body or a path cannot smuggle a name that collides with another or
+// hides characters: a body that is not UTF-8 is refused before decoding
+// (encoding/json would make "t\xff" and "t\xfe" both "t\ufffd"), and every
+// name rule of catalog.ValidateName answers 400 invalid_name. Nothing is
+// stored.
+func TestRegisterRefusesNamesThatCollideOrHide(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := ipcB64(catalogtest.WideSchema(1, 3))
+	reg := func(name string) string { return `{"name":"` + name + `","location":"/x","schema":"` + good + `"}` }
+	for _, tc := range []struct {
+		name, method, path, body string
+		code, message            string
+	}{
+		{"invalid UTF-8 name", "POST", base, reg("t\xff"), "invalid_json", "malformed JSON body: not valid UTF-8 at byte 10"},
+		{"another invalid UTF-8 name", "POST", base, reg("t\xfe"), "invalid_json", "malformed JSON body: not valid UTF-8 at byte 10"},
+		{"truncated UTF-8 in location", "POST", base, "{\"name\":\"t\",\"location\":\"/\xe2\x82\"}", "invalid_json", "malformed JSON body: not valid UTF-8 at byte 25"},
+		{"invalid UTF-8 in an update", "PUT", base + "/t", "{\"location\":\"\xc0\xaf\"}", "invalid_json", "malformed JSON body: not valid UTF-8 at byte 13"},
+		{"lone surrogate escape", "POST", base, reg(`t\udcff`), "invalid_name", "invalid table name \"t\ufffd\": contains U+FFFD, the replacement character of a decoding error"},
+		{"NFD name", "POST", base, reg(`cafe\u0301`), "invalid_name", "invalid table name \"cafe\u0301\": not in Unicode NFC form; its NFC form is \"caf\\u00e9\""},
+		{"zero width space", "POST", base, reg(`t\u200b`), "invalid_name", `invalid table name "t\u200b": contains the invisible format character U+200B`},
+		{"right-to-left override", "POST", base, reg(`t\u202e`), "invalid_name", `invalid table name "t\u202e": contains the bidi control character U+202E`},
+		{"trailing space", "POST", base, reg("t "), "invalid_name", `invalid table name "t ": ends with white space`},
+		{"dot", "POST", base, reg("."), "invalid_name", `invalid table name ".": "." and ".." are reserved: no URL path can address them`},
+		{"dot dot", "POST", base, reg(".."), "invalid_name", `invalid table name "..": "." and ".." are reserved: no URL path can address them`},
+		{"star in tenant", "POST", "/v1/tenants/ac%2A/namespaces/sales/tables", reg("t"), "invalid_name", `invalid tenant name "ac*": contains '*', a wildcard in IAM policy patterns`},
+		{"question mark in tenant", "GET", "/v1/tenants/ac%3F/namespaces/sales/tables/t", "", "invalid_name", `invalid tenant name "ac?": contains '?', a wildcard in IAM policy patterns`},
+		{"bidi control in namespace", "DELETE", "/v1/tenants/acme/namespaces/s%E2%80%AE/tables/t", "", "invalid_name", `invalid namespace name "s\u202e": contains the bidi control character U+202E`},
+		{"invalid UTF-8 in path", "GET", "/v1/tenants/acme/namespaces/sales/tables/t%FF", "", "invalid_name", `invalid table name "t\xff": not valid UTF-8`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ct := ""
+			if tc.body != "" {
+				ct = "application/json"
+			}
+			r := do(t, h, tc.method, tc.path, ct, []byte(tc.body))
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal(r.body, &e); err != nil {
+				t.Fatalf("body %q: %v", r.body, err)
+			}
+			if r.status != http.StatusBadRequest || e.Error.Code != tc.code || e.Error.Message != tc.message {
+				t.Fatalf("got (%d, %q, %q), want (400, %q, %q)", r.status, e.Error.Code, e.Error.Message, tc.code, tc.message)
+			}
+		})
+	}
+	if entries, err := st.ScanPrefix(context.Background(), catalog.KeyPrefix); err != nil || len(entries) != 0 {
+		t.Fatalf("got %d stored registrations (%v), want none", len(entries), err)
 	}
 }
 
