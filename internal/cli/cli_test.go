@@ -379,7 +379,9 @@ func TestWideNamesAlign(t *testing.T) {
 		{Name: "id", Type: arrow.PrimitiveTypes.Int32},
 	}, nil)
 	schema := writeSchemaJSON(t, wide)
-	for _, ref := range [][2]string{{"販売", "注文"}, {"sales", "orders"}, {"re\u0301sume\u0301", "e\u0301te\u0301"}} {
+	// Names are NFC; q̃ and x̂ have no precomposed form, so their combining
+	// marks stay (and take no cell).
+	for _, ref := range [][2]string{{"販売", "注文"}, {"sales", "orders"}, {"q\u0303uota", "x\u0302q\u0303"}} {
 		l.must("register", "--tenant", "acme", "-n", ref[0], "-t", ref[1], "--location", "s3://lake/x/", "--schema-json", schema)
 	}
 	l.refresh()
@@ -402,7 +404,7 @@ func TestWideNamesAlign(t *testing.T) {
 	}
 	out := l.must("list", "--tenant", "acme")
 	check("list", out, 4)
-	if !strings.Contains(out, "販売") || !strings.Contains(out, "e\u0301te\u0301") {
+	if !strings.Contains(out, "販売") || !strings.Contains(out, "x\u0302q\u0303") {
 		t.Fatalf("list lacks the names:\n%s", out)
 	}
 	show := l.must("show", "--tenant", "acme", "-n", "販売", "-t", "注文")
