@@ -4,11 +4,13 @@
 package auth
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
@@ -27,18 +29,27 @@ const MinSecretBytes = 32
 // MaxTokenBytes bounds a token.
 const MaxTokenBytes = 8 << 10
 
+// DefaultMaxLifetime is Config.MaxLifetime's default: the longest a token
+// may be valid for, from its iat to its exp.
+const DefaultMaxLifetime = 24 * time.Hour
+
 // Config configures a Validator. At least one of HS256Secret and JWKS is
 // required.
 type Config struct {
 	// HS256Secret verifies HS256 tokens.
 	HS256Secret []byte
 	// JWKS is a JSON Web Key Set (RFC 7517) of RSA and EC public keys that
-	// verify RS256/RS384/RS512 and ES256/ES384/ES512 tokens.
+	// verify RS256/RS384/RS512 and ES256/ES384/ES512 tokens. It requires
+	// Audience: an identity provider's keys sign tokens for every service it
+	// serves, and the audience is what says a token is for lake.
 	JWKS []byte
 	// Issuer, when set, must equal the token's iss.
 	Issuer string
-	// Audience, when set, must be among the token's aud.
+	// Audience, when set, must be among the token's aud. Required with JWKS.
 	Audience string
+	// MaxLifetime is the longest a token may be valid for, exp − iat.
+	// Default DefaultMaxLifetime (24 h); negative is an error.
+	MaxLifetime time.Duration
 	// TenantClaim names the claim holding the tenant. Default "tenant".
 	TenantClaim string
 	// Leeway tolerates clock skew on exp and nbf. Default 30 s.
@@ -66,6 +77,15 @@ func New(cfg Config) (*Validator, error) {
 	}
 	if cfg.HS256Secret != nil && len(cfg.HS256Secret) < MinSecretBytes {
 		return nil, fmt.Errorf("auth: the HS256 secret has %d bytes; use at least %d", len(cfg.HS256Secret), MinSecretBytes)
+	}
+	if cfg.JWKS != nil && cfg.Audience == "" {
+		return nil, errors.New("auth: a JWKS needs an audience: set the audience lake's tokens carry in aud (-jwt-audience, LAKE_JWT_AUDIENCE)")
+	}
+	if cfg.MaxLifetime < 0 {
+		return nil, fmt.Errorf("auth: maximum token lifetime %v is negative", cfg.MaxLifetime)
+	}
+	if cfg.MaxLifetime == 0 {
+		cfg.MaxLifetime = DefaultMaxLifetime
 	}
 	if cfg.TenantClaim == "" {
 		cfg.TenantClaim = "tenant"
@@ -150,9 +170,13 @@ func (v *Validator) keyFor(t *jwt.Token) (any, error) {
 	}
 }
 
-// Tenant validates a token (signature, algorithm, exp, nbf, iat, iss, aud)
-// and returns the tenant in its tenant claim, which must be a valid tenant
-// name. Every failure wraps ErrUnauthenticated.
+// Tenant validates a token and returns the tenant in its tenant claim. The
+// token must have a valid signature by an accepted algorithm, exp and iat
+// (iat not in the future), a lifetime exp − iat of at most MaxLifetime,
+// nbf when present, iss and aud when configured, a payload of valid UTF-8
+// with no claim named twice, and a tenant claim that is a valid tenant name
+// (catalog.ValidateName). Every failure wraps ErrUnauthenticated; the rest
+// of the message says why, for the server's log.
 func (v *Validator) Tenant(token string) (string, error) {
 	if token == "" {
 		return "", fmt.Errorf("%w: no token", ErrUnauthenticated)
@@ -164,6 +188,12 @@ func (v *Validator) Tenant(token string) (string, error) {
 	if _, err := v.parser.ParseWithClaims(token, claims, v.keyFor); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
+	if err := v.checkPayload(token); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
+	if err := v.checkLifetime(claims); err != nil {
+		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
 	tenant, ok := claims[v.cfg.TenantClaim].(string)
 	if !ok {
 		return "", fmt.Errorf("%w: no string claim %q", ErrUnauthenticated, v.cfg.TenantClaim)
@@ -172,6 +202,67 @@ func (v *Validator) Tenant(token string) (string, error) {
 		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	return tenant, nil
+}
+
+// checkPayload decodes the claims segment of a token that parsed and
+// rejects it unless it is valid UTF-8 (encoding/json would turn the bytes
+// into U+FFFD) and a JSON object that names no claim twice. encoding/json
+// keeps the last of two "tenant" members, other parsers the first: the
+// tenant a token grants must not depend on who reads it (RFC 7519 §4).
+func (v *Validator) checkPayload(token string) error {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return fmt.Errorf("token of %d segments", len(parts))
+	}
+	payload, err := v.parser.DecodeSegment(parts[1])
+	if err != nil {
+		return fmt.Errorf("claims segment: %v", err)
+	}
+	if !utf8.Valid(payload) {
+		return errors.New("claims are not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return errors.New("claims are not a JSON object")
+	}
+	seen := make(map[string]bool)
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("claims: %v", err)
+		}
+		name, _ := tok.(string) // an object's member names are strings
+		if seen[name] {
+			return fmt.Errorf("claim %q appears more than once", name)
+		}
+		seen[name] = true
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return fmt.Errorf("claim %q: %v", name, err)
+		}
+	}
+	return nil
+}
+
+// checkLifetime requires iat and a lifetime exp − iat of at most
+// MaxLifetime. The parser has checked that exp is present and not past,
+// and that iat, when present, is not in the future.
+func (v *Validator) checkLifetime(claims jwt.MapClaims) error {
+	iat, err := claims.GetIssuedAt()
+	if err != nil {
+		return err
+	}
+	if iat == nil {
+		return errors.New("token has no iat claim")
+	}
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil {
+		return errors.New("token has no exp claim")
+	}
+	if life := exp.Sub(iat.Time); life > v.cfg.MaxLifetime {
+		return fmt.Errorf("token lifetime %v (exp - iat) exceeds the %v maximum", life, v.cfg.MaxLifetime)
+	}
+	return nil
 }
 
 // BearerToken extracts the token from an authorization header value
@@ -186,7 +277,8 @@ func BearerToken(header string) (string, bool) {
 }
 
 // IssueHS256 signs a token for tenant with secret, valid for ttl: what
-// `lake token` and local mode's dev tokens use.
+// `lake token` and local mode's dev tokens use. A Validator rejects it
+// when ttl exceeds its MaxLifetime.
 func IssueHS256(secret []byte, claim, tenant, issuer, audience string, ttl time.Duration, now time.Time) (string, error) {
 	if claim == "" {
 		claim = "tenant"
