@@ -16,7 +16,8 @@ type TokenOptions struct {
 	IO IOStreams
 	// Tenant is --tenant, the token's tenant claim.
 	Tenant string
-	// TTL is --ttl.
+	// TTL is --ttl: more than zero and at most auth.DefaultMaxLifetime,
+	// the longest-lived token discovery accepts by default.
 	TTL time.Duration
 	// Now is the issuing time's clock.
 	Now func() time.Time
@@ -39,7 +40,7 @@ func NewCmdToken(f *Factory, runF func(context.Context, *TokenOptions) error) *c
 			return tokenRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.TTL, "ttl", 24*time.Hour, "how long the token is valid")
+	cmd.Flags().DurationVar(&opts.TTL, "ttl", auth.DefaultMaxLifetime, fmt.Sprintf("how long the token is valid (at most %v)", auth.DefaultMaxLifetime))
 	return cmd
 }
 
@@ -47,6 +48,12 @@ func tokenRun(_ context.Context, opts *TokenOptions) error {
 	tenant, err := needTenant(opts.Tenant)
 	if err != nil {
 		return err
+	}
+	switch {
+	case opts.TTL <= 0:
+		return fmt.Errorf("--ttl %v: a token must be valid for some time", opts.TTL)
+	case opts.TTL > auth.DefaultMaxLifetime:
+		return fmt.Errorf("--ttl %v: at most %v; discovery refuses tokens that live longer", opts.TTL, auth.DefaultMaxLifetime)
 	}
 	secret, err := opts.Secret()
 	if err != nil {

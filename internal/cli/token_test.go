@@ -1,0 +1,55 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/cli"
+)
+
+// `lake token --ttl` is bounded by the longest lifetime discovery accepts
+// by default (auth.DefaultMaxLifetime, 24 h), so the command never prints a
+// token that validation would refuse; at the bound the token validates.
+func TestTokenTTLBoundedByMaxLifetime(t *testing.T) {
+	t.Parallel()
+	secret := "0123456789abcdef0123456789abcdef"
+	v, err := auth.New(auth.Config{HS256Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		args    []string
+		wantErr string // the whole of stderr; "" for a token
+	}{
+		{"default", nil, ""},
+		{"an hour", []string{"--ttl", "1h"}, ""},
+		{"at the bound", []string{"--ttl", "24h"}, ""},
+		{"a second over", []string{"--ttl", "24h0m1s"}, "lake: --ttl 24h0m1s: at most 24h0m0s; discovery refuses tokens that live longer\n"},
+		{"a year", []string{"--ttl", "8760h"}, "lake: --ttl 8760h0m0s: at most 24h0m0s; discovery refuses tokens that live longer\n"},
+		{"zero", []string{"--ttl", "0s"}, "lake: --ttl 0s: a token must be valid for some time\n"},
+		{"negative", []string{"--ttl", "-1h"}, "lake: --ttl -1h0m0s: a token must be valid for some time\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			env := map[string]string{"LAKE_JWT_HS256_SECRET": secret}
+			f := cli.NewFactory(func(k string) string { return env[k] }, &out, &errOut)
+			code := cli.Run(context.Background(), f, append([]string{"token", "--tenant", "acme"}, tt.args...))
+			if tt.wantErr != "" {
+				if code != 1 || errOut.String() != tt.wantErr || out.Len() != 0 {
+					t.Fatalf("got exit %d, stdout %q, stderr %q; want exit 1, no token, stderr %q", code, out.String(), errOut.String(), tt.wantErr)
+				}
+				return
+			}
+			if code != 0 {
+				t.Fatalf("got exit %d (%s), want 0", code, errOut.String())
+			}
+			if tenant, err := v.Tenant(strings.TrimSpace(out.String())); err != nil || tenant != "acme" {
+				t.Fatalf("got %q, %v from the printed token; want acme", tenant, err)
+			}
+		})
+	}
+}
