@@ -30,7 +30,10 @@ import (
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 )
 
-// Files in the data folder.
+// Files in the data folder. The folder is the owner's alone (0700, an
+// existing one tightened at start) and the files lake writes there are
+// 0600; RocksDB's own files under MetaDir keep RocksDB's modes, reachable
+// only through the folder.
 const (
 	MetaDir    = "meta"             // RocksDB
 	BlobFile   = "catalog.lakesnap" // the snapshot blob
@@ -40,7 +43,8 @@ const (
 
 // Config configures local mode. Zero values take the documented defaults.
 type Config struct {
-	// DataDir holds everything local mode keeps. Default ./.lake.
+	// DataDir holds everything local mode keeps. Default ./.lake. Start
+	// creates it 0700, or tightens an existing one to 0700.
 	DataDir string
 	// APIListen is the registration API address. Default 127.0.0.1:8181.
 	APIListen string
@@ -132,11 +136,49 @@ func LoadSecret(dataDir string) ([]byte, error) {
 	return []byte(secret), nil
 }
 
+// privateDataDir creates the data folder 0700, or tightens an existing one
+// that others may read or enter, and the dev secret and the blob in it, to
+// the owner's bits alone (0700, 0600), saying so in the log. The tokens'
+// secret and every table's name and schema are kept there.
+func privateDataDir(ctx context.Context, dir string, log *slog.Logger) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("local: data folder: %w", err)
+	}
+	if err := tighten(ctx, log, dir, 0o700); err != nil {
+		return err
+	}
+	for _, name := range []string{SecretFile, BlobFile} {
+		if err := tighten(ctx, log, filepath.Join(dir, name), 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// tighten clears the permission bits of path outside limit, logging when
+// there were any.
+func tighten(ctx context.Context, log *slog.Logger, path string, limit fs.FileMode) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	was := fi.Mode().Perm()
+	if was&^limit == 0 {
+		return nil
+	}
+	now := was & limit
+	if err := os.Chmod(path, now); err != nil {
+		return fmt.Errorf("local: %s has mode %v, open to others; making it %v: %w", path, was, now, err)
+	}
+	log.WarnContext(ctx, "local: tightened permissions open to others", slog.String("path", path), slog.String("was", was.String()), slog.String("now", now.String()))
+	return nil
+}
+
 // Start opens the data folder and starts every part. Call Close to stop.
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	cfg.defaults()
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("local: data folder: %w", err)
+	if err := privateDataDir(ctx, cfg.DataDir, cfg.Log); err != nil {
+		return nil, err
 	}
 	secret, err := LoadSecret(cfg.DataDir)
 	if err != nil {
@@ -173,7 +215,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		cfg.Log.WarnContext(ctx, "local: first refresh", slog.String("error", err.Error()))
 	}
 	in.disc, err = discovery.Start(rctx, discovery.Config{
-		Listen: cfg.FlightListen, HTTPListen: cfg.HTTPListen, Blobs: blobs, PollInterval: cfg.RefreshInterval,
+		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, Blobs: blobs, PollInterval: cfg.RefreshInterval,
 		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
 	})
 	if err != nil {
@@ -306,7 +348,7 @@ type Endpoints struct {
 
 // Endpoints returns where the parts listen.
 func (in *Instance) Endpoints() Endpoints {
-	return Endpoints{API: "http://" + in.apiLn.Addr().String(), FlightSQL: "grpc://" + in.disc.Addr(), HTTP: in.disc.HTTPAddr()}
+	return Endpoints{API: "http://" + in.apiLn.Addr().String(), FlightSQL: "grpc://" + in.disc.Addr(), HTTP: in.disc.AdminAddr()}
 }
 
 // Token mints a dev token for tenant, valid for ttl.
