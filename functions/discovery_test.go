@@ -44,6 +44,7 @@ const discoverySecret = "functions-test-secret-0123456789abcdef"
 type discoveryProc struct {
 	proc       *testenv.Process
 	addr, http string
+	admin      string
 	client     *flightsql.Client
 	health     healthpb.HealthClient
 }
@@ -51,10 +52,10 @@ type discoveryProc struct {
 func startDiscovery(t *testing.T, snapshot string, env ...string) *discoveryProc {
 	t.Helper()
 	bin := testenv.Binary(t, "discovery")
-	port, hport := testenv.FreePort(t), testenv.FreePort(t)
-	d := &discoveryProc{addr: "127.0.0.1:" + strconv.Itoa(port), http: "127.0.0.1:" + strconv.Itoa(hport)}
+	port, hport, aport := testenv.FreePort(t), testenv.FreePort(t), testenv.FreePort(t)
+	d := &discoveryProc{addr: "127.0.0.1:" + strconv.Itoa(port), http: "127.0.0.1:" + strconv.Itoa(hport), admin: "127.0.0.1:" + strconv.Itoa(aport)}
 	d.proc = testenv.StartEnv(t, append([]string{"LAKE_JWT_HS256_SECRET=" + discoverySecret}, env...), bin,
-		"-listen", d.addr, "-http-listen", d.http, "-snapshot", snapshot, "-poll-interval", "200ms", "-shutdown-grace", "5s")
+		"-listen", d.addr, "-http-listen", d.http, "-admin-listen", d.admin, "-snapshot", snapshot, "-poll-interval", "200ms", "-shutdown-grace", "5s")
 	d.proc.WaitTCP(t, d.addr, 30*time.Second)
 	var err error
 	if d.client, err = flightsql.NewClient(d.addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
@@ -171,12 +172,22 @@ func TestDiscoveryBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "the corrupt blob to be seen", func() bool {
-		return strings.Contains(httpBody(t, "http://"+d.http+"/status"), "corrupt")
+		return strings.Contains(httpBody(t, "http://"+d.admin+"/status"), "corrupt")
 	})
 	if names, err := d.tableNames(t, "acme", true); err != nil || len(names) != 2 {
 		t.Fatalf("over a corrupt blob: %v, %v; want generation 2 still serving", names, err)
 	}
-	metrics := httpBody(t, "http://"+d.http+"/metrics")
+	// The health listener (what the load balancer reaches) shows nothing
+	// but /healthz; /status and /metrics live on the admin listener.
+	for _, path := range []string{"/status", "/metrics"} {
+		if code := httpStatus(t, "http://"+d.http+path); code != http.StatusNotFound {
+			t.Errorf("%s on the health listener = %d, want 404", path, code)
+		}
+	}
+	if code := httpStatus(t, "http://"+d.admin+"/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz on the admin listener = %d, want 200", code)
+	}
+	metrics := httpBody(t, "http://"+d.admin+"/metrics")
 	for _, m := range []string{"lake_discovery_snapshot_generation 2", `lake_discovery_requests_total{code="OK",command="GetTables"}`, "lake_discovery_metadata_io_total", `lake_discovery_snapshot_loads_total{result="rejected"}`} {
 		if !strings.Contains(metrics, m) {
 			t.Fatalf("/metrics lacks %q:\n%s", m, metrics)

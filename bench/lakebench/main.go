@@ -611,7 +611,7 @@ func benchScale(c config, r *report, procs *procSet) error {
 		blob = nil
 		runtime.GC()
 		flightAddr, httpAddr := "127.0.0.1:"+strconv.Itoa(freePort()), "127.0.0.1:"+strconv.Itoa(freePort())
-		d, err := procs.start([]string{"LAKE_JWT_HS256_SECRET=" + string(secret)}, "bin/discovery", "-listen", flightAddr, "-http-listen", httpAddr, "-snapshot", path, "-poll-interval", "1h")
+		d, err := procs.start([]string{"LAKE_JWT_HS256_SECRET=" + string(secret)}, "bin/discovery", "-listen", flightAddr, "-http-listen", "-", "-admin-listen", httpAddr, "-snapshot", path, "-poll-interval", "1h")
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,8 @@
 // (README, Configuration; run with -h for the list):
 //
 //	-listen                 LAKE_LISTEN                 Flight SQL address (default :50051)
-//	-http-listen            LAKE_HTTP_LISTEN            /healthz, /status, /metrics (default :8080; - disables)
+//	-http-listen            LAKE_HTTP_LISTEN            /healthz alone, for the load balancer (default :8080; - disables)
+//	-admin-listen           LAKE_ADMIN_LISTEN           /healthz, /status, /metrics (default 127.0.0.1:8081; - disables)
 //	-snapshot               LAKE_SNAPSHOT               s3://bucket/key, file:///path or a path (required)
 //	-poll-interval          LAKE_POLL_INTERVAL          blob poll interval (default 10s, at least 100ms)
 //	-shutdown-grace         LAKE_SHUTDOWN_GRACE         drain time after SIGTERM (default 20s)

@@ -22,13 +22,13 @@ import (
 // ProgramConfig is the discovery program's configuration: its flags, each
 // with an environment variable (a flag on the command line wins).
 type ProgramConfig struct {
-	Listen, HTTPListen, Snapshot  string
-	PollInterval, ShutdownGrace   time.Duration
-	TLSCert, TLSKey               string
-	HS256Secret                   string // LAKE_JWT_HS256_SECRET: the secret itself (env only)
-	HS256SecretFile, JWKSFile     string
-	Issuer, Audience, TenantClaim string
-	BatchBytes                    int
+	Listen, HTTPListen, AdminListen, Snapshot string
+	PollInterval, ShutdownGrace               time.Duration
+	TLSCert, TLSKey                           string
+	HS256Secret                               string // LAKE_JWT_HS256_SECRET: the secret itself (env only)
+	HS256SecretFile, JWKSFile                 string
+	Issuer, Audience, TenantClaim             string
+	BatchBytes                                int
 	// CacheBytes bounds the prepared tenants kept in memory; 0 means
 	// DefaultCacheBytes() (40% of the container's memory limit).
 	CacheBytes  int64
@@ -48,7 +48,8 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs := flag.NewFlagSet("discovery", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.StringVar(&c.Listen, "listen", env("LAKE_LISTEN", ":50051"), "Flight SQL (gRPC) listen address [LAKE_LISTEN]")
-	fs.StringVar(&c.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", ":8080"), "HTTP address for /healthz, /status and /metrics; - disables [LAKE_HTTP_LISTEN]")
+	fs.StringVar(&c.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", ":8080"), "HTTP address for /healthz alone (the load balancer's check); - disables [LAKE_HTTP_LISTEN]")
+	fs.StringVar(&c.AdminListen, "admin-listen", env("LAKE_ADMIN_LISTEN", "127.0.0.1:8081"), "HTTP address for /healthz, /status and /metrics, which show the blob location, errors and catalog-wide counts: keep it unreachable from the load balancer and clients; - disables [LAKE_ADMIN_LISTEN]")
 	fs.StringVar(&c.Snapshot, "snapshot", env("LAKE_SNAPSHOT", ""), "snapshot blob: s3://bucket/key, file:///path or a path (required) [LAKE_SNAPSHOT]")
 	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", "10s"), "how often to check the blob for a new version [LAKE_POLL_INTERVAL]")
 	grace := fs.String("shutdown-grace", env("LAKE_SHUTDOWN_GRACE", "20s"), "how long running requests may finish after SIGTERM [LAKE_SHUTDOWN_GRACE]")
@@ -87,6 +88,12 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	}
 	if c.HTTPListen == "-" {
 		c.HTTPListen = ""
+	}
+	if c.AdminListen == "-" {
+		c.AdminListen = ""
+	}
+	if c.AdminListen != "" && c.AdminListen == c.HTTPListen {
+		return c, fmt.Errorf("-admin-listen %q: must differ from -http-listen, which load balancers reach", c.AdminListen)
 	}
 	if c.Snapshot == "" {
 		return c, errors.New("-snapshot (LAKE_SNAPSHOT) is required: s3://bucket/key or a file path")
@@ -165,7 +172,7 @@ func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	srv, err := Start(ctx, Config{
-		Listen: c.Listen, HTTPListen: c.HTTPListen, Blobs: blobs, PollInterval: c.PollInterval,
+		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, Blobs: blobs, PollInterval: c.PollInterval,
 		Auth: validator, TLS: tlsCfg, Log: log,
 		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes},
 	})

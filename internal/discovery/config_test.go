@@ -19,15 +19,15 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", args: []string{"-snapshot", "s3://b/k"}, env: secret, check: func(c ProgramConfig) bool {
-			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.PollInterval == 10*time.Second && c.ShutdownGrace == 20*time.Second &&
+			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 10*time.Second && c.ShutdownGrace == 20*time.Second &&
 				c.BatchBytes == DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != ""
 		}},
 		{name: "every env variable", env: map[string]string{
-			"LAKE_SNAPSHOT": "/data/blob", "LAKE_LISTEN": ":1", "LAKE_HTTP_LISTEN": "-", "LAKE_POLL_INTERVAL": "2s", "LAKE_SHUTDOWN_GRACE": "1s",
+			"LAKE_SNAPSHOT": "/data/blob", "LAKE_LISTEN": ":1", "LAKE_HTTP_LISTEN": "-", "LAKE_ADMIN_LISTEN": "-", "LAKE_POLL_INTERVAL": "2s", "LAKE_SHUTDOWN_GRACE": "1s",
 			"LAKE_JWKS_FILE": "/keys.json", "LAKE_JWT_ISSUER": "iss", "LAKE_JWT_AUDIENCE": "aud", "LAKE_TENANT_CLAIM": "org",
 			"LAKE_BATCH_BYTES": "65536", "LAKE_S3_PATH_STYLE": "true", "LAKE_TLS_CERT": "c.pem", "LAKE_TLS_KEY": "k.pem",
 		}, check: func(c ProgramConfig) bool {
-			return c.Snapshot == "/data/blob" && c.Listen == ":1" && c.HTTPListen == "" && c.PollInterval == 2*time.Second &&
+			return c.Snapshot == "/data/blob" && c.Listen == ":1" && c.HTTPListen == "" && c.AdminListen == "" && c.PollInterval == 2*time.Second &&
 				c.ShutdownGrace == time.Second && c.JWKSFile == "/keys.json" && c.Issuer == "iss" && c.Audience == "aud" &&
 				c.TenantClaim == "org" && c.BatchBytes == 65536 && c.S3PathStyle && c.TLSCert == "c.pem" && c.TLSKey == "k.pem"
 		}},
@@ -35,6 +35,7 @@ func TestParseConfig(t *testing.T) {
 			env: map[string]string{"LAKE_BATCH_BYTES": "65536", "LAKE_JWKS_FILE": "k"}, check: func(c ProgramConfig) bool { return c.BatchBytes == 8192 }},
 		{name: "cache bytes", args: []string{"-snapshot", "x", "-cache-bytes", "1048576"}, env: secret, check: func(c ProgramConfig) bool { return c.CacheBytes == 1<<20 }},
 		{name: "cache bytes negative", args: []string{"-snapshot", "x", "-cache-bytes", "-1"}, env: secret, wantErr: `-cache-bytes "-1"`},
+		{name: "admin on the health address", args: []string{"-snapshot", "x", "-http-listen", ":9000", "-admin-listen", ":9000"}, env: secret, wantErr: "must differ from -http-listen"},
 		{name: "no snapshot", env: secret, wantErr: "-snapshot (LAKE_SNAPSHOT) is required"},
 		{name: "no keys", args: []string{"-snapshot", "x"}, wantErr: "configure token validation"},
 		{name: "short poll", args: []string{"-snapshot", "x", "-poll-interval", "10ms"}, env: secret, wantErr: "at least 100ms"},

@@ -22,7 +22,7 @@ import (
 // scrape returns the env's /metrics text.
 func (e *env) scrape() string {
 	e.t.Helper()
-	srv := httptest.NewServer(discovery.HTTPHandler(e.src, e.reg))
+	srv := httptest.NewServer(discovery.AdminHandler(e.src, e.reg))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/metrics")
 	if err != nil {

@@ -24,8 +24,14 @@ import (
 type Config struct {
 	// Listen is the gRPC (Flight SQL) address, e.g. ":50051".
 	Listen string
-	// HTTPListen serves /healthz, /status and /metrics; "" disables it.
+	// HTTPListen serves /healthz alone (what a load balancer checks); ""
+	// disables it.
 	HTTPListen string
+	// AdminListen serves /healthz, /status and /metrics, which show the
+	// blob's location, errors and catalog-wide counts: keep it off any
+	// address a load balancer or a client reaches (the program's default is
+	// loopback). "" disables it.
+	AdminListen string
 	// Blobs is where the snapshot blob is read from.
 	Blobs blobstore.Store
 	// PollInterval is how often the blob is checked for a new version.
@@ -41,15 +47,15 @@ type Config struct {
 
 // Server is a running discovery server.
 type Server struct {
-	cfg    Config
-	svc    *Service
-	src    *Source
-	health *health.Server
-	grpc   *grpc.Server
-	http   *http.Server
-	gl, hl net.Listener
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg         Config
+	svc         *Service
+	src         *Source
+	health      *health.Server
+	grpc        *grpc.Server
+	http, admin *http.Server
+	gl, hl, al  net.Listener
+	cancel      context.CancelFunc
+	done        chan struct{}
 }
 
 // Start listens, loads the first snapshot in the background (requests get
@@ -87,8 +93,19 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.gl.Close()
 			return nil, fmt.Errorf("discovery: listen %s: %w", cfg.HTTPListen, err)
 		}
-		s.http = &http.Server{Handler: HTTPHandler(s.src, reg), ReadHeaderTimeout: 10 * time.Second}
+		s.http = &http.Server{Handler: HealthHandler(s.src), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = s.http.Serve(s.hl) }()
+	}
+	if cfg.AdminListen != "" {
+		if s.al, err = net.Listen("tcp", cfg.AdminListen); err != nil {
+			s.gl.Close()
+			if s.hl != nil {
+				s.hl.Close()
+			}
+			return nil, fmt.Errorf("discovery: listen %s: %w", cfg.AdminListen, err)
+		}
+		s.admin = &http.Server{Handler: AdminHandler(s.src, reg), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = s.admin.Serve(s.al) }()
 	}
 	go func() { _ = s.grpc.Serve(s.gl) }()
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -98,19 +115,27 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.src.Run(pctx, cfg.PollInterval)
 	}()
 	cfg.Log.InfoContext(ctx, "discovery listening", slog.String("flight_sql", s.gl.Addr().String()),
-		slog.String("http", s.HTTPAddr()), slog.String("snapshot", cfg.Blobs.Location()), slog.Bool("tls", cfg.TLS != nil))
+		slog.String("http", s.HTTPAddr()), slog.String("admin", s.AdminAddr()), slog.String("snapshot", cfg.Blobs.Location()), slog.Bool("tls", cfg.TLS != nil))
 	return s, nil
 }
 
 // Addr is the Flight SQL listen address.
 func (s *Server) Addr() string { return s.gl.Addr().String() }
 
-// HTTPAddr is the HTTP listen address, or "".
+// HTTPAddr is the health listen address, or "".
 func (s *Server) HTTPAddr() string {
 	if s.hl == nil {
 		return ""
 	}
 	return s.hl.Addr().String()
+}
+
+// AdminAddr is the admin listen address (/status, /metrics), or "".
+func (s *Server) AdminAddr() string {
+	if s.al == nil {
+		return ""
+	}
+	return s.al.Addr().String()
 }
 
 // Source returns the snapshot source (status, manual polls).
@@ -128,8 +153,10 @@ func (s *Server) Shutdown(ctx context.Context) {
 	case <-ctx.Done():
 		s.grpc.Stop()
 	}
-	if s.http != nil {
-		_ = s.http.Shutdown(ctx)
+	for _, h := range []*http.Server{s.http, s.admin} {
+		if h != nil {
+			_ = h.Shutdown(ctx)
+		}
 	}
 	<-s.done
 }

@@ -193,17 +193,30 @@ func (a *interceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSer
 	return h(srv, ts)
 }
 
-// HTTPHandler serves /healthz (200 once a snapshot is loaded, else 503),
-// /status (the source's Status as JSON) and /metrics (Prometheus, from g).
-func HTTPHandler(src *Source, g prometheus.Gatherer) http.Handler {
+// HealthHandler serves /healthz alone: 200 once a snapshot is loaded, else
+// 503. It tells a load balancer nothing else.
+func HealthHandler(src *Source) http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	mux.HandleFunc("GET /healthz", healthz(src))
+	return mux
+}
+
+func healthz(src *Source) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
 		if st := src.Status(); !st.Loaded {
 			http.Error(w, "no snapshot loaded yet", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
-	})
+	}
+}
+
+// AdminHandler serves /healthz, /status (the source's Status as JSON: the
+// blob's location, errors, catalog-wide counts) and /metrics (Prometheus,
+// from g). Serve it only where operators reach it.
+func AdminHandler(src *Source, g prometheus.Gatherer) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", healthz(src))
 	mux.HandleFunc("GET /status", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(src.Status())
