@@ -128,7 +128,7 @@ with --token).`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.DataDir, "data-dir", env("LAKE_DATA_DIR", ".lake"), "local mode's data folder; its dev secret signs tokens when --token is not given [LAKE_DATA_DIR]")
 	pf.StringVar(&f.API, "api", env("LAKE_API", "http://127.0.0.1:8181"), "registration API base URL [LAKE_API]")
-	pf.StringVar(&f.Discovery, "discovery", env("LAKE_DISCOVERY", "grpc://127.0.0.1:50051"), "Flight SQL endpoint: host:port, grpc://… or grpc+tls://… [LAKE_DISCOVERY]")
+	pf.StringVar(&f.Discovery, "discovery", env("LAKE_DISCOVERY", "grpc://127.0.0.1:50051"), "Flight SQL endpoint: host:port (TLS unless the host is loopback), grpc+tls://… (TLS) or grpc://… (plaintext, only on request) [LAKE_DISCOVERY]")
 	pf.StringVar(&f.Token, "token", env("LAKE_TOKEN", ""), "bearer token for discovery (and the local API) [LAKE_TOKEN]")
 	pf.StringVar(&f.Tenant, "tenant", env("LAKE_TENANT", ""), "tenant to act as [LAKE_TENANT]")
 	pf.BoolVar(&f.SigV4, "sigv4", env("LAKE_SIGV4", "") == "true", "sign registration API calls with AWS SigV4 (the AWS deployment) [LAKE_SIGV4]")

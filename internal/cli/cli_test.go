@@ -430,6 +430,47 @@ func equal(a, b []int) bool {
 	return true
 }
 
+// --discovery picks the transport from the address: a bare loopback
+// host:port (and grpc://) reaches local mode's plaintext server, while
+// grpc+tls:// and a bare non-loopback host:port speak TLS, which that
+// server does not answer; a scheme other than grpc:// or grpc+tls:// is
+// refused before any connection.
+func TestDiscoveryAddressTransport(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema))
+	l.refresh()
+	hostport := strings.TrimPrefix(l.env["LAKE_DISCOVERY"], "grpc://")
+	_, port, _ := strings.Cut(hostport, ":")
+	tests := []struct {
+		name      string
+		discovery string
+		ok        bool
+		stderr    string
+	}{
+		{"bare loopback is plaintext", hostport, true, ""},
+		{"bare localhost is plaintext", "localhost:" + port, true, ""},
+		{"explicit grpc is plaintext", "grpc://" + hostport, true, ""},
+		{"explicit grpc+tls is TLS", "grpc+tls://" + hostport, false, "tls: first record does not look like a TLS handshake"},
+		{"other schemes are refused", "http://" + hostport, false,
+			`lake: flightclient: discovery address "http://` + hostport + `": scheme "http" is not grpc:// (plaintext) or grpc+tls:// (TLS)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, code := l.run("list", "--tenant", "acme", "--discovery", tt.discovery)
+			if tt.ok {
+				if code != 0 || !strings.Contains(out, "sales      orders") {
+					t.Fatalf("got exit %d, stdout %q, stderr %q; want the table listed", code, out, errOut)
+				}
+				return
+			}
+			if code == 0 || !strings.Contains(errOut, tt.stderr) {
+				t.Fatalf("got exit %d, stderr %q; want a failure saying %q", code, errOut, tt.stderr)
+			}
+		})
+	}
+}
+
 // Flags take their defaults from the environment and override it; the run
 // function sees the bound values (stopped after flag parsing with runF).
 func TestFlagAndEnvBinding(t *testing.T) {

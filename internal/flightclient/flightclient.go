@@ -6,6 +6,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -72,21 +74,79 @@ type Client struct {
 	token string
 }
 
-// Dial connects to addr (host:port, grpc://host:port or grpc+tls://host:port)
+// Endpoint is a discovery address resolved to a gRPC target and a
+// transport.
+type Endpoint struct {
+	// Target is host:port, as gRPC dials it.
+	Target string
+	// TLS is whether the connection is made over TLS.
+	TLS bool
+}
+
+// ParseEndpoint resolves a discovery address. grpc+tls://host:port is TLS
+// and grpc://host:port plaintext, each as written; a bare host:port is TLS
+// unless its host is loopback (localhost, 127.0.0.0/8, ::1, or empty),
+// so a bearer token crosses a network in cleartext only when grpc:// asks
+// for it. Any other scheme is an error.
+func ParseEndpoint(addr string) (Endpoint, error) {
+	if scheme, rest, ok := strings.Cut(addr, "://"); ok {
+		switch strings.ToLower(scheme) {
+		case "grpc+tls":
+			return Endpoint{Target: rest, TLS: true}, checkTarget(addr, rest)
+		case "grpc":
+			return Endpoint{Target: rest}, checkTarget(addr, rest)
+		default:
+			return Endpoint{}, fmt.Errorf("flightclient: discovery address %q: scheme %q is not grpc:// (plaintext) or grpc+tls:// (TLS)", addr, scheme)
+		}
+	}
+	if err := checkTarget(addr, addr); err != nil {
+		return Endpoint{}, err
+	}
+	return Endpoint{Target: addr, TLS: !isLoopback(host(addr))}, nil
+}
+
+// checkTarget refuses an address with no host:port after its scheme, or
+// one with a path.
+func checkTarget(addr, target string) error {
+	if target == "" || strings.ContainsAny(target, "/?#") {
+		return fmt.Errorf("flightclient: discovery address %q: want host:port, grpc://host:port or grpc+tls://host:port", addr)
+	}
+	return nil
+}
+
+// host is target's host: target itself when it has no port.
+func host(target string) string {
+	if h, _, err := net.SplitHostPort(target); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(target, "["), "]")
+}
+
+// isLoopback reports whether h names this machine only.
+func isLoopback(h string) bool {
+	if h == "" || strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(h)
+	return err == nil && ip.IsLoopback()
+}
+
+// Dial connects to addr (see ParseEndpoint: host:port is TLS unless the
+// host is loopback, grpc://host:port plaintext, grpc+tls://host:port TLS)
 // with token as the bearer credential. The connection is made lazily: an
 // unreachable address fails on the first call.
 func Dial(addr, token string) (*Client, error) {
-	creds := insecure.NewCredentials()
-	switch {
-	case strings.HasPrefix(addr, "grpc+tls://"):
-		addr = strings.TrimPrefix(addr, "grpc+tls://")
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
-	case strings.HasPrefix(addr, "grpc://"):
-		addr = strings.TrimPrefix(addr, "grpc://")
-	}
-	c, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(creds))
+	ep, err := ParseEndpoint(addr)
 	if err != nil {
-		return nil, fmt.Errorf("flightclient: discovery %s: %w", addr, err)
+		return nil, err
+	}
+	creds := insecure.NewCredentials()
+	if ep.TLS {
+		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+	}
+	c, err := flightsql.NewClient(ep.Target, nil, nil, grpc.WithTransportCredentials(creds))
+	if err != nil {
+		return nil, fmt.Errorf("flightclient: discovery %s: %w", ep.Target, err)
 	}
 	return &Client{c: c, token: token}, nil
 }
