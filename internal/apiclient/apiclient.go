@@ -171,7 +171,12 @@ func (c *Client) Drop(ctx context.Context, ref catalog.TableRef) error {
 type RefreshResult struct {
 	Outcome    string
 	Generation uint64
-	Counts     catalog.Counts
+	// Counts are catalog-wide: the refresh Lambda's answer has them.
+	Counts catalog.Counts
+	// Tenant and TenantTables are local mode's answer: the caller's tenant
+	// and its table count (it tells a tenant nothing catalog-wide).
+	Tenant       string `json:"tenant"`
+	TenantTables int    `json:"tenant_tables"`
 }
 
 // Refresh asks local mode to publish a snapshot now (POST /v1/refresh; the

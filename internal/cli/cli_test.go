@@ -142,7 +142,7 @@ func TestCommands(t *testing.T) {
 	if got := l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--parquet", pq); !strings.HasPrefix(got, "already registered, identical acme/sales/orders (version 1") {
 		t.Fatalf("identical re-register printed %q", got)
 	}
-	if got := l.must("refresh", "--tenant", "acme"); !strings.HasPrefix(got, "refresh: published, generation ") || !strings.Contains(got, ", 1 tables (0 without schema, 0 skipped)") {
+	if got := l.must("refresh", "--tenant", "acme"); !strings.HasPrefix(got, "refresh: published, generation ") || !strings.HasSuffix(got, ", 1 tables in acme\n") {
 		t.Fatalf("refresh printed %q", got)
 	}
 	out, errOut, code := l.run("list", "--tenant", "acme")

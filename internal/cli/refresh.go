@@ -64,7 +64,7 @@ func refreshRun(ctx context.Context, opts *RefreshOptions) error {
 	if err != nil {
 		return err
 	}
-	printRefresh(opts.IO.Out, res.Outcome, res.Generation, res.Counts)
+	fmt.Fprintf(opts.IO.Out, "refresh: %s, generation %d, %d tables in %s\n", res.Outcome, res.Generation, res.TenantTables, res.Tenant)
 	return nil
 }
 

@@ -141,6 +141,9 @@ func (s *Server) AdminAddr() string {
 // Source returns the snapshot source (status, manual polls).
 func (s *Server) Source() *Source { return s.src }
 
+// View returns the serving view, or nil before the first snapshot.
+func (s *Server) View() *View { return s.svc.View() }
+
 // Shutdown stops taking new requests (health NOT_SERVING), lets running
 // ones finish until ctx ends, then stops everything.
 func (s *Server) Shutdown(ctx context.Context) {

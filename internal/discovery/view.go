@@ -19,6 +19,12 @@ type View struct {
 }
 
 // tenantInfo is what the blob's index says of one tenant.
+// TenantTables is how many tables the tenant has in this view (0 when none).
+func (v *View) TenantTables(tenant string) int {
+	info, _ := v.index.tenant(tenant)
+	return info.Tables
+}
+
 type tenantInfo struct {
 	Tables     int
 	Hash       [32]byte

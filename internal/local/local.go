@@ -271,11 +271,14 @@ func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
 	}
 }
 
-// serveRefresh runs a refresh now (any valid token) and answers its result.
+// serveRefresh runs a refresh now (any valid token) and answers its outcome
+// and generation, and the caller's tenant's table count: nothing about
+// other tenants.
 func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := auth.BearerToken(r.Header.Get("Authorization"))
-		if _, err := v.Tenant(tok); err != nil {
+		tenant, err := v.Tenant(tok)
+		if err != nil {
 			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials")
 			return
 		}
@@ -286,9 +289,24 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 			registerapi.WriteError(w, http.StatusServiceUnavailable, "refresh_failed", "the refresh failed; see the lake local log, and retry")
 			return
 		}
+		// The answer speaks of the caller's tenant alone: catalog-wide
+		// counts and skipped keys (other tenants' names) stay in the log.
+		tables := 0
+		if view := in.disc.View(); view != nil {
+			tables = view.TenantTables(tenant)
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(res)
+		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(res.Outcome), Generation: res.Generation, Tenant: tenant, TenantTables: tables})
 	}
+}
+
+// refreshAnswer is POST /v1/refresh's answer: the run's outcome and
+// generation, and the caller's own tenant's table count.
+type refreshAnswer struct {
+	Outcome      string `json:"outcome"`
+	Generation   uint64 `json:"generation"`
+	Tenant       string `json:"tenant"`
+	TenantTables int    `json:"tenant_tables"`
 }
 
 // requestRefresh asks for a refresh soon (after the debounce).
