@@ -52,7 +52,7 @@ type Config struct {
 	MaxLifetime time.Duration
 	// TenantClaim names the claim holding the tenant. Default "tenant".
 	TenantClaim string
-	// Leeway tolerates clock skew on exp and nbf. Default 30 s.
+	// Leeway tolerates clock skew on exp, nbf and iat. Default 30 s.
 	Leeway time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time

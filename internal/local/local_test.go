@@ -65,7 +65,7 @@ func TestDataFolderIsPrivate(t *testing.T) {
 	}
 }
 
-func mkdir(t *testing.T, dir string, mode fs.FileMode) {
+func mkdir(t testing.TB, dir string, mode fs.FileMode) {
 	t.Helper()
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func mkdir(t *testing.T, dir string, mode fs.FileMode) {
 	}
 }
 
-func writeFile(t *testing.T, path, data string, mode fs.FileMode) {
+func writeFile(t testing.TB, path, data string, mode fs.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(data), mode); err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func writeFile(t *testing.T, path, data string, mode fs.FileMode) {
 	}
 }
 
-func checkMode(t *testing.T, path string, want fs.FileMode) {
+func checkMode(t testing.TB, path string, want fs.FileMode) {
 	t.Helper()
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -98,7 +98,7 @@ func checkMode(t *testing.T, path string, want fs.FileMode) {
 
 // tightened returns the paths, relative to dir, of the log's
 // "tightened permissions" lines.
-func tightened(t *testing.T, logs *bytes.Buffer, dir string) []string {
+func tightened(t testing.TB, logs *bytes.Buffer, dir string) []string {
 	t.Helper()
 	var paths []string
 	for line := range strings.Lines(logs.String()) {

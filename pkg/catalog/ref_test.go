@@ -168,7 +168,7 @@ func FuzzTableRef(f *testing.F) {
 
 // checkValidName fails t unless name, accepted by ValidateName, keeps each
 // rule, checked here independently of the validator's own code.
-func checkValidName(t *testing.T, part, name string) {
+func checkValidName(t testing.TB, part, name string) {
 	t.Helper()
 	fail := func(rule string) { t.Fatalf("accepted %s name %+q, which %s", part, name, rule) }
 	if name == "" || len(name) > catalog.MaxNameBytes || !utf8.ValidString(name) {
