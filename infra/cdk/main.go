@@ -2,7 +2,10 @@
 //
 // Context values (cdk deploy -c key=value):
 //
-//	certificateArn   ACM certificate for a TLS listener on 443 (default: TCP 50051)
+//	certificateArn   ACM certificate for a TLS listener on 443 (default: TCP 50051,
+//	                 allowed only with internal=true)
+//	internal         true: an internal load balancer, reachable only from the VPC
+//	                 (default false: internet-facing, which needs certificateArn)
 //	refreshMinutes   refresh schedule in minutes (default 1)
 //	producerTenant   tenant of the example producer policy (default acme)
 //	lambdaDir        folder with register/arm64 and refresh/arm64 bootstraps (default ../../bin/lambda)
@@ -10,6 +13,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,41 +30,83 @@ func contextString(app awscdk.App, key, def string) string {
 	return def
 }
 
-func main() {
-	defer jsii.Close()
-	app := awscdk.NewApp(nil)
+// contextBool reads a true/false context value: a string from
+// `-c key=value`, or a JSON boolean from cdk.json.
+func contextBool(app awscdk.App, key string) (bool, error) {
+	switch v := app.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+		return false, nil
+	case bool:
+		return v, nil
+	case string:
+		if v == "" {
+			return false, nil
+		}
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("cdk: context %s=%q: want true or false", key, v)
+		}
+		return b, nil
+	default:
+		return false, fmt.Errorf("cdk: context %s=%v: want true or false", key, v)
+	}
+}
+
+// propsFromContext reads the stack's settings from the app's context (see
+// the package comment).
+func propsFromContext(app awscdk.App) (*LakeProps, error) {
 	lambdaDir := contextString(app, "lambdaDir", filepath.Join("..", "..", "bin", "lambda"))
 	minutes, err := strconv.ParseFloat(contextString(app, "refreshMinutes", "1"), 64)
 	if err != nil || minutes < 1 {
-		fmt.Fprintln(os.Stderr, "cdk: context refreshMinutes must be a whole number of minutes ≥ 1")
-		os.Exit(1)
+		return nil, errors.New("cdk: context refreshMinutes must be a whole number of minutes ≥ 1")
 	}
-	for _, fn := range []string{"register", "refresh"} {
-		if _, err := os.Stat(filepath.Join(lambdaDir, fn, "arm64", "bootstrap")); err != nil {
-			fmt.Fprintf(os.Stderr, "cdk: %s/%s/arm64/bootstrap is missing: run `make lambdas` at the repository root first\n", lambdaDir, fn)
-			os.Exit(1)
-		}
+	internal, err := contextBool(app, "internal")
+	if err != nil {
+		return nil, err
 	}
-	stackProps := awscdk.StackProps{
-		Description: jsii.String("lake: multi-tenant table catalog (registration API, refresh, Flight SQL discovery)"),
-	}
-	// The CLI names the region (us-east-1 when none is configured) and, with
-	// credentials, the account; offline synth leaves the account unresolved.
-	if region := os.Getenv("CDK_DEFAULT_REGION"); region != "" {
-		stackProps.Env = &awscdk.Environment{Region: jsii.String(region)}
-		if account := os.Getenv("CDK_DEFAULT_ACCOUNT"); account != "" {
-			stackProps.Env.Account = jsii.String(account)
-		}
-	}
-	NewLakeStack(app, "Lake", &LakeProps{
-		StackProps:            stackProps,
+	return &LakeProps{
 		RegisterCode:          filepath.Join(lambdaDir, "register", "arm64"),
 		RefreshCode:           filepath.Join(lambdaDir, "refresh", "arm64"),
 		RepoRoot:              filepath.Join("..", ".."),
 		RefreshMinutes:        minutes,
 		CertificateARN:        contextString(app, "certificateArn", ""),
+		Internal:              internal,
 		ExampleProducerTenant: contextString(app, "producerTenant", "acme"),
 		Version:               contextString(app, "version", "dev"),
-	})
+	}, nil
+}
+
+func main() {
+	defer jsii.Close()
+	app := awscdk.NewApp(nil)
+	props, err := propsFromContext(app)
+	if err == nil {
+		err = props.Validate()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, code := range []string{props.RegisterCode, props.RefreshCode} {
+		if _, err := os.Stat(filepath.Join(code, "bootstrap")); err != nil {
+			fmt.Fprintf(os.Stderr, "cdk: %s/bootstrap is missing: run `make lambdas` at the repository root first\n", code)
+			os.Exit(1)
+		}
+	}
+	props.StackProps = awscdk.StackProps{
+		Description: jsii.String("lake: multi-tenant table catalog (registration API, refresh, Flight SQL discovery)"),
+	}
+	// The CLI names the region (us-east-1 when none is configured) and, with
+	// credentials, the account; offline synth leaves the account unresolved.
+	if region := os.Getenv("CDK_DEFAULT_REGION"); region != "" {
+		props.StackProps.Env = &awscdk.Environment{Region: jsii.String(region)}
+		if account := os.Getenv("CDK_DEFAULT_ACCOUNT"); account != "" {
+			props.StackProps.Env.Account = jsii.String(account)
+		}
+	}
+	if _, err := NewLakeStack(app, "Lake", props); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	app.Synth(nil)
 }

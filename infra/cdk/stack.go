@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -43,10 +45,17 @@ type LakeProps struct {
 	// RefreshMinutes is the refresh schedule. Default 1.
 	RefreshMinutes float64
 	// CertificateARN, when set, gives the load balancer a TLS listener on
-	// 443; otherwise it listens on TCP 50051.
+	// 443; otherwise it listens on TCP 50051, which NewLakeStack allows
+	// only with Internal.
 	CertificateARN string
+	// Internal makes the load balancer internal (reachable from the VPC and
+	// what is connected to it) instead of internet-facing. Without a
+	// certificate it is required: bearer tokens never cross the internet in
+	// cleartext.
+	Internal bool
 	// ExampleProducerTenant is the tenant the example producer policy is
-	// scoped to. Default "acme".
+	// scoped to: letters, digits, '-', '_', '.' and '~' (see
+	// ProducerResourcePath). Default "acme".
 	ExampleProducerTenant string
 	// MaxTasks bounds discovery autoscaling. Default 4.
 	MaxTasks float64
@@ -55,16 +64,62 @@ type LakeProps struct {
 	Version string
 }
 
+// ErrCleartextInternet is NewLakeStack's answer to a deployment that
+// would put discovery's plaintext listener on the internet.
+var ErrCleartextInternet = errors.New("cdk: without a certificate, discovery would take bearer tokens in cleartext " +
+	"on an internet-facing load balancer: pass -c certificateArn=<ACM certificate ARN> for TLS on 443, " +
+	"or -c internal=true for an internal load balancer reachable only from the VPC")
+
+// ProducerResourcePath is the execute-api resource path of every route of
+// tenant's tables (both routes, any namespace), for ArnForExecuteApi. The
+// tenant must need no escaping, neither in a URL path nor in an IAM
+// pattern: letters, digits, '-', '_', '.' and '~', and not "." or "..".
+// Any other tenant ('*', '?' and '$' are IAM pattern syntax, '/' a path
+// separator, and percent-encoded characters reach the request ARN encoded)
+// is an error: write that tenant's policy by hand.
+func ProducerResourcePath(tenant string) (string, error) {
+	if tenant == "" || tenant == "." || tenant == ".." || strings.IndexFunc(tenant, func(r rune) bool {
+		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || strings.ContainsRune("-_.~", r))
+	}) >= 0 {
+		return "", fmt.Errorf("cdk: producerTenant %q: the example policy takes a tenant of letters, digits, '-', '_', '.' and '~' only "+
+			"(a name that needs no escaping in a URL path or an IAM pattern); write the policy of another tenant by hand", tenant)
+	}
+	return "/v1/tenants/" + tenant + "/namespaces/*", nil
+}
+
+// Validate reports what NewLakeStack would refuse: a plaintext listener
+// on an internet-facing load balancer (ErrCleartextInternet), or an example
+// producer tenant that ProducerResourcePath refuses.
+func (p *LakeProps) Validate() error {
+	if p.CertificateARN == "" && !p.Internal {
+		return ErrCleartextInternet
+	}
+	if p.ExampleProducerTenant != "" {
+		if _, err := ProducerResourcePath(p.ExampleProducerTenant); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // NewLakeStack builds the whole deployment: DynamoDB, S3, the register and
 // refresh Lambdas, the schedule, the HTTP API, and discovery on Fargate
-// behind a Network Load Balancer, each allowed exactly what it needs.
-func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscdk.Stack {
-	stack := awscdk.NewStack(scope, &id, &props.StackProps)
-	if props.RefreshMinutes <= 0 {
-		props.RefreshMinutes = 1
+// behind a Network Load Balancer, each allowed exactly what it needs. It
+// refuses what Validate refuses, before building anything.
+func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awscdk.Stack, error) {
+	if err := props.Validate(); err != nil {
+		return nil, err
 	}
 	if props.ExampleProducerTenant == "" {
 		props.ExampleProducerTenant = "acme"
+	}
+	producerPath, err := ProducerResourcePath(props.ExampleProducerTenant)
+	if err != nil {
+		return nil, err
+	}
+	stack := awscdk.NewStack(scope, &id, &props.StackProps)
+	if props.RefreshMinutes <= 0 {
+		props.RefreshMinutes = 1
 	}
 	if props.Version == "" {
 		props.Version = "dev"
@@ -246,15 +301,15 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscd
 			Authorizer:  iamAuth,
 		})
 	}
-	// An example producer policy: one tenant's routes, nothing else.
+	// An example producer policy: one tenant's routes, nothing else. The
+	// ARN is apiId/<stage>/<method><path>: any stage, any method, the
+	// tenant's paths.
 	producer := awsiam.NewManagedPolicy(stack, s("ExampleProducerPolicy"), &awsiam.ManagedPolicyProps{
 		Description: s("Example: lets a producer register, read, update and drop tables of one tenant only."),
 		Statements: &[]awsiam.PolicyStatement{awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-			Sid:     s("OneTenantsRoutes"),
-			Actions: jsii.Strings("execute-api:Invoke"),
-			Resources: jsii.Strings(
-				fmt.Sprintf("%s/*/*/v1/tenants/%s/namespaces/*", *api.ArnForExecuteApi(nil, nil, nil), props.ExampleProducerTenant),
-			),
+			Sid:       s("OneTenantsRoutes"),
+			Actions:   jsii.Strings("execute-api:Invoke"),
+			Resources: &[]*string{api.ArnForExecuteApi(s("*"), s(producerPath), s("*"))},
 		})},
 	})
 
@@ -336,8 +391,12 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscd
 	scaling.ScaleOnCpuUtilization(s("Cpu"), &awsecs.CpuUtilizationScalingProps{TargetUtilizationPercent: jsii.Number(60)})
 
 	nlbLogs := logs
+	// Internet-facing only with TLS, or internal (ErrCleartextInternet).
+	// The VPC has public subnets only; an internal load balancer in them
+	// still has private addresses only.
 	nlb := awselasticloadbalancingv2.NewNetworkLoadBalancer(stack, s("DiscoveryNlb"), &awselasticloadbalancingv2.NetworkLoadBalancerProps{
-		Vpc: vpc, InternetFacing: jsii.Bool(true),
+		Vpc: vpc, InternetFacing: jsii.Bool(!props.Internal),
+		VpcSubnets: &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PUBLIC},
 	})
 	nlb.LogAccessLogs(nlbLogs, s("nlb"))
 	var listener awselasticloadbalancingv2.NetworkListener
@@ -380,5 +439,5 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) awscd
 	out("RegistrationsTable", table.TableName(), "DynamoDB table of registrations")
 	out("TokenSecretArn", secret.SecretArn(), "Secrets Manager secret that signs discovery tokens (HS256)")
 	out("ExampleProducerPolicyArn", producer.ManagedPolicyArn(), "attach to a producer role to scope it to one tenant")
-	return stack
+	return stack, nil
 }

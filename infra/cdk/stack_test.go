@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -66,7 +67,10 @@ func synth(t *testing.T, props LakeProps) synthesized {
 	props.RefreshCode = filepath.Join(dir, "refresh", "arm64")
 	props.RepoRoot = filepath.Join("..", "..")
 	props.StackProps.Env = &awscdk.Environment{Account: jsii.String("123456789012"), Region: jsii.String("eu-west-1")}
-	stack := NewLakeStack(app, "Lake", &props)
+	stack, err := NewLakeStack(app, "Lake", &props)
+	if err != nil {
+		t.Fatal(err)
+	}
 	awscdk.Aspects_Of(app).Add(cdknag.NewAwsSolutionsChecks(&cdknag.NagPackProps{Verbose: jsii.Bool(true)}), nil)
 	tmpl := assertions.Template_FromStack(stack, nil)
 	var raw map[string]any
@@ -164,7 +168,7 @@ func actionsOf(st []statement) []string {
 }
 
 func TestResources(t *testing.T) {
-	s := synth(t, LakeProps{})
+	s := synth(t, LakeProps{Internal: true})
 	tm := s.template
 	tm.HasResource(jsii.String("AWS::DynamoDB::Table"), map[string]any{
 		"Properties": map[string]any{
@@ -241,7 +245,7 @@ func TestResources(t *testing.T) {
 		"RuntimePlatform":         map[string]any{"CpuArchitecture": "ARM64", "OperatingSystemFamily": "LINUX"},
 		"RequiresCompatibilities": []any{"FARGATE"},
 	})
-	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::LoadBalancer"), map[string]any{"Type": "network", "Scheme": "internet-facing"})
+	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::LoadBalancer"), map[string]any{"Type": "network", "Scheme": "internal"})
 	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), map[string]any{"Port": 50051, "Protocol": "TCP"})
 	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::TargetGroup"), map[string]any{
 		"HealthCheckPath": "/healthz", "HealthCheckPort": "8080", "HealthCheckProtocol": "HTTP",
@@ -261,18 +265,89 @@ func TestResources(t *testing.T) {
 	}
 }
 
-func TestTLSListenerWithCertificate(t *testing.T) {
-	s := synth(t, LakeProps{CertificateARN: "arn:aws:acm:eu-west-1:123456789012:certificate/abc", RefreshMinutes: 5})
-	s.template.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), map[string]any{
-		"Port": 443, "Protocol": "TLS", "Certificates": []any{map[string]any{"CertificateArn": "arn:aws:acm:eu-west-1:123456789012:certificate/abc"}},
-	})
-	s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(5 minutes)"})
+const testCertificate = "arn:aws:acm:eu-west-1:123456789012:certificate/abc"
+
+// No bearer token crosses the internet in cleartext: without a certificate
+// the stack is refused unless the load balancer is internal; with one,
+// the internet-facing load balancer listens with TLS only.
+func TestNoCleartextListenerOnTheInternet(t *testing.T) {
+	_, err := NewLakeStack(awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())}), "Lake", &LakeProps{})
+	if !errors.Is(err, ErrCleartextInternet) {
+		t.Fatalf("no certificate, not internal: got %v, want ErrCleartextInternet", err)
+	}
+	for _, way := range []string{"-c certificateArn=", "-c internal=true"} {
+		if !strings.Contains(err.Error(), way) {
+			t.Errorf("got error %q, want it to name the way out %q", err, way)
+		}
+	}
+	tests := []struct {
+		name     string
+		props    LakeProps
+		scheme   string
+		listener map[string]any
+	}{
+		{"certificate", LakeProps{CertificateARN: testCertificate, RefreshMinutes: 5}, "internet-facing",
+			map[string]any{"Port": 443, "Protocol": "TLS", "Certificates": []any{map[string]any{"CertificateArn": testCertificate}}}},
+		{"internal without certificate", LakeProps{Internal: true}, "internal", map[string]any{"Port": 50051, "Protocol": "TCP"}},
+		{"internal with certificate", LakeProps{Internal: true, CertificateARN: testCertificate}, "internal", map[string]any{"Port": 443, "Protocol": "TLS"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := synth(t, tt.props)
+			s.template.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::LoadBalancer"), map[string]any{"Type": "network", "Scheme": tt.scheme})
+			listeners := s.resources("AWS::ElasticLoadBalancingV2::Listener")
+			if len(listeners) != 1 {
+				t.Fatalf("got %d listeners, want 1", len(listeners))
+			}
+			s.template.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), tt.listener)
+			if tt.props.RefreshMinutes == 5 {
+				s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(5 minutes)"})
+			}
+		})
+	}
+}
+
+// -c internal=true (a string) or "internal": true in cdk.json (a JSON
+// boolean) make the load balancer internal; anything else but false is an
+// error.
+func TestInternalFromContext(t *testing.T) {
+	tests := []struct {
+		name    string
+		context map[string]any
+		want    bool
+		wantErr bool
+	}{
+		{"absent", nil, false, false},
+		{"-c internal=true", map[string]any{"internal": "true"}, true, false},
+		{"-c internal=false", map[string]any{"internal": "false"}, false, false},
+		{"cdk.json true", map[string]any{"internal": true}, true, false},
+		{"-c internal=yes", map[string]any{"internal": "yes"}, false, true},
+		{"a number", map[string]any{"internal": 1}, false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: &tt.context})
+			got, err := propsFromContext(app)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("got %+v, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Internal != tt.want {
+				t.Fatalf("got Internal %v, want %v", got.Internal, tt.want)
+			}
+		})
+	}
 }
 
 // Least privilege, read off the synthesized template. The report of every
 // statement per role is logged (go test -v).
 func TestLeastPrivilege(t *testing.T) {
-	s := synth(t, LakeProps{})
+	s := synth(t, LakeProps{CertificateARN: testCertificate})
 	all := s.statements()
 	for _, role := range keys(all) {
 		for _, st := range all[role] {
@@ -350,7 +425,7 @@ func ownLogsOnly(t *testing.T, st []statement, logGroup string) []statement {
 // cdk-nag's AwsSolutions pack finds no unsuppressed error, and every
 // suppression carries a reason.
 func TestCdkNag(t *testing.T) {
-	s := synth(t, LakeProps{})
+	s := synth(t, LakeProps{CertificateARN: testCertificate})
 	errs := assertions.Annotations_FromStack(s.stack).FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
 	if len(*errs) > 0 {
 		b, _ := json.MarshalIndent(*errs, "", "  ")
