@@ -20,7 +20,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -129,10 +128,11 @@ func (c *Client) Get(ctx context.Context, ref catalog.TableRef) (Table, error) {
 
 // UpdateOptions make an update conditional.
 type UpdateOptions struct {
-	// IfVersion, when non-zero, applies the update only to the registration
-	// at that version (If-Match); another version is an *Error of kind
-	// ErrVersionMismatch (which is also catalog.ErrConflict).
-	IfVersion int64
+	// IfMatch, when set, applies the update only to the registration in
+	// the state this ETag (Table.ETag) names; any other state (another
+	// version, or the table dropped and registered again) is an *Error of
+	// kind ErrVersionMismatch (which is also catalog.ErrConflict).
+	IfMatch string
 	// OnlyIfNoSchema applies it only to a registration without a schema (a
 	// backfill); one with a schema is an *Error of kind catalog.ErrConflict.
 	OnlyIfNoSchema bool
@@ -152,8 +152,8 @@ func (c *Client) Update(ctx context.Context, ref catalog.TableRef, spec Spec, op
 		body["only_if_no_schema"] = true
 	}
 	var hdr http.Header
-	if opts.IfVersion != 0 {
-		hdr = http.Header{"If-Match": {`"` + strconv.FormatInt(opts.IfVersion, 10) + `"`}}
+	if opts.IfMatch != "" {
+		hdr = http.Header{"If-Match": {opts.IfMatch}}
 	}
 	var t Table
 	_, err := c.do(ctx, ref, http.MethodPut, tablePath(ref), body, hdr, &t)

@@ -118,7 +118,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Fatalf("Get schema = %v, %v; want %v", s, err, schema)
 	}
 	wide := catalogtest.WideSchema(1, 4)
-	up, err := c.Update(ctx, orders, apiclient.Spec{SchemaIPC: ipc(t, wide)}, apiclient.UpdateOptions{IfVersion: 1})
+	up, err := c.Update(ctx, orders, apiclient.Spec{SchemaIPC: ipc(t, wide)}, apiclient.UpdateOptions{IfMatch: got.ETag})
 	if err != nil || up.Version != 2 || up.Location != spec.Location {
 		t.Fatalf("Update = %+v, %v; want version 2 at the old location", up, err)
 	}
@@ -167,7 +167,7 @@ func TestErrorKinds(t *testing.T) {
 			return err
 		}, catalog.ErrExists, 409, "exists", "acme/sales/orders: already registered with a different location, type or schema"},
 		{"update at an old version", func() error {
-			_, err := c.Update(ctx, orders, apiclient.Spec{SchemaIPC: other}, apiclient.UpdateOptions{IfVersion: 7})
+			_, err := c.Update(ctx, orders, apiclient.Spec{SchemaIPC: other}, apiclient.UpdateOptions{IfMatch: `"0123456789abcdef-7"`})
 			return err
 		}, apiclient.ErrVersionMismatch, 412, "version_mismatch", "acme/sales/orders: the registration changed since it was read"},
 		{"backfill a table that has a schema", func() error {

@@ -2,7 +2,7 @@
 // the schema of their Parquet files: it reads each listed table's
 // registration through the registration API, reads the footer of the first
 // Parquet file at the location of each one without a schema, and (when
-// applying) updates it with a conditional write (If-Match on the version
+// applying) updates it with a conditional write (If-Match on the ETag
 // read and only_if_no_schema), so a registration that changed meanwhile is
 // never overwritten; it is reported instead.
 package backfill
@@ -74,7 +74,7 @@ type Report struct {
 // item is one registration without a schema and what was found.
 type item struct {
 	ref      catalog.TableRef
-	version  int64
+	etag     string
 	location string
 	file     string
 	ipc      []byte
@@ -137,7 +137,7 @@ func Run(ctx context.Context, refs []catalog.TableRef, opts Options) (Report, er
 			fmt.Fprintf(out, "would   %s: %d columns from %s\n", it.ref, it.columns, it.file)
 		default:
 			_, err := opts.API.Update(ctx, it.ref, apiclient.Spec{SchemaIPC: it.ipc},
-				apiclient.UpdateOptions{IfVersion: it.version, OnlyIfNoSchema: true})
+				apiclient.UpdateOptions{IfMatch: it.etag, OnlyIfNoSchema: true})
 			switch {
 			case err == nil:
 				rep.Updated++
@@ -182,7 +182,7 @@ func find(ctx context.Context, api API, refs []catalog.TableRef, p Progress, rep
 		}
 		rep.Tables++
 		if len(t.SchemaIPC) == 0 {
-			items = append(items, item{ref: ref, version: t.Version, location: t.Location})
+			items = append(items, item{ref: ref, etag: t.ETag, location: t.Location})
 		}
 	}
 	return items, nil

@@ -267,7 +267,7 @@ func TestOnlyIfNoSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	ipc, _ := catalog.EncodeSchema(eventsSchema)
-	_, err = e.api.Update(context.Background(), r, apiclient.Spec{SchemaIPC: ipc}, apiclient.UpdateOptions{IfVersion: got.Version, OnlyIfNoSchema: true})
+	_, err = e.api.Update(context.Background(), r, apiclient.Spec{SchemaIPC: ipc}, apiclient.UpdateOptions{IfMatch: got.ETag, OnlyIfNoSchema: true})
 	if !errors.Is(err, catalog.ErrConflict) {
 		t.Fatalf("conditional update of a table with a schema = %v, want catalog.ErrConflict", err)
 	}

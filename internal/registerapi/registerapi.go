@@ -6,9 +6,12 @@
 //
 //	POST   /v1/tenants/{tenant}/namespaces/{namespace}/tables          register
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  read (strongly consistent)
-//	PUT    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  update the schema (If-Match: "<version>" and
+//	PUT    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  update the schema (If-Match: "<etag>" and
 //	                                                                   "only_if_no_schema": true make it conditional)
-//	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop
+//	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop (If-Match: "<etag>" makes it conditional)
+//
+// ETags are "<creation id>-<version>": a table dropped and registered again
+// gets a new creation id, so a stale If-Match never matches it.
 //
 // The tenant in the path is what an IAM policy (AWS) or the bearer token
 // (local mode) scopes a producer to. Errors are JSON
@@ -144,12 +147,14 @@ func (h *Handler) allowed(r *http.Request) string {
 
 // Table is the JSON form of a registered table in responses.
 type Table struct {
-	Tenant    string          `json:"tenant"`
-	Namespace string          `json:"namespace"`
-	Name      string          `json:"name"`
-	Location  string          `json:"location"`
-	TableType string          `json:"table_type"`
-	Version   int64           `json:"version"`
+	Tenant    string `json:"tenant"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Location  string `json:"location"`
+	TableType string `json:"table_type"`
+	Version   int64  `json:"version"`
+	// ETag is the ETag header's value: what If-Match takes.
+	ETag      string          `json:"etag"`
 	CreatedAt time.Time       `json:"created_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
 	SchemaIPC []byte          `json:"schema_ipc,omitempty"`
@@ -159,7 +164,7 @@ type Table struct {
 func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
 	t := Table{
 		Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name,
-		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(),
+		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(), ETag: etag(reg),
 		CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(), SchemaIPC: reg.SchemaIPC(),
 	}
 	if s, err := reg.Schema(); err == nil {
@@ -351,12 +356,10 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 	}
 	var opts catalog.UpdateOptions
 	if im := r.Header.Get("If-Match"); im != "" {
-		v, err := strconv.ParseInt(strings.Trim(strings.TrimPrefix(im, "W/"), `"`), 10, 64)
-		if err != nil || v <= 0 {
-			h.fail(w, r, ref, badRequest("invalid_if_match", `If-Match must be a version ETag such as "3", got %q`, im))
+		if opts.IfVersion, opts.IfCreationID, err = parseETag(im); err != nil {
+			h.fail(w, r, ref, err)
 			return
 		}
-		opts.IfVersion = v
 	}
 	var req updateRequest
 	if err := decodeBody(r, &req); err != nil {
@@ -386,7 +389,17 @@ func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	if err := h.cat.Drop(r.Context(), ref); err != nil {
+	if im := r.Header.Get("If-Match"); im != "" {
+		var opts catalog.DropOptions
+		if opts.IfVersion, opts.IfCreationID, err = parseETag(im); err != nil {
+			h.fail(w, r, ref, err)
+			return
+		}
+		err = h.cat.DropIf(r.Context(), ref, opts)
+	} else {
+		err = h.cat.Drop(r.Context(), ref)
+	}
+	if err != nil {
 		h.fail(w, r, ref, err)
 		return
 	}
@@ -394,7 +407,39 @@ func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func etag(reg catalog.Registration) string { return `"` + strconv.FormatInt(reg.Version(), 10) + `"` }
+// etag names one state of one registration: "<creation id>-<version>", so
+// a table dropped and registered again never repeats an ETag (and a stale
+// If-Match cannot overwrite the new registration); "<version>" for
+// registrations written before creation ids existed.
+func etag(reg catalog.Registration) string {
+	v := strconv.FormatInt(reg.Version(), 10)
+	if id := reg.CreationID(); id != "" {
+		return `"` + id + "-" + v + `"`
+	}
+	return `"` + v + `"`
+}
+
+// parseETag reads an If-Match value written by etag: the version and the
+// creation id (empty for the legacy "<version>" form).
+func parseETag(im string) (version int64, creationID string, err error) {
+	s := strings.TrimPrefix(strings.TrimSpace(im), "W/")
+	bad := badRequest("invalid_if_match", `If-Match must be one ETag this API sent, such as "9f3a61c2d4b5e607-3", got %q`, im)
+	if len(s) < 3 || s[0] != '"' || s[len(s)-1] != '"' {
+		return 0, "", bad
+	}
+	s = s[1 : len(s)-1]
+	if i := strings.LastIndexByte(s, '-'); i >= 0 {
+		creationID, s = s[:i], s[i+1:]
+		if creationID == "" || strings.Trim(creationID, "0123456789abcdef") != "" {
+			return 0, "", bad
+		}
+	}
+	version, perr := strconv.ParseInt(s, 10, 64)
+	if perr != nil || version <= 0 {
+		return 0, "", bad
+	}
+	return version, creationID, nil
+}
 
 func (h *Handler) wrote(ctx context.Context, op string, ref catalog.TableRef, caller string, reg catalog.Registration) {
 	h.opts.Log.InfoContext(ctx, "registration written",
@@ -455,7 +500,7 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):
 		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type or schema", catalog.Detail(err)) + "; change it with PUT"}
-	case errors.Is(err, catalog.ErrConflict) && r.Method == http.MethodPut && r.Header.Get("If-Match") != "":
+	case errors.Is(err, catalog.ErrConflict) && r.Header.Get("If-Match") != "":
 		return &apiError{http.StatusPreconditionFailed, "version_mismatch", about("the registration changed since it was read", catalog.Detail(err))}
 	case errors.Is(err, catalog.ErrConflict):
 		return &apiError{http.StatusConflict, "conflict", about("the registration changed meanwhile", catalog.Detail(err))}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -82,6 +83,52 @@ func errorCode(tb testing.TB, r response) string {
 	return e.Error.Code
 }
 
+// etagPattern is the ETag of a registration with a creation id.
+var etagPattern = regexp.MustCompile(`^"[0-9a-f]{16}-[1-9][0-9]*"$`)
+
+// An ETag names one state of one registration: after a drop and a new
+// registration of the same table, a stale If-Match (the old ETag, same
+// version number) neither updates nor drops the new one; DELETE honours
+// If-Match too.
+func TestETagsAreNotReplayedAcrossRecreation(t *testing.T) {
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
+	req := body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(catalogtest.WideSchema(1, 3))})
+	r := do(t, h, "POST", base, "application/json", req)
+	old := r.header.Get("ETag")
+	if r.status != http.StatusCreated || !etagPattern.MatchString(old) {
+		t.Fatalf("register: %d %s (ETag %q)", r.status, r.body, old)
+	}
+	if r := do(t, h, "DELETE", base+"/orders", "", nil, "If-Match", old); r.status != http.StatusNoContent {
+		t.Fatalf("drop with the current ETag: %d %s, want 204", r.status, r.body)
+	}
+	newOwner := body(t, map[string]any{"name": "orders", "location": "s3://lake/new-owner/", "schema": ipcB64(catalogtest.WideSchema(2, 3))})
+	r = do(t, h, "POST", base, "application/json", newOwner)
+	fresh := r.header.Get("ETag")
+	if r.status != http.StatusCreated || fresh == old || !strings.HasSuffix(fresh, `-1"`) {
+		t.Fatalf("register again: %d, ETag %q (old %q): want 201 and another ETag at version 1", r.status, fresh, old)
+	}
+	stale := body(t, map[string]any{"location": "s3://lake/stale-writer/", "schema": ipcB64(catalogtest.WideSchema(3, 3))})
+	for _, tc := range []struct {
+		method string
+		body   []byte
+	}{{"PUT", stale}, {"DELETE", nil}} {
+		ct := ""
+		if tc.body != nil {
+			ct = "application/json"
+		}
+		if r := do(t, h, tc.method, base+"/orders", ct, tc.body, "If-Match", old); r.status != http.StatusPreconditionFailed || errorCode(t, r) != "version_mismatch" {
+			t.Fatalf("%s with the old ETag: %d %s, want 412 version_mismatch", tc.method, r.status, r.body)
+		}
+	}
+	r = do(t, h, "GET", base+"/orders", "", nil)
+	if got := decodeTable(t, r); got.Location != "s3://lake/new-owner/" || got.Version != 1 || r.header.Get("ETag") != fresh {
+		t.Fatalf("the new registration changed: %+v, ETag %s", got, r.header.Get("ETag"))
+	}
+	if r := do(t, h, "DELETE", base+"/orders", "", nil, "If-Match", fresh); r.status != http.StatusNoContent {
+		t.Fatalf("drop with the fresh ETag: %d %s, want 204", r.status, r.body)
+	}
+}
+
 func decodeTable(tb testing.TB, r response) registerapi.Table {
 	tb.Helper()
 	var t registerapi.Table
@@ -102,7 +149,8 @@ func TestRegisterLifecycle(t *testing.T) {
 	}
 	got := decodeTable(t, r)
 	back, err := catalog.DecodeSchema(got.SchemaIPC)
-	if err != nil || !catalog.SchemaEqual(back, schema) || got.Version != 1 || got.TableType != "TABLE" || r.header.Get("ETag") != `"1"` {
+	if err != nil || !catalog.SchemaEqual(back, schema) || got.Version != 1 || got.TableType != "TABLE" ||
+		!etagPattern.MatchString(r.header.Get("ETag")) || !strings.HasSuffix(r.header.Get("ETag"), `-1"`) || got.ETag != r.header.Get("ETag") {
 		t.Fatalf("registered table = %+v (%v)", got, err)
 	}
 	if fromJSON, err := schemajson.Parse(got.Schema); err != nil || !catalog.SchemaEqual(fromJSON, schema) {
@@ -125,12 +173,13 @@ func TestRegisterLifecycle(t *testing.T) {
 	newSchema := catalogtest.WideSchema(2, 4)
 	js, _ := schemajson.Format(newSchema)
 	upd := body(t, map[string]any{"schema": json.RawMessage(js)})
-	if r := do(t, h, "PUT", base+"/orders", "application/json", upd, "If-Match", `"7"`); r.status != http.StatusPreconditionFailed || errorCode(t, r) != "version_mismatch" {
+	stale := strings.Replace(got.ETag, `-1"`, `-7"`, 1)
+	if r := do(t, h, "PUT", base+"/orders", "application/json", upd, "If-Match", stale); r.status != http.StatusPreconditionFailed || errorCode(t, r) != "version_mismatch" {
 		t.Fatalf("update at a stale version: %d %s, want 412", r.status, r.body)
 	}
-	r = do(t, h, "PUT", base+"/orders", "application/json", upd, "If-Match", `"1"`)
-	if r.status != http.StatusOK || decodeTable(t, r).Version != 2 || r.header.Get("ETag") != `"2"` {
-		t.Fatalf("update: %d %s", r.status, r.body)
+	r = do(t, h, "PUT", base+"/orders", "application/json", upd, "If-Match", got.ETag)
+	if r.status != http.StatusOK || decodeTable(t, r).Version != 2 || r.header.Get("ETag") != strings.Replace(got.ETag, `-1"`, `-2"`, 1) {
+		t.Fatalf("update: %d %s (ETag %s)", r.status, r.body, r.header.Get("ETag"))
 	}
 
 	if r := do(t, h, "DELETE", base+"/orders", "", nil); r.status != http.StatusNoContent {
@@ -332,7 +381,9 @@ func TestErrorAnswers(t *testing.T) {
 		{"exists", "POST", base, `{"name":"orders","location":"/y","schema":"` + other + `"}`, "", 409, "exists",
 			"acme/sales/orders: already registered with a different location, type or schema: at version 1; change it with PUT"},
 		{"version mismatch", "PUT", base + "/orders", `{"schema":"` + other + `"}`, `"7"`, 412, "version_mismatch",
-			"acme/sales/orders: the registration changed since it was read: at version 1, expected 7"},
+			"acme/sales/orders: the registration changed since it was read: that state is of another registration of this table (dropped and registered again since)"},
+		{"malformed If-Match", "PUT", base + "/orders", `{"schema":"` + other + `"}`, `"x-1"`, 400, "invalid_if_match",
+			`If-Match must be one ETag this API sent, such as "9f3a61c2d4b5e607-3", got "\"x-1\""`},
 		{"only if no schema", "PUT", base + "/orders", `{"schema":"` + other + `","only_if_no_schema":true}`, "", 409, "conflict",
 			"acme/sales/orders: the registration changed meanwhile: it has a schema now"},
 		{"invalid name", "POST", base, `{"name":"a/b","location":"/x","schema":"` + good + `"}`, "", 400, "invalid_name",

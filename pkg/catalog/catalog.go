@@ -193,8 +193,12 @@ func (c *Catalog) register(ctx context.Context, key string, spec TableSpec) (Reg
 // UpdateOptions qualify Update.
 type UpdateOptions struct {
 	// IfVersion, when non-zero, makes the update apply only to a registration
-	// at that version; any other version is ErrConflict.
-	IfVersion int64
+	// at that version with creation id IfCreationID (empty: a registration
+	// written before creation ids); anything else is ErrConflict. A table
+	// dropped and registered again has another creation id, so a stale
+	// precondition never matches it.
+	IfVersion    int64
+	IfCreationID string
 	// IfNoSchema makes the update apply only to a registration that carries
 	// no schema (a backfill); one that has a schema is ErrConflict.
 	IfNoSchema bool
@@ -225,8 +229,8 @@ func (c *Catalog) update(ctx context.Context, key string, spec TableSpec, opts U
 		if err != nil {
 			return Registration{}, err
 		}
-		if opts.IfVersion != 0 && cur.version != opts.IfVersion {
-			return Registration{}, kindErrorf(ErrConflict, "at version %d, expected %d", cur.version, opts.IfVersion)
+		if err := checkPrecondition(cur, opts.IfVersion, opts.IfCreationID); err != nil {
+			return Registration{}, err
 		}
 		if opts.IfNoSchema && cur.HasSchema() {
 			return Registration{}, kindErrorf(ErrConflict, "it has a schema now")
@@ -246,6 +250,7 @@ func (c *Catalog) update(ctx context.Context, key string, spec TableSpec, opts U
 			return cur, nil
 		}
 		next.createdAt = cur.createdAt
+		next.creationID = cur.creationID
 		next.version = cur.version + 1
 		val, err := encodeRegistration(next)
 		if err != nil {
@@ -296,6 +301,57 @@ func (c *Catalog) get(ctx context.Context, key string) (Registration, []byte, er
 		return Registration{}, nil, err
 	}
 	return r, raw, nil
+}
+
+// checkPrecondition is ErrConflict unless version is 0 (no precondition)
+// or cur is at version with creation id creationID.
+func checkPrecondition(cur Registration, version int64, creationID string) error {
+	switch {
+	case version == 0:
+		return nil
+	case cur.creationID != creationID:
+		return kindErrorf(ErrConflict, "that state is of another registration of this table (dropped and registered again since)")
+	case cur.version != version:
+		return kindErrorf(ErrConflict, "at version %d, expected %d", cur.version, version)
+	}
+	return nil
+}
+
+// DropOptions qualify DropIf.
+type DropOptions struct {
+	// IfVersion and IfCreationID, when IfVersion is non-zero, make the drop
+	// apply only to the registration in that state (see UpdateOptions).
+	IfVersion    int64
+	IfCreationID string
+}
+
+// DropIf removes the table's registration only when it is in the state
+// opts names, with a delete conditioned on the bytes read: ErrNotFound when
+// there is none, ErrConflict when it is in another state or changed
+// meanwhile.
+func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) error {
+	key, err := ref.Key()
+	if err != nil {
+		return err
+	}
+	fail := func(err error) error { return &opError{Op: "drop", Ref: ref, Err: err} }
+	cur, raw, err := c.get(ctx, key)
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkPrecondition(cur, opts.IfVersion, opts.IfCreationID); err != nil {
+		return fail(err)
+	}
+	err = c.store.CompareAndDelete(ctx, key, raw)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, metastore.ErrNotFound):
+		return fail(&kindError{Kind: ErrNotFound})
+	case errors.Is(err, metastore.ErrConflict):
+		return fail(kindErrorf(ErrConflict, "changed while being dropped"))
+	}
+	return fail(err)
 }
 
 // Drop removes the table's registration; ErrNotFound when there is none.

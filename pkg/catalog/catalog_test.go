@@ -140,11 +140,11 @@ func TestUpdateBumpsVersion(t *testing.T) {
 	}
 
 	newSchema := catalogtest.WideSchema(1, 4)
-	upd, err := c.Update(ctx, orders, catalog.TableSpec{Schema: newSchema}, catalog.UpdateOptions{IfVersion: 1})
+	upd, err := c.Update(ctx, orders, catalog.TableSpec{Schema: newSchema}, catalog.UpdateOptions{IfVersion: 1, IfCreationID: first.CreationID()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if upd.Version() != 2 || upd.Location() != "s3://lake/o/" || !upd.CreatedAt().Equal(first.CreatedAt()) || !upd.UpdatedAt().Equal(clk.now.Truncate(time.Microsecond)) {
+	if upd.Version() != 2 || upd.Location() != "s3://lake/o/" || !upd.CreatedAt().Equal(first.CreatedAt()) || upd.CreationID() != first.CreationID() || !upd.UpdatedAt().Equal(clk.now.Truncate(time.Microsecond)) {
 		t.Fatalf("update = version %d location %q created %v updated %v", upd.Version(), upd.Location(), upd.CreatedAt(), upd.UpdatedAt())
 	}
 	got, _ := c.Get(ctx, orders)
@@ -152,7 +152,7 @@ func TestUpdateBumpsVersion(t *testing.T) {
 		t.Fatalf("stored after update: version %d schema %v", got.Version(), s)
 	}
 
-	if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 5)}, catalog.UpdateOptions{IfVersion: 1}); !errors.Is(err, catalog.ErrConflict) {
+	if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 5)}, catalog.UpdateOptions{IfVersion: 1, IfCreationID: first.CreationID()}); !errors.Is(err, catalog.ErrConflict) {
 		t.Fatalf("update at a stale version error = %v, want ErrConflict", err)
 	}
 	if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 5)}, catalog.UpdateOptions{IfNoSchema: true}); !errors.Is(err, catalog.ErrConflict) {
@@ -238,7 +238,7 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 	ctx := context.Background()
 	c, _, _ := newCatalog(t)
 	good := catalog.TableSpec{Location: "s3://b/orders/", Schema: catalogtest.WideSchema(1, 2)}
-	mustRegister(t, c, orders, good)
+	reg := mustRegister(t, c, orders, good)
 	missing := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "missing"}
 	other := catalog.TableSpec{Location: "s3://b/other/", Schema: catalogtest.WideSchema(2, 2)}
 	for _, tc := range []struct {
@@ -257,7 +257,7 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 			catalog.ErrInvalidName, `catalog: invalid table name "a/b": contains '/'`},
 		{"get a missing table", first(c.Get(ctx, missing)), catalog.ErrNotFound, "catalog: get acme/sales/missing: table not found"},
 		{"update a missing table", first(c.Update(ctx, missing, good, catalog.UpdateOptions{})), catalog.ErrNotFound, "catalog: update acme/sales/missing: table not found"},
-		{"update at another version", first(c.Update(ctx, orders, other, catalog.UpdateOptions{IfVersion: 7})),
+		{"update at another version", first(c.Update(ctx, orders, other, catalog.UpdateOptions{IfVersion: 7, IfCreationID: reg.CreationID()})),
 			catalog.ErrConflict, "catalog: update acme/sales/orders: registration changed concurrently: at version 1, expected 7"},
 		{"drop a missing table", c.Drop(ctx, missing), catalog.ErrNotFound, "catalog: drop acme/sales/missing: table not found"},
 		{"decode empty IPC", first(catalog.DecodeSchema(nil)), catalog.ErrInvalidSchema, "catalog: invalid schema: empty IPC bytes"},

@@ -2,7 +2,9 @@ package catalog
 
 import (
 	"bytes"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +39,12 @@ type Registration struct {
 	createdAt time.Time
 	updatedAt time.Time
 	version   int64
-	schemaIPC []byte
+	// creationID is random, made when the table is registered and kept by
+	// every update, so (creationID, version) names one state of one
+	// registration: a table dropped and registered again never repeats it.
+	// Registrations written before it existed have none.
+	creationID string
+	schemaIPC  []byte
 }
 
 // TableSpec is what a producer asks to register: the table's data location
@@ -102,12 +109,13 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	return Registration{
-		location:  spec.Location,
-		tableType: spec.TableType,
-		createdAt: now,
-		updatedAt: now,
-		version:   1,
-		schemaIPC: ipc,
+		location:   spec.Location,
+		tableType:  spec.TableType,
+		createdAt:  now,
+		updatedAt:  now,
+		version:    1,
+		creationID: newCreationID(),
+		schemaIPC:  ipc,
 	}, nil
 }
 
@@ -126,6 +134,20 @@ func (r Registration) UpdatedAt() time.Time { return r.updatedAt }
 // Version returns the registration's version: 1 when created, one more for
 // each update.
 func (r Registration) Version() int64 { return r.version }
+
+// CreationID returns the registration's creation id: random, made when the
+// table was registered and kept by every update, so a table dropped and
+// registered again has another. Empty for registrations written before
+// creation ids existed. Together with Version it names one state of one
+// registration (the registration API's ETag).
+func (r Registration) CreationID() string { return r.creationID }
+
+// newCreationID returns 16 random hex digits.
+func newCreationID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
 
 // HasSchema reports whether the registration carries schema bytes.
 // Registrations written before schemas were stored do not.
@@ -161,18 +183,21 @@ type registrationJSON struct {
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
 	Version   int64     `json:"version,omitempty"`
-	SchemaIPC ipcBytes  `json:"schema_ipc,omitempty"`
+	// CreationID is absent in registrations written before it existed.
+	CreationID string   `json:"creation_id,omitempty"`
+	SchemaIPC  ipcBytes `json:"schema_ipc,omitempty"`
 }
 
 // MarshalJSON writes the stored shape, schema_ipc as standard base64.
 func (r Registration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(registrationJSON{
-		Location:  r.location,
-		TableType: r.tableType,
-		CreatedAt: r.createdAt,
-		UpdatedAt: r.updatedAt,
-		Version:   r.version,
-		SchemaIPC: r.schemaIPC,
+		Location:   r.location,
+		TableType:  r.tableType,
+		CreatedAt:  r.createdAt,
+		UpdatedAt:  r.updatedAt,
+		Version:    r.version,
+		CreationID: r.creationID,
+		SchemaIPC:  r.schemaIPC,
 	})
 }
 
@@ -199,12 +224,13 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 		w.Version = 1
 	}
 	*r = Registration{
-		location:  w.Location,
-		tableType: w.TableType,
-		createdAt: w.CreatedAt.UTC(),
-		updatedAt: w.UpdatedAt.UTC(),
-		version:   w.Version,
-		schemaIPC: w.SchemaIPC,
+		location:   w.Location,
+		tableType:  w.TableType,
+		createdAt:  w.CreatedAt.UTC(),
+		updatedAt:  w.UpdatedAt.UTC(),
+		version:    w.Version,
+		creationID: w.CreationID,
+		schemaIPC:  w.SchemaIPC,
 	}
 	return nil
 }

@@ -60,6 +60,10 @@ type Store interface {
 	CompareAndSwap(ctx context.Context, key string, old, value []byte) error
 	// Delete removes key. It returns ErrNotFound when the key holds no value.
 	Delete(ctx context.Context, key string) error
+	// CompareAndDelete removes key only if the stored value equals old byte
+	// for byte. It returns ErrNotFound when the key holds no value and
+	// ErrConflict when it holds another value (which stays).
+	CompareAndDelete(ctx context.Context, key string, old []byte) error
 	// ScanPrefix returns every entry whose key starts with prefix, with the
 	// prefix stripped, sorted by stripped key (bytewise). The empty prefix
 	// scans everything. A scan reads one consistent view where the backend

@@ -229,6 +229,33 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byt
 	return nil
 }
 
+// CompareAndDelete implements metastore.Store with a DeleteItem
+// conditioned on the stored value.
+func (s *Store) CompareAndDelete(ctx context.Context, key string, old []byte) error {
+	if err := s.check(ctx, key, nil); err != nil {
+		return err
+	}
+	_, err := s.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName:                 aws.String(s.opts.Table),
+		Key:                       keyOf(key),
+		ConditionExpression:       aws.String("#v = :old"),
+		ExpressionAttributeNames:  map[string]string{"#v": ValueAttr},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":old": &types.AttributeValueMemberB{Value: nonNil(old)}},
+	})
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		// A consistent read tells a missing key from another value.
+		if _, gerr := s.Get(ctx, key); errors.Is(gerr, metastore.ErrNotFound) {
+			return fmt.Errorf("dynamo: delete %q: %w", key, metastore.ErrNotFound)
+		}
+		return fmt.Errorf("dynamo: delete %q: %w", key, metastore.ErrConflict)
+	}
+	if err != nil {
+		return fmt.Errorf("dynamo: delete %q: %w", key, err)
+	}
+	return nil
+}
+
 // Delete implements metastore.Store with a DeleteItem conditioned on
 // attribute_exists(pk).
 func (s *Store) Delete(ctx context.Context, key string) error {

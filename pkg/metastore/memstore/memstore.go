@@ -113,6 +113,24 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byt
 	return nil
 }
 
+// CompareAndDelete implements metastore.Store.
+func (s *Store) CompareAndDelete(ctx context.Context, key string, old []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx, key, nil); err != nil {
+		return err
+	}
+	cur, ok := s.data[key]
+	switch {
+	case !ok:
+		return fmt.Errorf("memstore: delete %q: %w", key, metastore.ErrNotFound)
+	case !bytes.Equal(cur, old):
+		return fmt.Errorf("memstore: delete %q: %w", key, metastore.ErrConflict)
+	}
+	delete(s.data, key)
+	return nil
+}
+
 // Delete implements metastore.Store.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	s.mu.Lock()

@@ -38,6 +38,7 @@ func Run(t *testing.T, s Suite) {
 		{"create_only_conflict", testCreateConflict},
 		{"compare_and_swap", testCompareAndSwap},
 		{"delete", testDelete},
+		{"compare_and_delete", testCompareAndDelete},
 		{"zero_byte_value", testZeroByteValue},
 		{"value_350KB", testLargeValue},
 		{"all_byte_values_exact", testAllBytes},
@@ -178,6 +179,29 @@ func testCompareAndSwap(t *testing.T, s Suite) {
 		t.Fatalf("swap with current old: %v", err)
 	}
 	wantGet(t, st, "k", []byte("v2"))
+}
+
+func testCompareAndDelete(t *testing.T, s Suite) {
+	st := open(t, s)
+	ctx := context.Background()
+	if err := st.CompareAndDelete(ctx, "k", []byte("a")); !errors.Is(err, metastore.ErrNotFound) {
+		t.Fatalf("delete-if on missing key error = %v, want ErrNotFound", err)
+	}
+	put(t, st, "k", []byte("v1"))
+	if err := st.CompareAndDelete(ctx, "k", []byte("stale")); !errors.Is(err, metastore.ErrConflict) {
+		t.Fatalf("delete-if with stale old error = %v, want ErrConflict", err)
+	}
+	wantGet(t, st, "k", []byte("v1"))
+	if err := st.CompareAndDelete(ctx, "k", []byte("v1")); err != nil {
+		t.Fatalf("delete-if with current old: %v", err)
+	}
+	if _, err := st.Get(ctx, "k"); !errors.Is(err, metastore.ErrNotFound) {
+		t.Fatalf("Get after delete-if error = %v, want ErrNotFound", err)
+	}
+	put(t, st, "empty", []byte{})
+	if err := st.CompareAndDelete(ctx, "empty", []byte{}); err != nil {
+		t.Fatalf("delete-if of a zero-length value: %v", err)
+	}
 }
 
 func testDelete(t *testing.T, s Suite) {
@@ -383,7 +407,10 @@ func testCancelled(t *testing.T, s Suite) {
 		"Create":         func() error { return st.Create(ctx, "new-create", []byte("v")) },
 		"CompareAndSwap": func() error { return st.CompareAndSwap(ctx, "existing", []byte("v"), []byte("w")) },
 		"Delete":         func() error { return st.Delete(ctx, "existing") },
-		"ScanPrefix":     func() error { _, err := st.ScanPrefix(ctx, ""); return err },
+		"CompareAndDelete": func() error {
+			return st.CompareAndDelete(ctx, "existing", []byte("v"))
+		},
+		"ScanPrefix": func() error { _, err := st.ScanPrefix(ctx, ""); return err },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {

@@ -169,6 +169,25 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byt
 	})
 }
 
+// CompareAndDelete implements metastore.Store.
+func (s *Store) CompareAndDelete(ctx context.Context, key string, old []byte) error {
+	return s.write(ctx, key, func() error {
+		cur, ok, err := s.get(key)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return fmt.Errorf("rocksdb: delete %q: %w", key, metastore.ErrNotFound)
+		case !bytes.Equal(cur, old):
+			return fmt.Errorf("rocksdb: delete %q: %w", key, metastore.ErrConflict)
+		}
+		if err := s.db.Delete(s.wo, []byte(key)); err != nil {
+			return fmt.Errorf("rocksdb: delete %q: %w", key, err)
+		}
+		return nil
+	})
+}
+
 // Delete implements metastore.Store.
 func (s *Store) Delete(ctx context.Context, key string) error {
 	return s.write(ctx, key, func() error {
