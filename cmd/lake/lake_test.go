@@ -194,7 +194,8 @@ func TestLocalRestartKeepsDataAndBackfill(t *testing.T) {
 		err.(*cmdError).stderr != "lake: acme/legacy/events: no stored schema; `lake backfill` can add it from its Parquet files\n" {
 		t.Fatalf("show of a legacy table: %v", err)
 	}
-	out = e.must("backfill", "--tenant", "acme")
+	root := filepath.Dir(legacyDir)
+	out = e.must("backfill", "--tenant", "acme", "--local-root", root)
 	if !strings.Contains(out, "would   acme/legacy/events: 5 columns") || !strings.Contains(out, "dry run: 1 of 2 tables lack a schema") {
 		t.Fatalf("backfill dry run printed:\n%s", out)
 	}
@@ -202,7 +203,7 @@ func TestLocalRestartKeepsDataAndBackfill(t *testing.T) {
 	if out := e.must("list", "--tenant", "acme"); !strings.Contains(out, "legacy     events  TABLE  ?") {
 		t.Fatalf("the dry run changed something:\n%s", out)
 	}
-	out = e.must("backfill", "--tenant", "acme", "--apply")
+	out = e.must("backfill", "--tenant", "acme", "--local-root", root, "--apply")
 	if !strings.Contains(out, "updated acme/legacy/events: 5 columns") || !strings.Contains(out, "backfill: 1 updated") {
 		t.Fatalf("backfill --apply printed:\n%s", out)
 	}

@@ -5,6 +5,11 @@
 // applying) updates it with a conditional write (If-Match on the ETag
 // read and only_if_no_schema), so a registration that changed meanwhile is
 // never overwritten; it is reported instead.
+//
+// Locations are written by tenants and read with the operator's
+// credentials, so a backfill reads only inside its Scope (allowed s3://
+// prefixes, a local root) and refuses every other location: the table is
+// reported as refused and its location never read.
 package backfill
 
 import (
@@ -12,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 
 	"github.com/lake-catalog/lake/internal/apiclient"
 	"github.com/lake-catalog/lake/internal/parquetschema"
@@ -41,9 +45,12 @@ type Options struct {
 	// API reads and updates registrations. Required.
 	API API
 	// S3 returns the client for s3:// locations; it is called at most once,
-	// on the first such location. Nil makes s3:// locations fail (per
-	// table, like any unreadable location).
+	// on the first such location inside Scope. Nil makes s3:// locations
+	// fail (per table, like any unreadable location).
 	S3 func(ctx context.Context) (parquetschema.S3API, error)
+	// Scope is where locations may be read; any other is refused. The
+	// zero Scope refuses every location.
+	Scope Scope
 	// Apply writes the schemas; false is a dry run that only reports.
 	Apply bool
 	// Out receives one line per table without a schema and a summary.
@@ -69,6 +76,8 @@ type Report struct {
 	// Failed is how many could not be backfilled: no readable footer, or a
 	// write that failed for another reason.
 	Failed int
+	// Refused is how many had a location outside the Scope, never read.
+	Refused int
 }
 
 // item is one registration without a schema and what was found.
@@ -80,13 +89,20 @@ type item struct {
 	ipc      []byte
 	columns  int
 	err      error
+	refused  bool
 }
 
 // Run backfills refs (the tenant's tables as discovery lists them). It
-// returns an error when a registration cannot be read (nothing is written
-// then), and, when applying, when some table could not be backfilled;
-// either way the lines already written to Out say what happened.
+// returns an error when opts.Scope is invalid or a registration cannot be
+// read (nothing is written then), and, when applying, when some table
+// could not be backfilled (refused ones included); either way the lines
+// already written to Out say what happened.
 func Run(ctx context.Context, refs []catalog.TableRef, opts Options) (Report, error) {
+	sc, err := opts.Scope.open()
+	if err != nil {
+		return Report{}, err
+	}
+	defer sc.close()
 	out := opts.Out
 	if out == nil {
 		out = io.Discard
@@ -110,18 +126,24 @@ func Run(ctx context.Context, refs []catalog.TableRef, opts Options) (Report, er
 	for i := range items {
 		it := &items[i]
 		var client parquetschema.S3API
-		if isS3(it.location) {
+		t, err := sc.check(it.location)
+		it.err = err
+		it.refused = err != nil
+		if it.err == nil && t.s3 {
 			client, it.err = s3c.client(ctx)
 		}
 		if it.err == nil {
-			s, file, err := parquetschema.FromLocation(ctx, it.location, client)
+			s, file, err := sc.read(ctx, it.location, t, client)
 			if err == nil {
 				it.ipc, err = catalog.EncodeSchema(s)
 				it.columns = s.NumFields()
 			}
 			it.file, it.err = file, err
 		}
-		if it.err == nil {
+		switch {
+		case it.refused:
+			rep.Refused++
+		case it.err == nil:
 			rep.Readable++
 		}
 		p.Step()
@@ -130,6 +152,8 @@ func Run(ctx context.Context, refs []catalog.TableRef, opts Options) (Report, er
 	for i := range items {
 		it := &items[i]
 		switch {
+		case it.refused:
+			fmt.Fprintf(out, "refused %s: %v\n", it.ref, it.err)
 		case it.err != nil:
 			rep.Failed++
 			fmt.Fprintf(out, "skip    %s: %v\n", it.ref, it.err)
@@ -152,14 +176,14 @@ func Run(ctx context.Context, refs []catalog.TableRef, opts Options) (Report, er
 		}
 	}
 	if !opts.Apply {
-		fmt.Fprintf(out, "dry run: %d of %d tables lack a schema; %d can be backfilled, %d cannot. Run again with --apply.\n",
-			rep.WithoutSchema, rep.Tables, rep.Readable, rep.WithoutSchema-rep.Readable)
+		fmt.Fprintf(out, "dry run: %d of %d tables lack a schema; %d can be backfilled, %d cannot, %d refused. Run again with --apply.\n",
+			rep.WithoutSchema, rep.Tables, rep.Readable, rep.WithoutSchema-rep.Readable-rep.Refused, rep.Refused)
 		return rep, nil
 	}
-	fmt.Fprintf(out, "backfill: %d updated, %d changed meanwhile and left alone, %d failed (of %d without a schema)\n",
-		rep.Updated, rep.Left, rep.Failed, rep.WithoutSchema)
-	if rep.Failed > 0 {
-		return rep, fmt.Errorf("backfill: %d of %d tables could not be backfilled", rep.Failed, rep.WithoutSchema)
+	fmt.Fprintf(out, "backfill: %d updated, %d changed meanwhile and left alone, %d failed, %d refused (of %d without a schema)\n",
+		rep.Updated, rep.Left, rep.Failed, rep.Refused, rep.WithoutSchema)
+	if n := rep.Failed + rep.Refused; n > 0 {
+		return rep, fmt.Errorf("backfill: %d of %d tables could not be backfilled", n, rep.WithoutSchema)
 	}
 	return rep, nil
 }
@@ -194,11 +218,6 @@ func code(err error) string {
 		return ae.Code
 	}
 	return err.Error()
-}
-
-func isS3(location string) bool {
-	u, err := url.Parse(location)
-	return err == nil && (u.Scheme == "s3" || u.Scheme == "s3a")
 }
 
 // lazyS3 builds the S3 client on first use and keeps it (or its error).

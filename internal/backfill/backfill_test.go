@@ -117,8 +117,9 @@ func ref(ns, name string) catalog.TableRef {
 }
 
 // fixture: one table with a schema, one legacy table with Parquet files in
-// a local folder, one legacy table whose location holds none.
-func fixture(t *testing.T) (*env, []catalog.TableRef, string) {
+// a local folder, one legacy table whose location holds none; both folders
+// in the scope's local root.
+func fixture(t *testing.T) (*env, []catalog.TableRef, string, backfill.Scope) {
 	t.Helper()
 	e := newEnv(t)
 	ipc, err := catalog.EncodeSchema(eventsSchema)
@@ -128,19 +129,24 @@ func fixture(t *testing.T) (*env, []catalog.TableRef, string) {
 	if _, _, err := e.api.Register(context.Background(), ref("sales", "orders"), apiclient.Spec{Location: "s3://lake/orders/", TableType: "TABLE", SchemaIPC: ipc}); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "events")
+	root := t.TempDir()
+	dir := filepath.Join(root, "events")
 	writeParquet(t, filepath.Join(dir, "part-1.parquet"), eventsSchema)
 	writeParquet(t, filepath.Join(dir, "part-0.parquet"), eventsSchema)
 	e.legacy(t, ref("legacy", "events"), dir)
-	e.legacy(t, ref("legacy", "empty"), t.TempDir())
-	return e, []catalog.TableRef{ref("legacy", "empty"), ref("legacy", "events"), ref("sales", "orders")}, dir
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.legacy(t, ref("legacy", "empty"), empty)
+	return e, []catalog.TableRef{ref("legacy", "empty"), ref("legacy", "events"), ref("sales", "orders")}, dir, backfill.Scope{LocalRoot: root}
 }
 
 func TestDryRunChangesNothing(t *testing.T) {
 	t.Parallel()
-	e, refs, dir := fixture(t)
+	e, refs, dir, scope := fixture(t)
 	var out bytes.Buffer
-	rep, err := backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Out: &out})
+	rep, err := backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Out: &out, Scope: scope})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +156,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	for _, want := range []string{
 		"skip    acme/legacy/empty: parquetschema: ",
 		"would   acme/legacy/events: 3 columns from " + filepath.Join(dir, "part-0.parquet") + "\n",
-		"dry run: 2 of 3 tables lack a schema; 1 can be backfilled, 1 cannot. Run again with --apply.\n",
+		"dry run: 2 of 3 tables lack a schema; 1 can be backfilled, 1 cannot, 0 refused. Run again with --apply.\n",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
@@ -163,9 +169,9 @@ func TestDryRunChangesNothing(t *testing.T) {
 
 func TestApply(t *testing.T) {
 	t.Parallel()
-	e, refs, _ := fixture(t)
+	e, refs, _, scope := fixture(t)
 	var out bytes.Buffer
-	rep, err := backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Out: &out, Apply: true})
+	rep, err := backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Out: &out, Apply: true, Scope: scope})
 	if err == nil || !strings.Contains(err.Error(), "1 of 2 tables could not be backfilled") {
 		t.Fatalf("err = %v, want one table not backfilled", err)
 	}
@@ -175,12 +181,12 @@ func TestApply(t *testing.T) {
 	if s := e.schemaOf(t, ref("legacy", "events")); s == nil || !catalog.SchemaEqual(s, eventsSchema) {
 		t.Fatalf("backfilled schema %v, want %v", s, eventsSchema)
 	}
-	if !strings.Contains(out.String(), "backfill: 1 updated, 0 changed meanwhile and left alone, 1 failed (of 2 without a schema)\n") {
+	if !strings.Contains(out.String(), "backfill: 1 updated, 0 changed meanwhile and left alone, 1 failed, 0 refused (of 2 without a schema)\n") {
 		t.Fatalf("summary:\n%s", out.String())
 	}
 	// A second run finds nothing left but the unreadable one.
 	out.Reset()
-	rep, _ = backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Out: &out, Apply: true})
+	rep, _ = backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Out: &out, Apply: true, Scope: scope})
 	if rep.WithoutSchema != 1 || rep.Updated != 0 {
 		t.Fatalf("second run %+v, want only the unreadable table left", rep)
 	}
@@ -231,11 +237,11 @@ func TestChangedMeanwhileIsLeftAlone(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			e, refs, _ := fixture(t)
+			e, refs, _, scope := fixture(t)
 			target := ref("legacy", "events")
 			api := &racingAPI{Client: e.api, meanwhile: func() { tt.meanwhile(t, e, target) }}
 			var out bytes.Buffer
-			rep, _ := backfill.Run(context.Background(), refs, backfill.Options{API: api, Out: &out, Apply: true})
+			rep, _ := backfill.Run(context.Background(), refs, backfill.Options{API: api, Out: &out, Apply: true, Scope: scope})
 			if rep.Left != 1 || rep.Updated != 0 {
 				t.Fatalf("report %+v, want the raced table left alone", rep)
 			}
@@ -260,7 +266,7 @@ func TestChangedMeanwhileIsLeftAlone(t *testing.T) {
 // handler by sending backfill's own update to a table that has one.
 func TestOnlyIfNoSchema(t *testing.T) {
 	t.Parallel()
-	e, _, _ := fixture(t)
+	e, _, _, _ := fixture(t)
 	r := ref("sales", "orders")
 	got, err := e.api.Get(context.Background(), r)
 	if err != nil {
@@ -274,14 +280,15 @@ func TestOnlyIfNoSchema(t *testing.T) {
 }
 
 // A table dropped between the listing and the read is not counted, and an
-// S3 location without an S3 client fails that table only.
+// allowed S3 location without an S3 client fails that table only.
 func TestDroppedAndS3WithoutClient(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.legacy(t, ref("lake", "remote"), "s3://bucket/remote/")
 	var out bytes.Buffer
 	rep, err := backfill.Run(context.Background(), []catalog.TableRef{ref("lake", "gone"), ref("lake", "remote")},
-		backfill.Options{API: e.api, Out: &out, S3: func(context.Context) (parquetschema.S3API, error) { return nil, errors.New("no credentials") }})
+		backfill.Options{API: e.api, Out: &out, S3: func(context.Context) (parquetschema.S3API, error) { return nil, errors.New("no credentials") },
+			Scope: backfill.Scope{S3Prefixes: []string{"s3://bucket/"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,9 +310,9 @@ func itoa(n int) string { return strings.Repeat("I", n) }
 
 func TestProgressPhases(t *testing.T) {
 	t.Parallel()
-	e, refs, _ := fixture(t)
+	e, refs, _, scope := fixture(t)
 	var p recorder
-	if _, err := backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Progress: &p}); err != nil {
+	if _, err := backfill.Run(context.Background(), refs, backfill.Options{API: e.api, Progress: &p, Scope: scope}); err != nil {
 		t.Fatal(err)
 	}
 	got := strings.Join(p.events, ",")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/spf13/cobra"
@@ -31,6 +32,13 @@ type BackfillOptions struct {
 	NamespacePattern string
 	// Apply is --apply; false is a dry run.
 	Apply bool
+	// AllowPrefixes is --allow-prefix (LAKE_BACKFILL_ALLOW_PREFIXES): the
+	// s3:// prefixes whose locations may be read; none refuses every s3://
+	// location.
+	AllowPrefixes []string
+	// LocalRoot is --local-root (LAKE_BACKFILL_LOCAL_ROOT): the folder local
+	// locations must lie in; empty refuses every local location.
+	LocalRoot string
 }
 
 // NewCmdBackfill returns `lake backfill`. runF, when not nil, replaces
@@ -44,7 +52,11 @@ func NewCmdBackfill(f *Factory, runF func(context.Context, *BackfillOptions) err
 the schema from the first Parquet file at each table's location (a local path or s3:// prefix;
 only the footer is read), and with --apply updates each with a conditional write: a
 registration that changed meanwhile is never overwritten. Without --apply it lists what it
-would change.`,
+would change.
+
+A location is written by its tenant but read with your credentials, so backfill reads only
+s3:// locations under an --allow-prefix and local paths under --local-root; it refuses any
+other location (reported, never read).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.IO, opts.APIClient, opts.FlightClient, opts.S3 = f.IO, f.APIClient, f.FlightClient, f.s3Client
@@ -57,12 +69,32 @@ would change.`,
 	}
 	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "write the schemas (default: dry run)")
 	cmd.Flags().StringVarP(&opts.NamespacePattern, "namespace", "n", "", "only namespaces matching this LIKE pattern")
+	cmd.Flags().StringArrayVar(&opts.AllowPrefixes, "allow-prefix", splitList(f.Getenv("LAKE_BACKFILL_ALLOW_PREFIXES")),
+		"an s3://bucket/prefix/ whose locations may be read; repeat for more (default: none, every s3:// location is refused) [LAKE_BACKFILL_ALLOW_PREFIXES, comma-separated]")
+	cmd.Flags().StringVar(&opts.LocalRoot, "local-root", f.Getenv("LAKE_BACKFILL_LOCAL_ROOT"),
+		"the folder local locations must lie in (default: none, every local location is refused) [LAKE_BACKFILL_LOCAL_ROOT]")
 	return cmd
+}
+
+// splitList splits a comma-separated list, dropping empty items and the
+// spaces around each.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func backfillRun(ctx context.Context, opts *BackfillOptions) error {
 	tenant, err := needTenant(opts.Tenant)
 	if err != nil {
+		return err
+	}
+	scope := backfill.Scope{S3Prefixes: opts.AllowPrefixes, LocalRoot: opts.LocalRoot}
+	if err := scope.Validate(); err != nil {
 		return err
 	}
 	d, err := opts.FlightClient(tenant)
@@ -87,7 +119,7 @@ func backfillRun(ctx context.Context, opts *BackfillOptions) error {
 		refs[i] = catalog.TableRef{Tenant: tenant, Namespace: r.Namespace, Name: r.Name}
 	}
 	_, err = backfill.Run(ctx, refs, backfill.Options{
-		API: api, S3: opts.S3, Apply: opts.Apply, Out: opts.IO.Out,
+		API: api, S3: opts.S3, Scope: scope, Apply: opts.Apply, Out: opts.IO.Out,
 		Progress: &backfill.Bar{W: opts.IO.ErrOut},
 	})
 	return err

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,15 +190,13 @@ func TestCommands(t *testing.T) {
 	}
 }
 
-// lake backfill in process: a dry run that changes nothing, then --apply,
-// then nothing left to do. The registration without a schema is written to
-// the store before local mode opens it, as one written before schemas were
-// stored would be.
-func TestBackfillCommand(t *testing.T) {
-	t.Parallel()
+// startWithLegacy starts local mode on a data folder whose store holds,
+// before it opens, a registration without a schema for each key
+// (tenant/namespace/table) at its location, as one written before schemas
+// were stored would be.
+func startWithLegacy(t *testing.T, locations map[string]string) *lake {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "data")
-	legacyDir := filepath.Join(t.TempDir(), "legacy_events")
-	writeParquet(t, filepath.Join(legacyDir, "part-0.parquet"), ordersSchema)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -205,27 +204,42 @@ func TestBackfillCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	legacy, _ := json.Marshal(map[string]any{"location": legacyDir, "table_type": "TABLE", "created_at": "2024-01-01T00:00:00Z", "version": 1})
-	err = st.Put(context.Background(), "tbl/acme/legacy/events", legacy)
+	for key, loc := range locations {
+		legacy, _ := json.Marshal(map[string]any{"location": loc, "table_type": "TABLE", "created_at": "2024-01-01T00:00:00Z", "version": 1})
+		if err = st.Put(context.Background(), "tbl/"+key, legacy); err != nil {
+			break
+		}
+	}
 	st.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := startLocalIn(t, dir)
+	return startLocalIn(t, dir)
+}
+
+// lake backfill in process: a dry run that changes nothing, then --apply,
+// then nothing left to do.
+func TestBackfillCommand(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	legacyDir := filepath.Join(root, "legacy_events")
+	writeParquet(t, filepath.Join(legacyDir, "part-0.parquet"), ordersSchema)
+	l := startWithLegacy(t, map[string]string{"acme/legacy/events": legacyDir})
 	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema))
 	l.refresh()
 
 	file := filepath.Join(legacyDir, "part-0.parquet")
-	if got, want := l.must("backfill", "--tenant", "acme"), "would   acme/legacy/events: 5 columns from "+file+"\n"+
-		"dry run: 1 of 2 tables lack a schema; 1 can be backfilled, 0 cannot. Run again with --apply.\n"; got != want {
+	if got, want := l.must("backfill", "--tenant", "acme", "--local-root", root), "would   acme/legacy/events: 5 columns from "+file+"\n"+
+		"dry run: 1 of 2 tables lack a schema; 1 can be backfilled, 0 cannot, 0 refused. Run again with --apply.\n"; got != want {
 		t.Fatalf("backfill printed %q, want %q", got, want)
 	}
 	l.refresh()
 	if out := l.must("list", "--tenant", "acme", "-n", "legacy"); !strings.Contains(out, "legacy     events  TABLE  ?") {
 		t.Fatalf("the dry run changed something:\n%s", out)
 	}
+	l.env["LAKE_BACKFILL_LOCAL_ROOT"] = root
 	if got, want := l.must("backfill", "--tenant", "acme", "--apply"), "updated acme/legacy/events: 5 columns from "+file+"\n"+
-		"backfill: 1 updated, 0 changed meanwhile and left alone, 0 failed (of 1 without a schema)\n"; got != want {
+		"backfill: 1 updated, 0 changed meanwhile and left alone, 0 failed, 0 refused (of 1 without a schema)\n"; got != want {
 		t.Fatalf("backfill --apply printed %q, want %q", got, want)
 	}
 	l.refresh()
@@ -235,6 +249,73 @@ func TestBackfillCommand(t *testing.T) {
 	}
 	if got, want := l.must("backfill", "--tenant", "acme"), "every one of 2 tables has a schema; nothing to backfill\n"; got != want {
 		t.Fatalf("second backfill printed %q, want %q", got, want)
+	}
+}
+
+// lake backfill reads only inside --local-root and the --allow-prefix
+// list (flags, or the environment): a location outside is refused, never
+// read, and the run fails; with no allow-list, an s3:// location is
+// refused with the flag to set.
+func TestBackfillRefusesLocationsOutsideScope(t *testing.T) {
+	t.Parallel()
+	root, outside := t.TempDir(), t.TempDir()
+	inside := filepath.Join(root, "events")
+	writeParquet(t, filepath.Join(inside, "part-0.parquet"), ordersSchema)
+	writeParquet(t, filepath.Join(outside, "part-0.parquet"), ordersSchema)
+	escape := root + "/events/../../" + filepath.Base(outside)
+	l := startWithLegacy(t, map[string]string{
+		"acme/a/inside": inside, "acme/b/outside": outside, "acme/c/escape": escape, "acme/d/remote": "s3://lake/remote/",
+	})
+	insideLine := "would   acme/a/inside: 5 columns from " + filepath.Join(inside, "part-0.parquet") + "\n"
+	outsideLines := `refused acme/b/outside: "` + outside + `" is outside --local-root ` + root + "\n" +
+		`refused acme/c/escape: "` + escape + `" is outside --local-root ` + root + "\n"
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		out  string
+		code int
+		// stderr is "" or what stderr must hold.
+		stderr string
+	}{
+		{"no scope", nil, nil,
+			`refused acme/a/inside: "` + inside + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
+				`refused acme/b/outside: "` + outside + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
+				`refused acme/c/escape: "` + escape + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
+				`refused acme/d/remote: "s3://lake/remote/" is on S3 and no s3:// prefix is allowed: set --allow-prefix s3://bucket/prefix/ (LAKE_BACKFILL_ALLOW_PREFIXES) to read it` + "\n" +
+				"dry run: 4 of 4 tables lack a schema; 0 can be backfilled, 0 cannot, 4 refused. Run again with --apply.\n", 0, ""},
+		{"flags", nil, []string{"--local-root", root, "--allow-prefix", "s3://lake/orders/", "--allow-prefix", "s3://other/"},
+			insideLine + outsideLines +
+				`refused acme/d/remote: "s3://lake/remote/" is outside every --allow-prefix` + "\n" +
+				"dry run: 4 of 4 tables lack a schema; 1 can be backfilled, 0 cannot, 3 refused. Run again with --apply.\n", 0, ""},
+		{"environment", map[string]string{"LAKE_BACKFILL_LOCAL_ROOT": root, "LAKE_BACKFILL_ALLOW_PREFIXES": "s3://other/, s3://lake/orders/"}, nil,
+			insideLine + outsideLines +
+				`refused acme/d/remote: "s3://lake/remote/" is outside every --allow-prefix` + "\n" +
+				"dry run: 4 of 4 tables lack a schema; 1 can be backfilled, 0 cannot, 3 refused. Run again with --apply.\n", 0, ""},
+		{"apply fails on refused tables", nil, []string{"--local-root", root, "--apply", "-n", "b"},
+			`refused acme/b/outside: "` + outside + `" is outside --local-root ` + root + "\n" +
+				"backfill: 0 updated, 0 changed meanwhile and left alone, 0 failed, 1 refused (of 1 without a schema)\n", 1, ""},
+		{"invalid prefix", nil, []string{"--allow-prefix", "lake/orders/"}, "", 1,
+			`lake: backfill: --allow-prefix "lake/orders/": want s3://bucket/ or s3://bucket/key-prefix, without . or .. segments` + "\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"LAKE_TENANT": "acme"}
+			for k, v := range l.env {
+				env[k] = v
+			}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			var out, errOut bytes.Buffer
+			code := cli.Run(context.Background(), cli.NewFactory(func(k string) string { return env[k] }, &out, &errOut), append([]string{"backfill"}, tt.args...))
+			if code != tt.code || out.String() != tt.out {
+				t.Fatalf("got exit %d, stdout %q (stderr %q), want exit %d, stdout %q", code, out.String(), errOut.String(), tt.code, tt.out)
+			}
+			if tt.stderr != "" && errOut.String() != tt.stderr {
+				t.Fatalf("got stderr %q, want %q", errOut.String(), tt.stderr)
+			}
+		})
 	}
 }
 
@@ -466,6 +547,42 @@ func TestDiscoveryAddressTransport(t *testing.T) {
 			}
 			if code == 0 || !strings.Contains(errOut, tt.stderr) {
 				t.Fatalf("got exit %d, stderr %q; want a failure saying %q", code, errOut, tt.stderr)
+			}
+		})
+	}
+}
+
+// --allow-prefix and --local-root take their defaults from
+// LAKE_BACKFILL_ALLOW_PREFIXES (comma-separated) and
+// LAKE_BACKFILL_LOCAL_ROOT; flags override them (--allow-prefix repeated,
+// each value kept whole).
+func TestBackfillScopeFlagAndEnvBinding(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		prefixes []string
+		root     string
+	}{
+		{"defaults", nil, nil, nil, ""},
+		{"environment", map[string]string{"LAKE_BACKFILL_ALLOW_PREFIXES": " s3://a/x/, ,s3://b/", "LAKE_BACKFILL_LOCAL_ROOT": "/srv/lake"}, nil,
+			[]string{"s3://a/x/", "s3://b/"}, "/srv/lake"},
+		{"flags win", map[string]string{"LAKE_BACKFILL_ALLOW_PREFIXES": "s3://a/", "LAKE_BACKFILL_LOCAL_ROOT": "/srv/lake"},
+			[]string{"--allow-prefix", "s3://c/", "--allow-prefix", "s3://d/with,comma/", "--local-root", "/data"},
+			[]string{"s3://c/", "s3://d/with,comma/"}, "/data"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := cli.NewFactory(func(k string) string { return tt.env[k] }, io.Discard, io.Discard)
+			var got *cli.BackfillOptions
+			cmd := cli.NewCmdBackfill(f, func(_ context.Context, o *cli.BackfillOptions) error { got = o; return nil })
+			cmd.SetArgs(tt.args)
+			if err := cmd.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.AllowPrefixes, tt.prefixes) || got.LocalRoot != tt.root {
+				t.Fatalf("got prefixes %q, root %q; want %q, %q", got.AllowPrefixes, got.LocalRoot, tt.prefixes, tt.root)
 			}
 		})
 	}
