@@ -5,6 +5,7 @@ package auth
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,19 +34,39 @@ const MaxTokenBytes = 8 << 10
 // may be valid for, from its iat to its exp.
 const DefaultMaxLifetime = 24 * time.Hour
 
-// Config configures a Validator. At least one of HS256Secret and JWKS is
-// required.
+// Config configures a Validator. At least one of HS256Secret, JWKS and
+// JWKSURL is required; JWKS and JWKSURL exclude each other.
 type Config struct {
 	// HS256Secret verifies HS256 tokens.
 	HS256Secret []byte
 	// JWKS is a JSON Web Key Set (RFC 7517) of RSA and EC public keys that
-	// verify RS256/RS384/RS512 and ES256/ES384/ES512 tokens. It requires
-	// Audience: an identity provider's keys sign tokens for every service it
-	// serves, and the audience is what says a token is for lake.
+	// verify RS256/RS384/RS512 and ES256/ES384/ES512 tokens: at most
+	// MaxJWKSBytes holding at most MaxJWKSKeys keys. It requires Audience:
+	// an identity provider's keys sign tokens for every service it serves,
+	// and the audience is what says a token is for lake.
 	JWKS []byte
+	// JWKSURL serves the JWKS instead (an identity provider's jwks_uri), so
+	// keys can rotate. It must be https, or http to a loopback host (tests,
+	// a local sidecar); redirects obey the same rule. The set is fetched
+	// when the Validator is built, which fails if that fetch fails, and
+	// again every JWKSRefresh; a token naming a key ID the set lacks also
+	// triggers a fetch, at most one a minute. Each fetch has 10 s, reads at
+	// most MaxJWKSBytes and must hold at most MaxJWKSKeys RSA or EC public
+	// keys. A fetch that fails changes nothing: the keys of the last good
+	// one stay in use, and the error goes to JWKSRefreshError. Like JWKS, it
+	// requires Audience.
+	JWKSURL string
+	// JWKSRefresh is how often JWKSURL is fetched again. Default
+	// DefaultJWKSRefresh (15 min); at least MinJWKSRefresh (1 min).
+	JWKSRefresh time.Duration
+	// JWKSRefreshError receives each failed fetch of JWKSURL after the
+	// first, for the caller to log. Required with JWKSURL. It is called
+	// from the refresh goroutine or from Tenant, and must not block.
+	JWKSRefreshError func(error)
 	// Issuer, when set, must equal the token's iss.
 	Issuer string
-	// Audience, when set, must be among the token's aud. Required with JWKS.
+	// Audience, when set, must be among the token's aud. Required with JWKS
+	// and JWKSURL.
 	Audience string
 	// MaxLifetime is the longest a token may be valid for, exp − iat.
 	// Default DefaultMaxLifetime (24 h); negative is an error.
@@ -56,6 +77,10 @@ type Config struct {
 	Leeway time.Duration
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+
+	// minJWKSRefresh replaces MinJWKSRefresh when set: tests refresh in
+	// milliseconds (export_test.go).
+	minJWKSRefresh time.Duration
 }
 
 // Validator checks tokens. It is safe for concurrent use.
@@ -63,6 +88,8 @@ type Validator struct {
 	cfg    Config
 	jwks   keyfunc.Keyfunc
 	parser *jwt.Parser
+	// stop ends the refresh of JWKSURL; nil without one.
+	stop context.CancelFunc
 }
 
 var (
@@ -70,16 +97,34 @@ var (
 	asymmetricAlgs = []string{"RS256", "RS384", "RS512", "ES256", "ES384", "ES512"}
 )
 
-// New validates cfg and returns a Validator.
+// New is NewContext with context.Background(): with a JWKSURL, the
+// refresh runs until Close.
 func New(cfg Config) (*Validator, error) {
-	if cfg.HS256Secret == nil && cfg.JWKS == nil {
-		return nil, errors.New("auth: configure an HS256 secret, a JWKS, or both")
+	return NewContext(context.Background(), cfg)
+}
+
+// NewContext validates cfg and returns a Validator. With a JWKSURL it
+// fetches the key set before it returns, and returns an error when that
+// fetch fails or ctx ends first; it then refreshes the set every
+// JWKSRefresh until ctx ends or Close is called, after which the Validator
+// keeps the last keys it fetched.
+func NewContext(ctx context.Context, cfg Config) (*Validator, error) {
+	if cfg.HS256Secret == nil && cfg.JWKS == nil && cfg.JWKSURL == "" {
+		return nil, errors.New("auth: configure an HS256 secret, a JWKS or a JWKS URL")
 	}
 	if cfg.HS256Secret != nil && len(cfg.HS256Secret) < MinSecretBytes {
 		return nil, fmt.Errorf("auth: the HS256 secret has %d bytes; use at least %d", len(cfg.HS256Secret), MinSecretBytes)
 	}
-	if cfg.JWKS != nil && cfg.Audience == "" {
+	if cfg.JWKS != nil && cfg.JWKSURL != "" {
+		return nil, errors.New("auth: configure a JWKS or a JWKS URL, not both")
+	}
+	if (cfg.JWKS != nil || cfg.JWKSURL != "") && cfg.Audience == "" {
 		return nil, errors.New("auth: a JWKS needs an audience: set the audience lake's tokens carry in aud (-jwt-audience, LAKE_JWT_AUDIENCE)")
+	}
+	if cfg.JWKSURL != "" {
+		if err := checkJWKSConfig(&cfg); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.MaxLifetime < 0 {
 		return nil, fmt.Errorf("auth: maximum token lifetime %v is negative", cfg.MaxLifetime)
@@ -101,15 +146,23 @@ func New(cfg Config) (*Validator, error) {
 	if cfg.HS256Secret != nil {
 		algs = append(algs, hmacAlgs...)
 	}
-	if cfg.JWKS != nil {
+	switch {
+	case cfg.JWKS != nil:
 		if err := checkJWKS(cfg.JWKS); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("auth: %w", err)
 		}
 		kf, err := keyfunc.NewJWKSetJSON(json.RawMessage(cfg.JWKS))
 		if err != nil {
 			return nil, fmt.Errorf("auth: JWKS: %w", err)
 		}
 		v.jwks = kf
+		algs = append(algs, asymmetricAlgs...)
+	case cfg.JWKSURL != "":
+		kf, stop, err := openJWKSURL(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		v.jwks, v.stop = kf, stop
 		algs = append(algs, asymmetricAlgs...)
 	}
 	opts := []jwt.ParserOption{
@@ -129,26 +182,43 @@ func New(cfg Config) (*Validator, error) {
 	return v, nil
 }
 
-// checkJWKS rejects a key set holding symmetric ("oct") or private keys: a
-// JWKS file is for public keys only.
+// Close stops the refresh of JWKSURL; the Validator goes on validating
+// with the last keys it fetched. It does nothing without a JWKSURL and may
+// be called more than once.
+func (v *Validator) Close() {
+	if v.stop != nil {
+		v.stop()
+	}
+}
+
+// checkJWKS bounds a key set (MaxJWKSBytes, MaxJWKSKeys) and rejects one
+// holding symmetric ("oct") or private keys: a JWKS is for public keys
+// only. Its errors name the JWKS and leave the package prefix to the
+// caller.
 func checkJWKS(raw []byte) error {
+	if len(raw) > MaxJWKSBytes {
+		return fmt.Errorf("JWKS of %d bytes, more than the %d allowed", len(raw), MaxJWKSBytes)
+	}
 	var set struct {
 		Keys []map[string]any `json:"keys"`
 	}
 	if err := json.Unmarshal(raw, &set); err != nil {
-		return fmt.Errorf("auth: JWKS is not JSON: %w", err)
+		return fmt.Errorf("JWKS is not JSON: %w", err)
 	}
 	if len(set.Keys) == 0 {
-		return errors.New("auth: JWKS holds no keys")
+		return errors.New("JWKS holds no keys")
+	}
+	if len(set.Keys) > MaxJWKSKeys {
+		return fmt.Errorf("JWKS holds %d keys, more than the %d allowed", len(set.Keys), MaxJWKSKeys)
 	}
 	for i, k := range set.Keys {
 		switch k["kty"] {
 		case "RSA", "EC":
 		default:
-			return fmt.Errorf("auth: JWKS key %d has kty %v; only RSA and EC public keys are allowed", i, k["kty"])
+			return fmt.Errorf("JWKS key %d has kty %v; only RSA and EC public keys are allowed", i, k["kty"])
 		}
 		if _, private := k["d"]; private {
-			return fmt.Errorf("auth: JWKS key %d is a private key; publish only public keys", i)
+			return fmt.Errorf("JWKS key %d is a private key; publish only public keys", i)
 		}
 	}
 	return nil
@@ -176,7 +246,9 @@ func (v *Validator) keyFor(t *jwt.Token) (any, error) {
 // nbf when present, iss and aud when configured, a payload of valid UTF-8
 // with no claim named twice, and a tenant claim that is a valid tenant name
 // (catalog.ValidateName). Every failure wraps ErrUnauthenticated; the rest
-// of the message says why, for the server's log.
+// of the message says why, for the server's log. With a JWKSURL, a token
+// naming a key ID the set lacks may wait up to 10 s for a fetch of the set
+// (at most one a minute; the others are refused at once).
 func (v *Validator) Tenant(token string) (string, error) {
 	if token == "" {
 		return "", fmt.Errorf("%w: no token", ErrUnauthenticated)

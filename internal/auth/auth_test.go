@@ -314,6 +314,8 @@ func TestConfigRejects(t *testing.T) {
 		"empty jwks":            {JWKS: []byte(`{"keys":[]}`), Audience: "lake"},
 		"not json":              {JWKS: []byte(`{`), Audience: "lake"},
 		"negative max lifetime": {HS256Secret: secret, MaxLifetime: -time.Hour},
+		"jwks of too many keys": {JWKS: []byte(`{"keys":[` + strings.Repeat(`{"kty":"EC"},`, auth.MaxJWKSKeys) + `{"kty":"EC"}]}`), Audience: "lake"},
+		"jwks over 1 MiB":       {JWKS: append(jwks, make([]byte, auth.MaxJWKSBytes)...), Audience: "lake"},
 	} {
 		if _, err := auth.New(cfg); err == nil {
 			t.Errorf("%s: New succeeded", name)
