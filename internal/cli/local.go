@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lake-catalog/lake/internal/local"
+	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
 // LocalOptions are `lake local`'s inputs.
@@ -56,6 +57,8 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.StringVar(&opts.Config.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", "127.0.0.1:8182"), "health and metrics listen address; - disables [LAKE_HTTP_LISTEN]")
 	fl.DurationVar(&opts.Config.RefreshInterval, "refresh-interval", 30*time.Second, "periodic refresh (writes also refresh soon after)")
 	fl.BoolVar(&opts.NoDemo, "no-demo", false, "do not register the demo catalog on first start")
+	fl.Int64Var(&opts.Config.Quota.MaxTables, "tenant-max-tables", catalog.DefaultMaxTables, "most tables one tenant may register; -1: no limit")
+	fl.Int64Var(&opts.Config.Quota.MaxSchemaBytes, "tenant-max-schema-bytes", catalog.DefaultMaxSchemaBytes, "most schema IPC bytes one tenant's tables may hold together; -1: no limit")
 	return cmd
 }
 

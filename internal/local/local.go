@@ -61,7 +61,10 @@ type Config struct {
 	// Demo registers the demo catalog on first start. Default false here;
 	// `lake local` turns it on.
 	Demo bool
-	Log  *slog.Logger
+	// Quota bounds each tenant's tables and schema bytes (zero fields: the
+	// catalog's defaults).
+	Quota catalog.Quota
+	Log   *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -188,7 +191,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: %w (is another `lake local` using %s?)", err, cfg.DataDir)
 	}
-	in := &Instance{cfg: cfg, store: store, cat: catalog.New(store, catalog.Options{}), secret: secret, kick: make(chan struct{}, 1)}
+	in := &Instance{cfg: cfg, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota}), secret: secret, kick: make(chan struct{}, 1)}
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
 	if err != nil {
 		store.Close()

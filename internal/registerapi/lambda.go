@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -24,6 +25,9 @@ import (
 type LambdaConfig struct {
 	// Table is the DynamoDB table of registrations (LAKE_TABLE, required).
 	Table string
+	// Quota bounds each tenant (LAKE_TENANT_MAX_TABLES,
+	// LAKE_TENANT_MAX_SCHEMA_BYTES; unset: catalog's defaults; -1: no limit).
+	Quota catalog.Quota
 }
 
 // LambdaConfigFromEnv reads and validates the register Lambda's environment.
@@ -32,7 +36,33 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	if c.Table == "" {
 		return c, errors.New("LAKE_TABLE is required: the DynamoDB table of registrations")
 	}
+	var err error
+	if c.Quota, err = QuotaFromEnv(getenv); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// QuotaFromEnv reads LAKE_TENANT_MAX_TABLES and LAKE_TENANT_MAX_SCHEMA_BYTES:
+// unset takes the catalog's default, -1 means no limit, else a positive
+// whole number.
+func QuotaFromEnv(getenv func(string) string) (catalog.Quota, error) {
+	var q catalog.Quota
+	for _, v := range []struct {
+		name string
+		dst  *int64
+	}{{"LAKE_TENANT_MAX_TABLES", &q.MaxTables}, {"LAKE_TENANT_MAX_SCHEMA_BYTES", &q.MaxSchemaBytes}} {
+		s := getenv(v.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || (n < 1 && n != -1) {
+			return q, fmt.Errorf("%s %q: want a positive whole number, or -1 for no limit", v.name, s)
+		}
+		*v.dst = n
+	}
+	return q, nil
 }
 
 // LambdaMain is the register Lambda's program: it reads the configuration
@@ -68,7 +98,7 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	if err != nil {
 		return nil, err
 	}
-	api, err := New(catalog.New(store, catalog.Options{}), Options{Authorize: AllowAll(IAMCaller), Log: log})
+	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota}), Options{Authorize: AllowAll(IAMCaller), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
 func TestLambdaConfigFromEnv(t *testing.T) {
@@ -16,6 +17,10 @@ func TestLambdaConfigFromEnv(t *testing.T) {
 	}{
 		{name: "table", env: map[string]string{"LAKE_TABLE": "registrations"}, want: registerapi.LambdaConfig{Table: "registrations"}},
 		{name: "no table", env: map[string]string{}, wantErr: "LAKE_TABLE is required"},
+		{name: "quotas", env: map[string]string{"LAKE_TABLE": "r", "LAKE_TENANT_MAX_TABLES": "500", "LAKE_TENANT_MAX_SCHEMA_BYTES": "-1"},
+			want: registerapi.LambdaConfig{Table: "r", Quota: catalog.Quota{MaxTables: 500, MaxSchemaBytes: -1}}},
+		{name: "quota zero", env: map[string]string{"LAKE_TABLE": "r", "LAKE_TENANT_MAX_TABLES": "0"}, wantErr: `LAKE_TENANT_MAX_TABLES "0": want a positive whole number, or -1`},
+		{name: "quota not a number", env: map[string]string{"LAKE_TABLE": "r", "LAKE_TENANT_MAX_SCHEMA_BYTES": "32MiB"}, wantErr: `LAKE_TENANT_MAX_SCHEMA_BYTES "32MiB"`},
 		{name: "other variables do not stand in", env: map[string]string{"LAKE_BUCKET": "b"}, wantErr: "LAKE_TABLE is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

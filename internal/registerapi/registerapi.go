@@ -496,6 +496,8 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", detail)}
 	case errors.Is(err, catalog.ErrInvalidRegistration):
 		return &apiError{http.StatusBadRequest, "invalid_registration", about("invalid registration", catalog.Detail(err))}
+	case errors.Is(err, catalog.ErrQuotaExceeded):
+		return &apiError{http.StatusForbidden, "quota_exceeded", about("the tenant's quota is used up", catalog.Detail(err)) + "; drop tables or ask the operator to raise it"}
 	case errors.Is(err, catalog.ErrNotFound):
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):

@@ -553,3 +553,33 @@ func TestErrorAnswersBeyondTheCatalog(t *testing.T) {
 		t.Errorf("the outage's cause is not in the log: %s", logged.String())
 	}
 }
+
+// A registration past the tenant's quota is 403 quota_exceeded, with the
+// limit in the message, and stores nothing.
+func TestQuotaExceededIs403(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	h, err := registerapi.New(catalog.New(st, catalog.Options{Quota: catalog.Quota{MaxTables: 1}}), registerapi.Options{Authorize: registerapi.AllowAll(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{http.StatusCreated, http.StatusForbidden} {
+		req := body(t, map[string]any{"name": fmt.Sprint("t", i), "location": "s3://lake/t/", "schema": ipcB64(catalogtest.WideSchema(1, 2))})
+		r := do(t, h, "POST", base, "application/json", req)
+		if r.status != want {
+			t.Fatalf("register t%d: %d %s, want %d", i, r.status, r.body, want)
+		}
+		if want == http.StatusForbidden {
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			_ = json.Unmarshal(r.body, &e)
+			if e.Error.Code != "quota_exceeded" || e.Error.Message != "acme/sales/t1: the tenant's quota is used up: 1 tables, limit 1; drop tables or ask the operator to raise it" {
+				t.Fatalf("got (%q, %q)", e.Error.Code, e.Error.Message)
+			}
+		}
+	}
+	if r := do(t, h, "GET", base+"/t1", "", nil); r.status != http.StatusNotFound {
+		t.Fatalf("the refused table was stored: %d", r.status)
+	}
+}

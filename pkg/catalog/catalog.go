@@ -121,12 +121,16 @@ const MaxRegistrationBytes = 390 * 1000
 type Catalog struct {
 	store metastore.Store
 	now   func() time.Time
+	quota Quota
 }
 
 // Options configures New.
 type Options struct {
 	// Now returns the current time. Default time.Now.
 	Now func() time.Time
+	// Quota bounds each tenant's tables and schema bytes (zero fields take
+	// the defaults; see quota.go).
+	Quota Quota
 }
 
 // New returns a Catalog over store.
@@ -134,7 +138,7 @@ func New(store metastore.Store, opts Options) *Catalog {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Catalog{store: store, now: opts.Now}
+	return &Catalog{store: store, now: opts.Now, quota: opts.Quota.withDefaults()}
 }
 
 func encodeRegistration(r Registration) ([]byte, error) {
@@ -157,14 +161,14 @@ func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (R
 	if err != nil {
 		return Registration{}, false, err
 	}
-	reg, created, err := c.register(ctx, key, spec)
+	reg, created, err := c.register(ctx, ref.Tenant, key, spec)
 	if err != nil {
 		return Registration{}, false, &opError{Op: "register", Ref: ref, Err: err}
 	}
 	return reg, created, nil
 }
 
-func (c *Catalog) register(ctx context.Context, key string, spec TableSpec) (Registration, bool, error) {
+func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSpec) (Registration, bool, error) {
 	reg, err := NewRegistration(spec, c.now())
 	if err != nil {
 		return Registration{}, false, err
@@ -173,10 +177,21 @@ func (c *Catalog) register(ctx context.Context, key string, spec TableSpec) (Reg
 	if err != nil {
 		return Registration{}, false, err
 	}
+	size := int64(len(reg.schemaIPC))
+	if err := c.adjustUsage(ctx, tenant, 1, size); err != nil {
+		if errors.Is(err, ErrQuotaExceeded) {
+			// An identical retry adds nothing: answer it as without quotas.
+			if cur, _, gerr := c.get(ctx, key); gerr == nil && cur.sameContent(reg) {
+				return cur, false, nil
+			}
+		}
+		return Registration{}, false, err
+	}
 	err = c.store.Create(ctx, key, val)
 	if err == nil {
 		return reg, true, nil
 	}
+	c.release(ctx, tenant, 1, size)
 	if !errors.Is(err, metastore.ErrExists) {
 		return Registration{}, false, err
 	}
@@ -215,14 +230,14 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 	if err != nil {
 		return Registration{}, err
 	}
-	reg, err := c.update(ctx, key, spec, opts)
+	reg, err := c.update(ctx, ref.Tenant, key, spec, opts)
 	if err != nil {
 		return Registration{}, &opError{Op: "update", Ref: ref, Err: err}
 	}
 	return reg, nil
 }
 
-func (c *Catalog) update(ctx context.Context, key string, spec TableSpec, opts UpdateOptions) (Registration, error) {
+func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec, opts UpdateOptions) (Registration, error) {
 	const attempts = 5
 	for range attempts {
 		cur, raw, err := c.get(ctx, key)
@@ -256,9 +271,21 @@ func (c *Catalog) update(ctx context.Context, key string, spec TableSpec, opts U
 		if err != nil {
 			return Registration{}, err
 		}
+		grow := int64(len(next.schemaIPC)) - int64(len(cur.schemaIPC))
+		if grow > 0 {
+			if err := c.adjustUsage(ctx, tenant, 0, grow); err != nil {
+				return Registration{}, err
+			}
+		}
 		err = c.store.CompareAndSwap(ctx, key, raw, val)
+		if err != nil && grow > 0 {
+			c.release(ctx, tenant, 0, grow)
+		}
 		switch {
 		case err == nil:
+			if grow < 0 {
+				c.release(ctx, tenant, 0, -grow)
+			}
 			return next, nil
 		case errors.Is(err, metastore.ErrNotFound):
 			return Registration{}, &kindError{Kind: ErrNotFound}
@@ -345,6 +372,9 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	err = c.store.CompareAndDelete(ctx, key, raw)
 	switch {
 	case err == nil:
+		// Undecodable registrations are not dropped through here (get
+		// fails), so what cur holds is what its write reserved.
+		c.release(ctx, ref.Tenant, 1, int64(len(cur.schemaIPC)))
 		return nil
 	case errors.Is(err, metastore.ErrNotFound):
 		return fail(&kindError{Kind: ErrNotFound})
@@ -355,17 +385,15 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 }
 
 // Drop removes the table's registration; ErrNotFound when there is none.
+// It deletes the bytes it read (retrying when they change meanwhile), so
+// the tenant's usage gets back exactly what the dropped registration held.
 func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
-	key, err := ref.Key()
-	if err != nil {
-		return err
+	const attempts = 5
+	for range attempts {
+		err := c.DropIf(ctx, ref, DropOptions{})
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
 	}
-	err = c.store.Delete(ctx, key)
-	if errors.Is(err, metastore.ErrNotFound) {
-		return &opError{Op: "drop", Ref: ref, Err: &kindError{Kind: ErrNotFound}}
-	}
-	if err != nil {
-		return &opError{Op: "drop", Ref: ref, Err: err}
-	}
-	return nil
+	return &opError{Op: "drop", Ref: ref, Err: kindErrorf(ErrConflict, "still changing after %d attempts", attempts)}
 }
