@@ -84,8 +84,8 @@ lambdas: ## build the register and refresh bootstrap binaries (arm64 and host) a
 cdk-test: tools ## the CDK app's assertion and cdk-nag tests (its own Go module)
 	cd infra/cdk && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(GO) test -timeout 20m ./...
 
-synth: ## cdk synth with the pinned CDK CLI, offline, into infra/cdk/cdk.out
-	@scripts/cdk.sh synth --quiet
+synth: ## cdk synth with the pinned CDK CLI, offline, into infra/cdk/cdk.out (CDK_ARGS; default -c internal=true, as a TLS certificate or an internal NLB is required)
+	@scripts/cdk.sh synth --quiet $(if $(CDK_ARGS),$(CDK_ARGS),-c internal=true)
 
 deploy: ## cdk deploy (AWS credentials, Docker; -c certificateArn=… -c refreshMinutes=…)
 	@scripts/cdk.sh deploy --require-approval broadening $(CDK_ARGS)
