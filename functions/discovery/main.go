@@ -15,10 +15,14 @@
 //	-tls-cert, -tls-key     LAKE_TLS_CERT, LAKE_TLS_KEY PEM pair; serves TLS when set
 //	-jwt-hs256-secret-file  LAKE_JWT_HS256_SECRET_FILE  HS256 secret file (or LAKE_JWT_HS256_SECRET)
 //	-jwks-file              LAKE_JWKS_FILE              JWKS of RS256/ES256 public keys
+//	-jwks-url               LAKE_JWKS_URL               https URL of a JWKS, fetched at start (not with -jwks-file)
+//	-jwks-refresh           LAKE_JWKS_REFRESH           -jwks-url refresh interval (default 15m, at least 1m)
 //	-jwt-issuer             LAKE_JWT_ISSUER             required iss
-//	-jwt-audience           LAKE_JWT_AUDIENCE           required aud
+//	-jwt-audience           LAKE_JWT_AUDIENCE           required aud (required with a JWKS)
+//	-jwt-max-lifetime       LAKE_JWT_MAX_LIFETIME       longest token lifetime exp - iat (default 24h)
 //	-tenant-claim           LAKE_TENANT_CLAIM           claim holding the tenant (default tenant)
 //	-batch-bytes            LAKE_BATCH_BYTES            bytes per record batch at most (default 1 MiB)
+//	-cache-bytes            LAKE_CACHE_BYTES            prepared tenants kept in memory (default 0: 40% of the memory limit)
 //	-s3-path-style          LAKE_S3_PATH_STYLE          path-style S3 addressing (default false)
 //
 // Logs are JSON lines on stdout.

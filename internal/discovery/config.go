@@ -27,8 +27,14 @@ type ProgramConfig struct {
 	TLSCert, TLSKey                           string
 	HS256Secret                               string // LAKE_JWT_HS256_SECRET: the secret itself (env only)
 	HS256SecretFile, JWKSFile                 string
-	Issuer, Audience, TenantClaim             string
-	BatchBytes                                int
+	// JWKSURL serves the JWKS instead of JWKSFile, refreshed every
+	// JWKSRefresh (auth.Config.JWKSURL).
+	JWKSURL                       string
+	JWKSRefresh                   time.Duration
+	Issuer, Audience, TenantClaim string
+	// MaxLifetime is the longest token lifetime exp - iat accepted.
+	MaxLifetime time.Duration
+	BatchBytes  int
 	// CacheBytes bounds the prepared tenants kept in memory; 0 means
 	// DefaultCacheBytes() (40% of the container's memory limit).
 	CacheBytes  int64
@@ -57,6 +63,9 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.TLSKey, "tls-key", env("LAKE_TLS_KEY", ""), "PEM private key file [LAKE_TLS_KEY]")
 	fs.StringVar(&c.HS256SecretFile, "jwt-hs256-secret-file", env("LAKE_JWT_HS256_SECRET_FILE", ""), "file holding the HS256 secret (at least 32 bytes) [LAKE_JWT_HS256_SECRET_FILE]; or set LAKE_JWT_HS256_SECRET")
 	fs.StringVar(&c.JWKSFile, "jwks-file", env("LAKE_JWKS_FILE", ""), "JWKS file of RS256/ES256 public keys [LAKE_JWKS_FILE]")
+	fs.StringVar(&c.JWKSURL, "jwks-url", env("LAKE_JWKS_URL", ""), "https URL of the identity provider's JWKS (its jwks_uri), fetched at start and every -jwks-refresh; http only to a loopback host; not with -jwks-file [LAKE_JWKS_URL]")
+	jwksRefresh := fs.String("jwks-refresh", env("LAKE_JWKS_REFRESH", "15m"), "how often to fetch -jwks-url again, at least 1m; a failed fetch is logged and the last keys stay [LAKE_JWKS_REFRESH]")
+	maxLifetime := fs.String("jwt-max-lifetime", env("LAKE_JWT_MAX_LIFETIME", "24h"), "longest token lifetime (exp - iat) accepted [LAKE_JWT_MAX_LIFETIME]")
 	fs.StringVar(&c.Issuer, "jwt-issuer", env("LAKE_JWT_ISSUER", ""), "required token issuer (iss) [LAKE_JWT_ISSUER]")
 	fs.StringVar(&c.Audience, "jwt-audience", env("LAKE_JWT_AUDIENCE", ""), "required token audience (aud) [LAKE_JWT_AUDIENCE]")
 	fs.StringVar(&c.TenantClaim, "tenant-claim", env("LAKE_TENANT_CLAIM", "tenant"), "token claim holding the tenant [LAKE_TENANT_CLAIM]")
@@ -76,6 +85,12 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	}
 	if c.ShutdownGrace, err = time.ParseDuration(*grace); err != nil || c.ShutdownGrace < 0 {
 		return c, fmt.Errorf("-shutdown-grace %q: want a duration such as 20s", *grace)
+	}
+	if c.JWKSRefresh, err = time.ParseDuration(*jwksRefresh); err != nil || c.JWKSRefresh < auth.MinJWKSRefresh {
+		return c, fmt.Errorf("-jwks-refresh %q: want a duration of at least %v, such as 15m", *jwksRefresh, auth.MinJWKSRefresh)
+	}
+	if c.MaxLifetime, err = time.ParseDuration(*maxLifetime); err != nil || c.MaxLifetime <= 0 {
+		return c, fmt.Errorf("-jwt-max-lifetime %q: want a duration of more than zero, such as 24h", *maxLifetime)
 	}
 	if c.CacheBytes, err = strconv.ParseInt(*cache, 10, 64); err != nil || c.CacheBytes < 0 {
 		return c, fmt.Errorf("-cache-bytes %q: want a whole number of bytes, 0 for the default", *cache)
@@ -101,10 +116,47 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("-tls-cert and -tls-key go together")
 	}
-	if c.HS256SecretFile == "" && c.HS256Secret == "" && c.JWKSFile == "" {
-		return c, errors.New("configure token validation: -jwt-hs256-secret-file, LAKE_JWT_HS256_SECRET or -jwks-file")
+	if c.HS256SecretFile == "" && c.HS256Secret == "" && c.JWKSFile == "" && c.JWKSURL == "" {
+		return c, errors.New("configure token validation: -jwt-hs256-secret-file, LAKE_JWT_HS256_SECRET, -jwks-file or -jwks-url")
+	}
+	if c.JWKSURL != "" {
+		if c.JWKSFile != "" {
+			return c, errors.New("-jwks-url and -jwks-file exclude each other: take the keys from one place")
+		}
+		if err := auth.CheckJWKSURL(c.JWKSURL); err != nil {
+			return c, fmt.Errorf("-jwks-url: %w", err)
+		}
 	}
 	return c, nil
+}
+
+// authConfig is the token validator's configuration: the secret and JWKS
+// read from their files, and a failed JWKS refresh logged on log.
+func (c ProgramConfig) authConfig(log *slog.Logger) (auth.Config, error) {
+	cfg := auth.Config{
+		Issuer: c.Issuer, Audience: c.Audience, TenantClaim: c.TenantClaim, MaxLifetime: c.MaxLifetime,
+		JWKSURL: c.JWKSURL, JWKSRefresh: c.JWKSRefresh,
+	}
+	if c.JWKSURL != "" {
+		cfg.JWKSRefreshError = func(err error) { log.Error("discovery: JWKS refresh", slog.String("error", err.Error())) }
+	}
+	if c.HS256Secret != "" {
+		cfg.HS256Secret = []byte(c.HS256Secret)
+	}
+	if c.HS256SecretFile != "" {
+		b, err := os.ReadFile(c.HS256SecretFile)
+		if err != nil {
+			return cfg, fmt.Errorf("read the HS256 secret: %w", err)
+		}
+		cfg.HS256Secret = []byte(strings.TrimSpace(string(b)))
+	}
+	if c.JWKSFile != "" {
+		var err error
+		if cfg.JWKS, err = os.ReadFile(c.JWKSFile); err != nil {
+			return cfg, fmt.Errorf("read the JWKS: %w", err)
+		}
+	}
+	return cfg, nil
 }
 
 // version is what GetSqlInfo reports as the server version. The linker sets
@@ -138,27 +190,15 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	authCfg := auth.Config{Issuer: c.Issuer, Audience: c.Audience, TenantClaim: c.TenantClaim}
-	if c.HS256Secret != "" {
-		authCfg.HS256Secret = []byte(c.HS256Secret)
-	}
-	if c.HS256SecretFile != "" {
-		b, err := os.ReadFile(c.HS256SecretFile)
-		if err != nil {
-			return fmt.Errorf("read the HS256 secret: %w", err)
-		}
-		authCfg.HS256Secret = []byte(strings.TrimSpace(string(b)))
-	}
-	if c.JWKSFile != "" {
-		var err error
-		if authCfg.JWKS, err = os.ReadFile(c.JWKSFile); err != nil {
-			return fmt.Errorf("read the JWKS: %w", err)
-		}
-	}
-	validator, err := auth.New(authCfg)
+	authCfg, err := c.authConfig(log)
 	if err != nil {
 		return err
 	}
+	validator, err := auth.NewContext(ctx, authCfg)
+	if err != nil {
+		return err
+	}
+	defer validator.Close()
 	blobs, err := blobstore.Open(ctx, c.Snapshot, blobstore.OpenOptions{S3PathStyle: c.S3PathStyle})
 	if err != nil {
 		return err

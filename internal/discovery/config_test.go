@@ -1,12 +1,26 @@
 package discovery
 
 import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/lake-catalog/lake/internal/auth"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -20,17 +34,36 @@ func TestParseConfig(t *testing.T) {
 	}{
 		{name: "defaults", args: []string{"-snapshot", "s3://b/k"}, env: secret, check: func(c ProgramConfig) bool {
 			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 10*time.Second && c.ShutdownGrace == 20*time.Second &&
-				c.BatchBytes == DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != ""
+				c.BatchBytes == DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != "" &&
+				c.JWKSURL == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh && c.MaxLifetime == auth.DefaultMaxLifetime
 		}},
 		{name: "every env variable", env: map[string]string{
 			"LAKE_SNAPSHOT": "/data/blob", "LAKE_LISTEN": ":1", "LAKE_HTTP_LISTEN": "-", "LAKE_ADMIN_LISTEN": "-", "LAKE_POLL_INTERVAL": "2s", "LAKE_SHUTDOWN_GRACE": "1s",
 			"LAKE_JWKS_FILE": "/keys.json", "LAKE_JWT_ISSUER": "iss", "LAKE_JWT_AUDIENCE": "aud", "LAKE_TENANT_CLAIM": "org",
 			"LAKE_BATCH_BYTES": "65536", "LAKE_S3_PATH_STYLE": "true", "LAKE_TLS_CERT": "c.pem", "LAKE_TLS_KEY": "k.pem",
+			"LAKE_JWKS_REFRESH": "5m", "LAKE_JWT_MAX_LIFETIME": "1h",
 		}, check: func(c ProgramConfig) bool {
 			return c.Snapshot == "/data/blob" && c.Listen == ":1" && c.HTTPListen == "" && c.AdminListen == "" && c.PollInterval == 2*time.Second &&
 				c.ShutdownGrace == time.Second && c.JWKSFile == "/keys.json" && c.Issuer == "iss" && c.Audience == "aud" &&
-				c.TenantClaim == "org" && c.BatchBytes == 65536 && c.S3PathStyle && c.TLSCert == "c.pem" && c.TLSKey == "k.pem"
+				c.TenantClaim == "org" && c.BatchBytes == 65536 && c.S3PathStyle && c.TLSCert == "c.pem" && c.TLSKey == "k.pem" &&
+				c.JWKSRefresh == 5*time.Minute && c.MaxLifetime == time.Hour
 		}},
+		{name: "jwks url from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_URL": "https://idp.example.com/jwks", "LAKE_JWT_AUDIENCE": "lake"},
+			check: func(c ProgramConfig) bool {
+				return c.JWKSURL == "https://idp.example.com/jwks" && c.JWKSFile == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh
+			}},
+		{name: "jwks url, refresh and max lifetime flags", args: []string{"-snapshot", "x", "-jwks-url", "http://127.0.0.1:9000/jwks", "-jwks-refresh", "1m", "-jwt-max-lifetime", "30m"},
+			check: func(c ProgramConfig) bool {
+				return c.JWKSURL == "http://127.0.0.1:9000/jwks" && c.JWKSRefresh == time.Minute && c.MaxLifetime == 30*time.Minute
+			}},
+		{name: "jwks url and file", args: []string{"-snapshot", "x", "-jwks-url", "https://idp.example.com/jwks", "-jwks-file", "k.json"}, wantErr: "-jwks-url and -jwks-file exclude each other"},
+		{name: "jwks url in cleartext", args: []string{"-snapshot", "x", "-jwks-url", "http://idp.example.com/jwks"}, wantErr: "http is accepted only to a loopback host; use https"},
+		{name: "jwks url not absolute", args: []string{"-snapshot", "x", "-jwks-url", "idp.example.com/jwks"}, wantErr: "-jwks-url: auth: JWKS URL \"idp.example.com/jwks\": want an absolute URL"},
+		{name: "jwks refresh under a minute", args: []string{"-snapshot", "x", "-jwks-refresh", "30s"}, env: secret, wantErr: `-jwks-refresh "30s": want a duration of at least 1m0s`},
+		{name: "jwks refresh not a duration", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_JWKS_REFRESH": "hourly"}, wantErr: `-jwks-refresh "hourly"`},
+		{name: "max lifetime zero", args: []string{"-snapshot", "x", "-jwt-max-lifetime", "0s"}, env: secret, wantErr: `-jwt-max-lifetime "0s": want a duration of more than zero`},
+		{name: "max lifetime negative", args: []string{"-snapshot", "x", "-jwt-max-lifetime", "-1h"}, env: secret, wantErr: `-jwt-max-lifetime "-1h"`},
+		{name: "max lifetime not a duration", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_JWT_MAX_LIFETIME": "1d"}, wantErr: `-jwt-max-lifetime "1d"`},
 		{name: "a flag wins over its variable", args: []string{"-batch-bytes", "8192", "-snapshot", "x"},
 			env: map[string]string{"LAKE_BATCH_BYTES": "65536", "LAKE_JWKS_FILE": "k"}, check: func(c ProgramConfig) bool { return c.BatchBytes == 8192 }},
 		{name: "cache bytes", args: []string{"-snapshot", "x", "-cache-bytes", "1048576"}, env: secret, check: func(c ProgramConfig) bool { return c.CacheBytes == 1<<20 }},
@@ -85,6 +118,110 @@ func TestMainConfiguration(t *testing.T) {
 			if code != tc.wantCode || !strings.Contains(stdout.String(), tc.wantOut) || !strings.Contains(stderr.String(), tc.wantErrW) {
 				t.Fatalf("got exit %d, stdout %q, stderr %q; want exit %d, stdout containing %q, stderr containing %q",
 					code, stdout.String(), stderr.String(), tc.wantCode, tc.wantOut, tc.wantErrW)
+			}
+		})
+	}
+}
+
+// authConfig carries the token flags into auth.Config: the JWKS URL, its
+// refresh and the maximum lifetime as given, the files read, and a failed
+// JWKS refresh logged as one JSON line.
+func TestAuthConfig(t *testing.T) {
+	dir := t.TempDir()
+	jwksFile, secretFile := filepath.Join(dir, "jwks.json"), filepath.Join(dir, "secret")
+	jwks := []byte(`{"keys":[]}`)
+	if err := os.WriteFile(jwksFile, jwks, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secretFile, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		check   func(auth.Config) bool
+		wantErr string
+	}{
+		{name: "jwks url", args: []string{"-jwks-url", "https://idp.example.com/jwks", "-jwks-refresh", "2m", "-jwt-max-lifetime", "1h", "-jwt-audience", "lake"},
+			check: func(c auth.Config) bool {
+				return c.JWKSURL == "https://idp.example.com/jwks" && c.JWKSRefresh == 2*time.Minute && c.MaxLifetime == time.Hour &&
+					c.Audience == "lake" && c.JWKSRefreshError != nil && c.JWKS == nil && c.HS256Secret == nil
+			}},
+		{name: "files", args: []string{"-jwks-file", jwksFile, "-jwt-hs256-secret-file", secretFile},
+			check: func(c auth.Config) bool {
+				return c.JWKSURL == "" && c.JWKSRefreshError == nil && string(c.JWKS) == string(jwks) &&
+					string(c.HS256Secret) == "0123456789abcdef0123456789abcdef" && c.MaxLifetime == auth.DefaultMaxLifetime
+			}},
+		{name: "missing jwks file", args: []string{"-jwks-file", filepath.Join(dir, "none.json")}, wantErr: "read the JWKS: "},
+		{name: "missing secret file", args: []string{"-jwt-hs256-secret-file", filepath.Join(dir, "none")}, wantErr: "read the HS256 secret: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pc, err := ParseConfig(append([]string{"-snapshot", "x"}, tc.args...), func(string) string { return "" }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs bytes.Buffer
+			got, err := pc.authConfig(slog.New(slog.NewJSONHandler(&logs, nil)))
+			if tc.wantErr != "" {
+				if err == nil || !strings.HasPrefix(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, want an error starting %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !tc.check(got) {
+				t.Fatalf("got %+v, %v", got, err)
+			}
+			if got.JWKSRefreshError == nil {
+				return
+			}
+			got.JWKSRefreshError(errors.New("auth: refresh the JWKS from https://idp.example.com/jwks (the last keys stay): invalid HTTP status code: 503"))
+			if want := `"level":"ERROR","msg":"discovery: JWKS refresh","error":"auth: refresh the JWKS from https://idp.example.com/jwks (the last keys stay): invalid HTTP status code: 503"}`; !strings.Contains(logs.String(), want) {
+				t.Fatalf("got log %q, want it to contain %q", logs.String(), want)
+			}
+		})
+	}
+}
+
+// Main fetches a JWKS URL before it opens the blob: a URL that answers
+// lets start-up go on (to the blob, which fails here), one that does not
+// stops the program with exit code 1 and the reason.
+func TestMainFetchesJWKSURL(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := key.PublicKey.ECDH()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, b64 := pub.Bytes(), base64.RawURLEncoding.EncodeToString
+	jwks := fmt.Sprintf(`{"keys":[{"kty":"EC","kid":"k1","alg":"ES256","crv":"P-256","x":%q,"y":%q}]}`, b64(raw[1:33]), b64(raw[33:]))
+	var fetches atomic.Int32
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		_, _ = io.WriteString(w, jwks)
+	}))
+	t.Cleanup(idp.Close)
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	for _, tc := range []struct {
+		name        string
+		url         string
+		wantOut     string
+		wantFetches int32
+	}{
+		{"fetched, then the blob fails", idp.URL, "unsupported scheme", 1},
+		{"cannot be fetched", down.URL, `"error":"auth: fetch the JWKS from ` + down.URL + `: `, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fetches.Store(0)
+			var stdout strings.Builder
+			env := map[string]string{"LAKE_JWKS_URL": tc.url, "LAKE_JWT_AUDIENCE": "lake"}
+			args := []string{"-snapshot", "gs://b/k", "-http-listen", "-", "-admin-listen", "-", "-listen", "127.0.0.1:0"}
+			code := Main(t.Context(), args, func(k string) string { return env[k] }, &stdout, io.Discard)
+			if code != 1 || !strings.Contains(stdout.String(), tc.wantOut) || fetches.Load() != tc.wantFetches {
+				t.Fatalf("got exit %d, stdout %q, %d fetches; want exit 1, stdout containing %q, %d fetches",
+					code, stdout.String(), fetches.Load(), tc.wantOut, tc.wantFetches)
 			}
 		})
 	}
