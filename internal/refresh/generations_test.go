@@ -38,8 +38,8 @@ func TestUnchangedTenantKeepsItsGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := blob.Header().Version; v != catalog.BlobVersion2 {
-		t.Fatalf("refresh wrote blob version %d, want %d", v, catalog.BlobVersion2)
+	if v := blob.Header().Version; v != catalog.BlobVersion3 {
+		t.Fatalf("refresh wrote blob version %d, want %d", v, catalog.BlobVersion3)
 	}
 	acme, _ := blob.Tenant("acme")
 	globex, _ := blob.Tenant("globex")

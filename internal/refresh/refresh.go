@@ -189,7 +189,7 @@ const maxIndexRead = 64 << 20
 // blob has none, and an index that does not parse is ignored: every tenant
 // then counts as changed, which costs readers a rebuild, not correctness.
 func (p *Publisher) previousIndex(ctx context.Context, h catalog.BlobHeader) ([]catalog.TenantInfo, error) {
-	if h.Version != catalog.BlobVersion2 || h.IndexBytes > maxIndexRead {
+	if (h.Version != catalog.BlobVersion2 && h.Version != catalog.BlobVersion3) || h.IndexBytes > maxIndexRead {
 		return nil, nil
 	}
 	prefix, err := p.Blobs.GetPrefix(ctx, catalog.BlobHeaderSize+int(h.IndexBytes))

@@ -75,6 +75,11 @@ type BlobHeader struct {
 	// ContentHash is the SHA-256 of the uncompressed payload: equal hashes
 	// mean the same tables, schemas and registrations.
 	ContentHash [32]byte
+	// Changes and FullScanAt are a version 3 blob's change marker (see
+	// BlobVersion3), filled when the bytes read hold them
+	// (BlobMarkerPrefix); zero otherwise.
+	Changes    uint64
+	FullScanAt time.Time
 }
 
 var blobSchema = arrow.NewSchema([]arrow.Field{
@@ -132,7 +137,7 @@ func putHeader(b []byte, h BlobHeader) {
 	le.PutUint64(b[28:], uint64(h.Counts.Tables))
 	le.PutUint64(b[36:], uint64(h.Counts.SchemaUnavailable))
 	le.PutUint64(b[44:], uint64(h.Counts.Skipped))
-	if h.Version == BlobVersion2 {
+	if h.Version == BlobVersion2 || h.Version == BlobVersion3 {
 		le.PutUint64(b[52:], h.IndexBytes)
 	} else {
 		le.PutUint64(b[52:], h.PayloadBytes)
@@ -172,8 +177,16 @@ func ReadBlobHeader(b []byte) (BlobHeader, error) {
 	case BlobVersion:
 	case BlobVersion2:
 		h.IndexBytes, h.PayloadBytes = h.PayloadBytes, 0
+	case BlobVersion3:
+		h.IndexBytes, h.PayloadBytes = h.PayloadBytes, 0
+		if len(b) >= BlobMarkerPrefix && h.IndexBytes >= markerBytes {
+			h.Changes = le.Uint64(b[BlobHeaderSize:])
+			if at := int64(le.Uint64(b[BlobHeaderSize+8:])); at != 0 {
+				h.FullScanAt = time.Unix(0, at).UTC()
+			}
+		}
 	default:
-		return BlobHeader{}, fmt.Errorf("%w: version %d, this build reads %d and %d", ErrBlobVersion, h.Version, BlobVersion, BlobVersion2)
+		return BlobHeader{}, fmt.Errorf("%w: version %d, this build reads 1 to %d", ErrBlobVersion, h.Version, BlobVersion3)
 	}
 	if codec := le.Uint16(b[10:]); codec != codecZstd {
 		return BlobHeader{}, fmt.Errorf("%w: unknown codec %d", ErrBlobCorrupt, codec)
@@ -203,7 +216,7 @@ func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	if h.Version == BlobVersion2 {
+	if h.Version == BlobVersion2 || h.Version == BlobVersion3 {
 		return decodeBlobV2(b, opts)
 	}
 	if h.BodyBytes != uint64(len(b)-BlobHeaderSize) {

@@ -39,9 +39,26 @@ import (
 //
 // Every number in the index is checked against the bytes that hold it and
 // against DecodeOptions before anything is allocated.
+//
+// Version 3, what refresh writes, is version 2 with a 16-byte marker at the
+// start of the index (counted in the index bytes, covered by the CRC):
+//
+//	104    8     the catalog change counter refresh read before the scan
+//	             this blob was built from (BlobHeader.Changes)
+//	112    8     when the last full scan ran, Unix ns (BlobHeader.FullScanAt)
+//	120    …     the tenant index as in version 2
+//
+// so a refresh can tell from the first 120 bytes whether anything was
+// written since (one read of the counter) without scanning.
 const (
-	// BlobVersion2 is the tenant-segmented format refresh writes.
+	// BlobVersion2 is the tenant-segmented format.
 	BlobVersion2 = 2
+	// BlobVersion3 is version 2 with the change marker; refresh writes it.
+	BlobVersion3 = 3
+	// BlobMarkerPrefix is how many bytes of a version 3 blob hold its
+	// header and change marker.
+	BlobMarkerPrefix = BlobHeaderSize + markerBytes
+	markerBytes      = 16
 	// DefaultMaxSegmentBytes bounds one tenant's uncompressed segment.
 	DefaultMaxSegmentBytes = 1 << 30
 	// indexEntryMin is the fewest bytes an index entry takes (a one-byte name).
@@ -113,7 +130,11 @@ func OpenBlob(b []byte, opts DecodeOptions) (*Blob, error) {
 		return nil, fmt.Errorf("%w: index of %d bytes in a body of %d", ErrBlobCorrupt, h.IndexBytes, h.BodyBytes)
 	}
 	body := b[BlobHeaderSize:]
-	tenants, err := parseIndex(body[:h.IndexBytes], opts)
+	idx, err := indexOf(h, body)
+	if err != nil {
+		return nil, err
+	}
+	tenants, err := parseIndex(idx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +145,20 @@ func OpenBlob(b []byte, opts DecodeOptions) (*Blob, error) {
 	return blob, nil
 }
 
-// ReadBlobIndex parses the index of a version 2 blob from a prefix of it
+// indexOf returns the tenant index within body (which holds at least
+// h.IndexBytes), past a version 3 blob's change marker.
+func indexOf(h BlobHeader, body []byte) ([]byte, error) {
+	idx := body[:h.IndexBytes]
+	if h.Version == BlobVersion3 {
+		if len(idx) < markerBytes {
+			return nil, fmt.Errorf("%w: index of %d bytes has no change marker", ErrBlobCorrupt, len(idx))
+		}
+		idx = idx[markerBytes:]
+	}
+	return idx, nil
+}
+
+// ReadBlobIndex parses the index of a version 2 or 3 blob from a prefix of it
 // (the header and at least IndexBytes after it), without the body, so a
 // writer can carry each unchanged tenant's generation forward. The index is
 // bounds-checked but, without the body, not checksummed.
@@ -133,13 +167,17 @@ func ReadBlobIndex(prefix []byte) (BlobHeader, []TenantInfo, error) {
 	if err != nil {
 		return h, nil, err
 	}
-	if h.Version != BlobVersion2 {
+	if h.Version != BlobVersion2 && h.Version != BlobVersion3 {
 		return h, nil, fmt.Errorf("%w: version %d has no tenant index", ErrBlobVersion, h.Version)
 	}
 	if h.IndexBytes > h.BodyBytes || uint64(len(prefix)-BlobHeaderSize) < h.IndexBytes {
 		return h, nil, fmt.Errorf("%w: index of %d bytes not within the %d bytes read", ErrBlobCorrupt, h.IndexBytes, len(prefix)-BlobHeaderSize)
 	}
-	tenants, err := parseIndex(prefix[BlobHeaderSize:BlobHeaderSize+int(h.IndexBytes)], DecodeOptions{})
+	idx, err := indexOf(h, prefix[BlobHeaderSize:])
+	if err != nil {
+		return h, nil, err
+	}
+	tenants, err := parseIndex(idx, DecodeOptions{})
 	return h, tenants, err
 }
 
@@ -368,17 +406,36 @@ type EncodeOptions struct {
 	// Previous is the index of the blob this one replaces: a tenant whose
 	// segment hash is unchanged keeps its Generation and ChangedAt.
 	Previous []TenantInfo
+	// Marker is the change marker the blob records.
+	Marker ChangeMarker
 }
 
-// EncodeBlob encodes s as a version 2 blob; every tenant's generation is
-// s.Generation.
+// ChangeMarker is what a version 3 blob records of the catalog's change
+// counter: the value read before the scan it was built from, and when the
+// last full scan ran.
+type ChangeMarker struct {
+	Changes    uint64
+	FullScanAt time.Time
+}
+
+// EncodeBlob encodes s as a version 3 blob with a zero change marker; every
+// tenant's generation is s.Generation.
 func EncodeBlob(s *Snapshot) ([]byte, error) { return EncodeBlobWith(s, EncodeOptions{}) }
 
-// EncodeBlobWith encodes s as a version 2 blob, one compressed segment per
+// EncodeBlobWith encodes s as a version 3 blob, one compressed segment per
 // tenant, carrying unchanged tenants' generations from opts.Previous.
 func EncodeBlobWith(s *Snapshot, opts EncodeOptions) ([]byte, error) {
-	b, _, err := encodeSorted(s.tables, false, s.Generation, s.CreatedAt, s.Counts, opts.Previous)
+	b, _, err := encodeSorted(s.tables, false, s.Generation, s.CreatedAt, s.Counts, opts.Previous, opts.Marker)
 	return b, err
+}
+
+func encodeMarker(m ChangeMarker) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, m.Changes)
+	var at uint64
+	if !m.FullScanAt.IsZero() {
+		at = uint64(m.FullScanAt.UnixNano())
+	}
+	return binary.LittleEndian.AppendUint64(b, at)
 }
 
 func encodeIndex(tenants []TenantInfo) []byte {

@@ -80,6 +80,57 @@ func TestV1FixtureOpens(t *testing.T) {
 	}
 }
 
+// A version 2 blob (what refresh wrote before the change marker) still
+// opens, with every tenant's tables exactly, and has no marker.
+func TestV2FixtureOpens(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "v2.lakesnap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fixtureSnapshot(t)
+	blob, err := catalog.OpenBlob(b, catalog.DecodeOptions{})
+	if err != nil {
+		t.Fatalf("OpenBlob(v2 fixture): %v", err)
+	}
+	if h := blob.Header(); h.Version != catalog.BlobVersion2 || h.Generation != 7 || h.Counts != want.Counts || h.Changes != 0 || !h.FullScanAt.IsZero() {
+		t.Fatalf("header = %+v, want version 2, generation 7, counts %+v, no marker", h, want.Counts)
+	}
+	equalTenants(t, blob, want)
+	if _, tenants, err := catalog.ReadBlobIndex(b); err != nil || len(tenants) != len(want.Tenants()) {
+		t.Fatalf("ReadBlobIndex(v2) = %d tenants, %v", len(tenants), err)
+	}
+}
+
+// A version 3 blob's change marker reads back from its first
+// BlobMarkerPrefix bytes alone, and from the whole verified blob.
+func TestChangeMarkerRoundTrips(t *testing.T) {
+	snap := fixtureSnapshot(t)
+	at := time.Date(2026, 12, 3, 17, 0, 0, 123, time.UTC)
+	b, err := catalog.EncodeBlobWith(snap, catalog.EncodeOptions{Marker: catalog.ChangeMarker{Changes: 4242, FullScanAt: at}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := catalog.ReadBlobHeader(b[:catalog.BlobMarkerPrefix])
+	if err != nil || h.Version != catalog.BlobVersion3 || h.Changes != 4242 || !h.FullScanAt.Equal(at) {
+		t.Fatalf("header from the prefix = %+v, %v; want version 3, changes 4242, full scan at %v", h, err, at)
+	}
+	if h, err := catalog.ReadBlobHeader(b[:catalog.BlobHeaderSize]); err != nil || h.Changes != 0 {
+		t.Fatalf("header alone = %+v, %v; want no marker (not read)", h, err)
+	}
+	blob, err := catalog.OpenBlob(b, catalog.DecodeOptions{})
+	if err != nil || blob.Header().Changes != 4242 || !blob.Header().FullScanAt.Equal(at) {
+		t.Fatalf("OpenBlob header = %+v, %v", blob.Header(), err)
+	}
+	equalTenants(t, blob, snap)
+	zero, err := catalog.EncodeBlob(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := catalog.ReadBlobHeader(zero); h.Changes != 0 || !h.FullScanAt.IsZero() {
+		t.Fatalf("zero marker read back as %+v", h)
+	}
+}
+
 // equalTenants checks the blob's index and each tenant's segment against snap.
 func equalTenants(t *testing.T, blob *catalog.Blob, snap *catalog.Snapshot) {
 	t.Helper()
@@ -135,7 +186,7 @@ func TestBlobV2RoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("OpenBlob: %v", err)
 		}
-		if h := blob.Header(); h.Version != catalog.BlobVersion2 || h.Generation != snap.Generation || h.Counts != snap.Counts {
+		if h := blob.Header(); h.Version != catalog.BlobVersion3 || h.Generation != snap.Generation || h.Counts != snap.Counts {
 			t.Fatalf("header = %+v", h)
 		}
 		equalTenants(t, blob, snap)
@@ -239,18 +290,19 @@ func TestForgedCountsAreRejected(t *testing.T) {
 			t.Errorf("%s through OpenBlob: %v, want ErrBlobCorrupt", name, err)
 		}
 	}
-	v2 := encode(t, snap)
+	v2 := encode(t, snap) // version 3: the tenant index follows the change marker
 	h, _ := catalog.ReadBlobHeader(v2)
-	idx := catalog.BlobHeaderSize
+	idx := catalog.BlobMarkerPrefix
 	nameLen := int(binary.LittleEndian.Uint16(v2[idx+4:]))
 	entry := idx + 4 + 2 + nameLen // the first entry's numbers
 	for name, x := range map[string][]byte{
-		"v2 tenant count":       func() []byte { y := bytes.Clone(v2); binary.LittleEndian.PutUint32(y[idx:], 1<<31); reCRC(y); return y }(),
-		"v2 segment tables":     forge(v2, entry+24, 1<<40),
-		"v2 segment bytes":      forge(v2, entry+16, 1<<40),
-		"v2 compressed bytes":   forge(v2, entry+8, 1<<40),
-		"v2 header table count": forge(v2, 28, 1<<40),
-		"v2 index bytes":        forge(v2, 52, h.BodyBytes+1),
+		"v2 tenant count":                  func() []byte { y := bytes.Clone(v2); binary.LittleEndian.PutUint32(y[idx:], 1<<31); reCRC(y); return y }(),
+		"v2 segment tables":                forge(v2, entry+24, 1<<40),
+		"v2 segment bytes":                 forge(v2, entry+16, 1<<40),
+		"v2 compressed bytes":              forge(v2, entry+8, 1<<40),
+		"v2 header table count":            forge(v2, 28, 1<<40),
+		"v2 index bytes":                   forge(v2, 52, h.BodyBytes+1),
+		"v3 index shorter than its marker": forge(v2, 52, 8),
 	} {
 		if _, err := catalog.OpenBlob(x, catalog.DecodeOptions{}); !errors.Is(err, catalog.ErrBlobCorrupt) {
 			t.Errorf("%s: %v, want ErrBlobCorrupt", name, err)

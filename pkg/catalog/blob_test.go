@@ -100,7 +100,7 @@ func TestBlobContentHash(t *testing.T) {
 func TestBlobRejectsDamage(t *testing.T) {
 	blob := encode(t, snapshotOf(t, 50, 9))
 	newer := append([]byte{}, blob...)
-	binary.LittleEndian.PutUint16(newer[8:], catalog.BlobVersion2+1)
+	binary.LittleEndian.PutUint16(newer[8:], catalog.BlobVersion3+1)
 	magic := append([]byte{}, blob...)
 	copy(magic, "PARQUET1")
 	cases := map[string]struct {

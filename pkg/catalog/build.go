@@ -23,6 +23,8 @@ type BuildOptions struct {
 	// Previous is the index of the blob this one replaces: a tenant whose
 	// segment hash is unchanged keeps its Generation and ChangedAt.
 	Previous []TenantInfo
+	// Marker is the change marker the blob records.
+	Marker ChangeMarker
 }
 
 // Build is what one BuildBlob read and wrote.
@@ -119,7 +121,7 @@ func BuildBlob(ctx context.Context, store metastore.Store, opts BuildOptions) (B
 			out.Counts.SchemaUnavailable++
 		}
 	}
-	out.Blob, out.Header, err = encodeSorted(rows, true, opts.Generation, opts.CreatedAt, out.Counts, opts.Previous)
+	out.Blob, out.Header, err = encodeSorted(rows, true, opts.Generation, opts.CreatedAt, out.Counts, opts.Previous, opts.Marker)
 	if err != nil {
 		return out, err
 	}
@@ -132,10 +134,10 @@ type schemaCheck struct {
 	reason string
 }
 
-// encodeSorted encodes tables, sorted by reference, as a version 2 blob.
+// encodeSorted encodes tables, sorted by reference, as a version 3 blob.
 // With release, each tenant's rows are zeroed once its segment is written,
 // so their schema bytes can be collected while the rest is encoded.
-func encodeSorted(tables []Table, release bool, generation uint64, createdAt time.Time, counts Counts, previous []TenantInfo) ([]byte, BlobHeader, error) {
+func encodeSorted(tables []Table, release bool, generation uint64, createdAt time.Time, counts Counts, previous []TenantInfo, marker ChangeMarker) ([]byte, BlobHeader, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob: %w", err)
@@ -149,7 +151,7 @@ func encodeSorted(tables []Table, release bool, generation uint64, createdAt tim
 	// segments are then compressed straight into the blob behind the
 	// header and the room for the index, with no copy at the end.
 	var spans [][2]int
-	indexBytes := 4
+	indexBytes := markerBytes + 4
 	for i := 0; i < len(tables); {
 		j := i + 1
 		for j < len(tables) && tables[j].Ref.Tenant == tables[i].Ref.Tenant {
@@ -186,13 +188,13 @@ func encodeSorted(tables []Table, release bool, generation uint64, createdAt tim
 			clear(group)
 		}
 	}
-	idx := encodeIndex(tenants)
+	idx := append(encodeMarker(marker), encodeIndex(tenants)...)
 	if len(idx) != indexBytes {
 		return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob: index of %d bytes, %d reserved", len(idx), indexBytes)
 	}
 	copy(out[BlobHeaderSize:], idx)
 	h := BlobHeader{
-		Version:     BlobVersion2,
+		Version:     BlobVersion3,
 		Generation:  generation,
 		CreatedAt:   createdAt,
 		Counts:      counts,
