@@ -189,6 +189,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	}
 	err = c.store.Create(ctx, key, val)
 	if err == nil {
+		c.bumpChanges(ctx)
 		return reg, true, nil
 	}
 	c.release(ctx, tenant, 1, size)
@@ -286,6 +287,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 			if grow < 0 {
 				c.release(ctx, tenant, 0, -grow)
 			}
+			c.bumpChanges(ctx)
 			return next, nil
 		case errors.Is(err, metastore.ErrNotFound):
 			return Registration{}, &kindError{Kind: ErrNotFound}
@@ -375,6 +377,7 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 		// Undecodable registrations are not dropped through here (get
 		// fails), so what cur holds is what its write reserved.
 		c.release(ctx, ref.Tenant, 1, int64(len(cur.schemaIPC)))
+		c.bumpChanges(ctx)
 		return nil
 	case errors.Is(err, metastore.ErrNotFound):
 		return fail(&kindError{Kind: ErrNotFound})

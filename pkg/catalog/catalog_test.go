@@ -227,8 +227,8 @@ func TestDrop(t *testing.T) {
 	if err := c.Drop(ctx, orders); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("second Drop error = %v, want ErrNotFound", err)
 	}
-	if keys := storedKeys(t, st); len(keys) != 1 || keys[0] != catalog.QuotaPrefix+"acme" {
-		t.Fatalf("keys left after Drop: %q, want the tenant's usage alone", keys)
+	if keys := storedKeys(t, st); len(keys) != 2 || keys[0] != catalog.ChangesKey || keys[1] != catalog.QuotaPrefix+"acme" {
+		t.Fatalf("keys left after Drop: %q, want the change counter and the tenant's usage alone", keys)
 	}
 	if u, err := c.Usage(ctx, "acme"); err != nil || u != (catalog.Usage{}) {
 		t.Fatalf("usage after Drop = %+v, %v; want zero", u, err)

@@ -91,9 +91,6 @@ func (c *Catalog) readUsage(ctx context.Context, tenant string) (Usage, []byte, 
 	return u, raw, nil
 }
 
-// quotaAttempts bounds the compare-and-swap retries of one reservation.
-const quotaAttempts = 50
-
 // adjustUsage adds tables and bytes to the tenant's usage with a
 // compare-and-swap on the usage item, refusing with ErrQuotaExceeded an
 // increase that would pass a limit (a decrease is never refused, and
@@ -102,31 +99,54 @@ func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, bytes 
 	if tables == 0 && bytes == 0 {
 		return nil
 	}
-	key := QuotaPrefix + tenant
-	for attempt := range quotaAttempts {
-		cur, raw, err := c.readUsage(ctx, tenant)
-		if err != nil {
-			return err
+	return casLoop(ctx, c.store, QuotaPrefix+tenant, func(raw []byte) ([]byte, error) {
+		var cur Usage
+		if raw != nil {
+			if err := json.Unmarshal(raw, &cur); err != nil {
+				return nil, fmt.Errorf("usage of tenant %q: %w", tenant, err)
+			}
 		}
 		next := Usage{Tables: max(cur.Tables+tables, 0), SchemaBytes: max(cur.SchemaBytes+bytes, 0)}
 		if tables > 0 && c.quota.MaxTables >= 0 && next.Tables > c.quota.MaxTables {
-			return kindErrorf(ErrQuotaExceeded, "%d tables, limit %d", cur.Tables, c.quota.MaxTables)
+			return nil, kindErrorf(ErrQuotaExceeded, "%d tables, limit %d", cur.Tables, c.quota.MaxTables)
 		}
 		if bytes > 0 && c.quota.MaxSchemaBytes >= 0 && next.SchemaBytes > c.quota.MaxSchemaBytes {
-			return kindErrorf(ErrQuotaExceeded, "%d schema bytes held and %d more asked for, limit %d", cur.SchemaBytes, bytes, c.quota.MaxSchemaBytes)
+			return nil, kindErrorf(ErrQuotaExceeded, "%d schema bytes held and %d more asked for, limit %d", cur.SchemaBytes, bytes, c.quota.MaxSchemaBytes)
 		}
-		val, _ := json.Marshal(next)
+		return json.Marshal(next)
+	})
+}
+
+// casAttempts bounds the compare-and-swap retries of one casLoop.
+const casAttempts = 50
+
+// casLoop replaces the value at key with fn(current) (current is nil when
+// there is none): Create when absent, else CompareAndSwap on the bytes
+// read, so a concurrent writer's change is never overwritten; when another
+// writer moved it first it reads again, after a short jittered pause that
+// grows with the attempts. fn's error stops it.
+func casLoop(ctx context.Context, store metastore.Store, key string, fn func(raw []byte) ([]byte, error)) error {
+	for attempt := range casAttempts {
+		raw, err := store.Get(ctx, key)
+		if errors.Is(err, metastore.ErrNotFound) {
+			raw, err = nil, nil
+		}
+		if err != nil {
+			return err
+		}
+		val, err := fn(raw)
+		if err != nil {
+			return err
+		}
 		if raw == nil {
-			err = c.store.Create(ctx, key, val)
+			err = store.Create(ctx, key, val)
 		} else {
-			err = c.store.CompareAndSwap(ctx, key, raw, val)
+			err = store.CompareAndSwap(ctx, key, raw, val)
 		}
 		switch {
 		case err == nil:
 			return nil
 		case errors.Is(err, metastore.ErrExists), errors.Is(err, metastore.ErrConflict), errors.Is(err, metastore.ErrNotFound):
-			// Another writer moved it first: read it again, after a short
-			// jittered pause that grows with the attempts.
 			pause := time.Duration(rand.Int64N(int64(time.Millisecond) * int64(1+attempt)))
 			select {
 			case <-ctx.Done():
@@ -137,7 +157,7 @@ func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, bytes 
 			return err
 		}
 	}
-	return kindErrorf(ErrConflict, "tenant usage still changing after %d attempts", quotaAttempts)
+	return kindErrorf(ErrConflict, "%s still changing after %d attempts", key, casAttempts)
 }
 
 // release gives back a reservation after a failed write. It runs even when
