@@ -207,12 +207,17 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		})
 	}
 
-	// register: Get/Put/Update/Delete items on the table, nothing else.
+	// register: Get/Put/Update/Delete items on the table, nothing else, and
+	// only items whose key is a registration (tbl/…), a tenant's usage
+	// (quota/…) or the change counter (meta/changes).
 	register := newFunction("Register", props.RegisterCode, map[string]*string{"LAKE_TABLE": table.TableName()})
 	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("RegistrationItems"),
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
 		Resources: jsii.Strings(*table.TableArn()),
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
+			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes"},
+		}},
 	}))
 
 	// refresh: Scan the table; Get/Put (Head is GetObject) the snapshot key.
@@ -245,6 +250,16 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Sid:       s("ScanRegistrations"),
 		Actions:   jsii.Strings("dynamodb:Scan"),
 		Resources: jsii.Strings(*table.TableArn()),
+	}))
+	// The change counter (read before deciding to scan) and the last
+	// published generation (read and raised): two items, nothing else.
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("ChangeMarkers"),
+		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem"),
+		Resources: jsii.Strings(*table.TableArn()),
+		Conditions: &map[string]any{"ForAllValues:StringEquals": map[string]any{
+			"dynamodb:LeadingKeys": []string{"meta/changes", "meta/generation"},
+		}},
 	}))
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("SnapshotObject"),

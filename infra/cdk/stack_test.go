@@ -102,6 +102,9 @@ type statement struct {
 	Role      string
 	Actions   []string
 	Resources []string
+	// LeadingKeys are the dynamodb:LeadingKeys the statement is limited to
+	// (nil: not limited).
+	LeadingKeys []string
 }
 
 func asStrings(v any) []string {
@@ -131,7 +134,15 @@ func (s synthesized) statements() map[string][]statement {
 				m := st.(map[string]any)
 				acts := asStrings(m["Action"])
 				sort.Strings(acts)
-				out[role] = append(out[role], statement{Role: role, Actions: acts, Resources: asStrings(m["Resource"])})
+				st := statement{Role: role, Actions: acts, Resources: asStrings(m["Resource"])}
+				if cond, ok := m["Condition"].(map[string]any); ok {
+					for _, op := range cond {
+						if keys, ok := op.(map[string]any)["dynamodb:LeadingKeys"]; ok {
+							st.LeadingKeys = asStrings(keys)
+						}
+					}
+				}
+				out[role] = append(out[role], st)
 			}
 		}
 	}
@@ -362,15 +373,26 @@ func TestLeastPrivilege(t *testing.T) {
 		if len(st.Resources) != 1 || !strings.Contains(st.Resources[0], "Registrations") {
 			t.Fatalf("register statement on %v, want the table only", st.Resources)
 		}
+		if !slices.Equal(st.LeadingKeys, []string{"tbl/*", "quota/*", "meta/changes"}) {
+			t.Fatalf("register may write keys %v, want registrations, usage and the change counter only", st.LeadingKeys)
+		}
 	}
 	refresh := ownLogsOnly(t, findRole(t, all, "RefreshServiceRole"), "RefreshLogs")
 	got := actionsOf(refresh)
 	for _, a := range got {
 		switch {
 		case a == "dynamodb:Scan", a == "s3:GetObject", a == "s3:PutObject":
+		case a == "dynamodb:GetItem", a == "dynamodb:PutItem": // the change markers (below)
 		case strings.HasPrefix(a, "sqs:"): // the on-failure destination queue
 		default:
-			t.Fatalf("refresh may %s; want only Scan, the snapshot key's Get/Put and the failure queue", a)
+			t.Fatalf("refresh may %s; want only Scan, the change markers' Get/Put, the snapshot key's Get/Put and the failure queue", a)
+		}
+	}
+	for _, st := range refresh {
+		if slices.Contains(st.Actions, "dynamodb:GetItem") || slices.Contains(st.Actions, "dynamodb:PutItem") {
+			if !slices.Equal(st.LeadingKeys, []string{"meta/changes", "meta/generation"}) {
+				t.Fatalf("refresh may get/put keys %v, want meta/changes and meta/generation only", st.LeadingKeys)
+			}
 		}
 	}
 	for _, st := range refresh {

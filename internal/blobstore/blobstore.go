@@ -27,6 +27,9 @@ var (
 type Blob struct {
 	Data []byte
 	ETag string
+	// Size is the whole blob's size in bytes, also when Data is a prefix
+	// (GetPrefix), so a reader can tell a truncated blob from its header.
+	Size int64
 }
 
 // Condition qualifies a write.

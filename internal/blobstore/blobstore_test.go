@@ -36,15 +36,15 @@ func conformance(t *testing.T, newStore func(t *testing.T) blobstore.Store) {
 			t.Fatalf("second create error = %v, want ErrPreconditionFailed", err)
 		}
 		b, err := st.Get(ctx, "")
-		if err != nil || string(b.Data) != "first version" || b.ETag != tag1 {
-			t.Fatalf("Get = %q %q, %v", b.Data, b.ETag, err)
+		if err != nil || string(b.Data) != "first version" || b.ETag != tag1 || b.Size != 13 {
+			t.Fatalf("Get = %q %q size %d, %v", b.Data, b.ETag, b.Size, err)
 		}
 		if _, err := st.Get(ctx, tag1); !errors.Is(err, blobstore.ErrNotModified) {
 			t.Fatalf("Get If-None-Match current error = %v, want ErrNotModified", err)
 		}
 		p, err := st.GetPrefix(ctx, 5)
-		if err != nil || string(p.Data) != "first" || p.ETag != tag1 {
-			t.Fatalf("GetPrefix = %q %q, %v", p.Data, p.ETag, err)
+		if err != nil || string(p.Data) != "first" || p.ETag != tag1 || p.Size != 13 {
+			t.Fatalf("GetPrefix = %q %q size %d, %v; want the whole blob's size, 13", p.Data, p.ETag, p.Size, err)
 		}
 		tag2, err := st.Put(ctx, []byte("second version"), blobstore.Condition{IfMatch: tag1})
 		if err != nil || tag2 == tag1 {

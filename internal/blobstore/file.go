@@ -43,7 +43,7 @@ func (f *File) read() (Blob, error) {
 	if err != nil {
 		return Blob{}, fmt.Errorf("blobstore: %w", err)
 	}
-	return Blob{Data: b, ETag: etagOf(b)}, nil
+	return Blob{Data: b, ETag: etagOf(b), Size: int64(len(b))}, nil
 }
 
 // Get implements Store.

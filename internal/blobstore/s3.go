@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
@@ -83,7 +85,24 @@ func (s *S3) get(ctx context.Context, in *s3.GetObjectInput, limit int64) (Blob,
 	if n > limit && in.Range == nil {
 		return Blob{}, fmt.Errorf("blobstore: %s is larger than the %d-byte limit", s.Location(), limit)
 	}
-	return Blob{Data: buf.Bytes()[:min(n, limit)], ETag: aws.ToString(out.ETag)}, nil
+	return Blob{Data: buf.Bytes()[:min(n, limit)], ETag: aws.ToString(out.ETag), Size: objectSize(out.ContentRange, out.ContentLength, n)}, nil
+}
+
+// objectSize is the whole object's size: the total of a ranged answer's
+// Content-Range ("bytes 0-119/3594"), else its Content-Length, else what was
+// read.
+func objectSize(contentRange *string, contentLength *int64, read int64) int64 {
+	if cr := aws.ToString(contentRange); cr != "" {
+		if i := strings.LastIndexByte(cr, '/'); i >= 0 {
+			if n, err := strconv.ParseInt(cr[i+1:], 10, 64); err == nil {
+				return n
+			}
+		}
+	}
+	if contentLength != nil {
+		return *contentLength
+	}
+	return read
 }
 
 // Get implements Store with a conditional GetObject.

@@ -214,7 +214,8 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 	}
 	// Publish before discovery starts, so it serves from its first poll.
-	if _, err := in.publisher.Run(rctx); err != nil {
+	// A full scan: the store may have been written while lake was stopped.
+	if _, err := in.publisher.RunFull(rctx); err != nil {
 		cfg.Log.WarnContext(ctx, "local: first refresh", slog.String("error", err.Error()))
 	}
 	in.disc, err = discovery.Start(rctx, discovery.Config{
@@ -285,7 +286,7 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials")
 			return
 		}
-		res, err := in.Refresh(r.Context())
+		res, err := in.refresh(r.Context(), true)
 		if err != nil {
 			// The cause is for the log; the client learns the kind.
 			in.cfg.Log.ErrorContext(r.Context(), "local: refresh", slog.String("error", err.Error()))
@@ -323,9 +324,19 @@ func (in *Instance) requestRefresh() {
 // Refresh publishes a new blob if anything changed and loads it into
 // discovery at once.
 func (in *Instance) Refresh(ctx context.Context) (refresh.Result, error) {
+	return in.refresh(ctx, false)
+}
+
+// refresh runs the publisher (a full scan when full) and loads what it
+// published.
+func (in *Instance) refresh(ctx context.Context, full bool) (refresh.Result, error) {
 	in.refreshMu.Lock()
 	defer in.refreshMu.Unlock()
-	res, err := in.publisher.Run(ctx)
+	run := in.publisher.Run
+	if full {
+		run = in.publisher.RunFull
+	}
+	res, err := run(ctx)
 	if err != nil {
 		return res, err
 	}

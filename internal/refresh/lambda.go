@@ -34,6 +34,9 @@ type LambdaConfig struct {
 	MaxAttempts int
 	// S3PathStyle selects path-style S3 addressing (LAKE_S3_PATH_STYLE=true).
 	S3PathStyle bool
+	// Reconcile is the most time between full scans whatever the change
+	// counter says (LAKE_RECONCILE_INTERVAL, default 1h, at least 1m).
+	Reconcile time.Duration
 }
 
 // DefaultSnapshotKey is the blob's object key when LAKE_SNAPSHOT_KEY is unset.
@@ -59,6 +62,12 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	}
 	if c.MaxAttempts, err = intEnv(getenv, "LAKE_DYNAMO_MAX_ATTEMPTS", 10, 1, 100); err != nil {
 		return c, err
+	}
+	c.Reconcile = DefaultReconcile
+	if v := getenv("LAKE_RECONCILE_INTERVAL"); v != "" {
+		if c.Reconcile, err = time.ParseDuration(v); err != nil || c.Reconcile < time.Minute {
+			return c, fmt.Errorf("LAKE_RECONCILE_INTERVAL=%q: want a duration of at least 1m, such as 1h", v)
+		}
 	}
 	if v := getenv("LAKE_S3_PATH_STYLE"); v != "" {
 		if c.S3PathStyle, err = strconv.ParseBool(v); err != nil {
@@ -121,7 +130,7 @@ func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, m
 	if err != nil {
 		return nil, err
 	}
-	p := &Publisher{Store: store, Blobs: blobs}
+	p := &Publisher{Store: store, Blobs: blobs, Reconcile: cfg.Reconcile}
 	return func(ctx context.Context, _ events.CloudWatchEvent) (Result, error) {
 		return p.RunLogged(ctx, log, metrics)
 	}, nil

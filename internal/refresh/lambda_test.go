@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/lambdalog"
@@ -24,10 +25,11 @@ func TestLambdaConfigFromEnv(t *testing.T) {
 		want    refresh.LambdaConfig
 		wantErr string
 	}{
-		{name: "defaults", env: base, want: refresh.LambdaConfig{Table: "registrations", Blob: "s3://snapshots/snapshots/catalog.lakesnap", Segments: 1, MaxAttempts: 10}},
+		{name: "defaults", env: base, want: refresh.LambdaConfig{Table: "registrations", Blob: "s3://snapshots/snapshots/catalog.lakesnap", Segments: 1, MaxAttempts: 10, Reconcile: time.Hour}},
 		{name: "everything", env: map[string]string{"LAKE_TABLE": "t", "LAKE_BUCKET": "b", "LAKE_SNAPSHOT_KEY": "k/blob", "LAKE_SCAN_SEGMENTS": "4",
-			"LAKE_SCAN_PAGE_LIMIT": "2", "LAKE_DYNAMO_MAX_ATTEMPTS": "3", "LAKE_S3_PATH_STYLE": "true"},
-			want: refresh.LambdaConfig{Table: "t", Blob: "s3://b/k/blob", Segments: 4, PageLimit: 2, MaxAttempts: 3, S3PathStyle: true}},
+			"LAKE_SCAN_PAGE_LIMIT": "2", "LAKE_DYNAMO_MAX_ATTEMPTS": "3", "LAKE_S3_PATH_STYLE": "true", "LAKE_RECONCILE_INTERVAL": "15m"},
+			want: refresh.LambdaConfig{Table: "t", Blob: "s3://b/k/blob", Segments: 4, PageLimit: 2, MaxAttempts: 3, S3PathStyle: true, Reconcile: 15 * time.Minute}},
+		{name: "reconcile too often", env: with(base, "LAKE_RECONCILE_INTERVAL", "10s"), wantErr: `LAKE_RECONCILE_INTERVAL="10s": want a duration of at least 1m`},
 		{name: "no table", env: map[string]string{"LAKE_BUCKET": "b"}, wantErr: "LAKE_TABLE and LAKE_BUCKET are required"},
 		{name: "no bucket", env: map[string]string{"LAKE_TABLE": "t"}, wantErr: "LAKE_TABLE and LAKE_BUCKET are required"},
 		{name: "segments zero", env: with(base, "LAKE_SCAN_SEGMENTS", "0"), wantErr: `LAKE_SCAN_SEGMENTS="0": want a whole number from 1 to 1024`},

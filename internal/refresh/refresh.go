@@ -1,6 +1,32 @@
 // Package refresh turns one scan of the registrations into the snapshot blob
 // and publishes it, only when its content changed and never over a newer
 // blob. The refresh Lambda and local mode both run it.
+//
+// # An idle run costs one read
+//
+// Every write through the catalog bumps its change counter
+// (catalog.ChangesKey; the protocol and why it loses no change are in
+// pkg/catalog/changes.go). A run reads the current blob's first
+// catalog.BlobMarkerPrefix bytes (its header and change marker) and the
+// counter (one strongly consistent read); when the counter equals the one
+// the blob recorded and the last full scan is younger than the
+// reconciliation interval, it stops there: outcome unchanged, no scan.
+// Otherwise it scans, recording the counter value it read before the scan
+// and the scan's time in the new blob, and publishes it with If-Match on the
+// ETag it read. The reconciliation (a full scan at least every
+// Publisher.Reconcile whatever the counter says) heals a write whose bump
+// was lost.
+//
+// # Failures
+//
+//   - A blob whose header is intact but whose size disagrees with it
+//     (truncated, padded) is republished from a scan.
+//   - A missing or unreadable blob restarts at a generation above any this
+//     catalog published before (recorded at GenerationKey after every
+//     publish), so discovery, which refuses older generations, takes it.
+//   - A conditional write refused by a newer blob is superseded; refused by
+//     anything else (an older or unreadable blob put in its place) it is an
+//     error, and the next run starts from what is there.
 package refresh
 
 import (
@@ -10,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
@@ -17,12 +44,22 @@ import (
 	"github.com/lake-catalog/lake/pkg/metastore"
 )
 
+// DefaultReconcile is the most time between full scans by default.
+const DefaultReconcile = time.Hour
+
+// GenerationKey is the metastore key where refresh records the last
+// generation it published, outside the "tbl/" prefix.
+const GenerationKey = "meta/generation"
+
 // Publisher refreshes one blob from one metastore.
 type Publisher struct {
 	Store metastore.Store
 	Blobs blobstore.Store
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Reconcile is the most time between full scans, whatever the change
+	// counter says. Default DefaultReconcile.
+	Reconcile time.Duration
 }
 
 // Outcome says what a run did.
@@ -44,8 +81,12 @@ type Result struct {
 	Outcome Outcome
 	// Generation is the blob's generation after the run.
 	Generation uint64
-	Counts     catalog.Counts
-	Scan       metastore.ScanStats
+	// Scanned says whether the run scanned the registrations (an idle run
+	// reads the change counter alone); Changes is the counter it read.
+	Scanned bool
+	Changes uint64
+	Counts  catalog.Counts
+	Scan    metastore.ScanStats
 	// BlobBytes is the size of the blob built.
 	BlobBytes int
 	// SkippedKeys lists the first malformed registrations, for the log.
@@ -53,45 +94,85 @@ type Result struct {
 	Duration    time.Duration
 }
 
-// Run scans once, builds the blob (catalog.BuildBlob, which holds the
-// table rows rather than the scanned items), and publishes it with a conditional
-// write when its content differs from the current blob's. On any scan,
+// Run reads the change counter and, unless nothing changed since the
+// current blob and no reconciliation is due, scans once, builds the blob
+// (catalog.BuildBlob, which holds the table rows rather than the scanned
+// items) and publishes it with a conditional write. On any read, scan,
 // encode or upload error it publishes nothing and returns the error.
-func (p *Publisher) Run(ctx context.Context) (Result, error) {
+func (p *Publisher) Run(ctx context.Context) (Result, error) { return p.run(ctx, false) }
+
+// RunFull is Run with a full scan whatever the change counter says: for a
+// process that cannot know what was written while it was not running (local
+// mode's start) or a refresh a person asked for.
+func (p *Publisher) RunFull(ctx context.Context) (Result, error) { return p.run(ctx, true) }
+
+func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
 	}
+	reconcile := p.Reconcile
+	if reconcile <= 0 {
+		reconcile = DefaultReconcile
+	}
 	start := now()
 	res := Result{}
 
-	// The current blob's header (generation, content hash) and its ETag for
-	// the conditional write. A current blob whose header does not parse is
-	// replaced, with a generation from the clock (Unix seconds) so that the
-	// generation still grows.
+	// The current blob's header and change marker, and its ETag for the
+	// conditional write.
 	var (
 		prev        *catalog.BlobHeader
 		prevTenants []catalog.TenantInfo
 		prevTag     string
 		gen         = uint64(1)
 	)
-	head, err := p.Blobs.GetPrefix(ctx, catalog.BlobHeaderSize)
+	head, err := p.Blobs.GetPrefix(ctx, catalog.BlobMarkerPrefix)
 	switch {
 	case err == nil:
 		prevTag = head.ETag
-		if h, herr := catalog.ReadBlobHeader(head.Data); herr == nil {
-			prev, gen = &h, h.Generation+1
-			if prevTenants, err = p.previousIndex(ctx, h); err != nil {
-				return res, err
-			}
-		} else {
+		h, herr := catalog.ReadBlobHeader(head.Data)
+		switch {
+		case herr != nil:
+			// Not a blob this build reads: replaced, with a generation from
+			// the clock (Unix seconds) so that it still grows.
 			gen = max(gen, uint64(now().Unix()))
+		case head.Size != int64(catalog.BlobHeaderSize)+int64(h.BodyBytes):
+			// The header is intact, the body is not all there: republish.
+			gen = h.Generation + 1
+		default:
+			prev, gen = &h, h.Generation+1
 		}
 	case errors.Is(err, blobstore.ErrNotFound):
 	default:
 		return res, fmt.Errorf("refresh: read current blob: %w", err)
 	}
-	build, err := catalog.BuildBlob(ctx, p.Store, catalog.BuildOptions{Generation: gen, CreatedAt: now(), Previous: prevTenants})
+	if prev == nil {
+		last, err := lastGeneration(ctx, p.Store)
+		if err != nil {
+			return res, err
+		}
+		gen = max(gen, last+1)
+	}
+	if res.Changes, err = catalog.ReadChanges(ctx, p.Store); err != nil {
+		return res, fmt.Errorf("refresh: %w", err)
+	}
+	if !full && prev != nil && prev.Version == catalog.BlobVersion3 && prev.Changes == res.Changes &&
+		!prev.FullScanAt.IsZero() && now().Sub(prev.FullScanAt) < reconcile {
+		res.Outcome, res.Generation = Unchanged, prev.Generation
+		res.Counts = prev.Counts
+		res.Duration = now().Sub(start)
+		return res, nil
+	}
+	if prev != nil {
+		if prevTenants, err = p.previousIndex(ctx, *prev); err != nil {
+			return res, err
+		}
+	}
+
+	res.Scanned = true
+	scanAt := now()
+	build, err := catalog.BuildBlob(ctx, p.Store, catalog.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
+		Marker: catalog.ChangeMarker{Changes: res.Changes, FullScanAt: scanAt}})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
@@ -99,7 +180,11 @@ func (p *Publisher) Run(ctx context.Context) (Result, error) {
 	blob, newHead := build.Blob, build.Header
 	res.BlobBytes = len(blob)
 
-	if prev != nil && prev.ContentHash == newHead.ContentHash {
+	// The same tables under the same marker: nothing to record. (A moved
+	// counter or a reconciliation publishes even the same tables, so that
+	// the next run can be idle.)
+	if prev != nil && prev.ContentHash == newHead.ContentHash && prev.Version == catalog.BlobVersion3 &&
+		prev.Changes == res.Changes && !prev.FullScanAt.IsZero() && now().Sub(prev.FullScanAt) < reconcile {
 		res.Outcome, res.Generation = Unchanged, prev.Generation
 		res.Duration = now().Sub(start)
 		return res, nil
@@ -112,11 +197,21 @@ func (p *Publisher) Run(ctx context.Context) (Result, error) {
 	switch {
 	case err == nil:
 		res.Outcome, res.Generation = Published, gen
-	case errors.Is(err, blobstore.ErrPreconditionFailed):
-		res.Outcome = Superseded
-		if prev != nil {
-			res.Generation = prev.Generation
+		if err := recordGeneration(ctx, p.Store, gen); err != nil {
+			res.Duration = now().Sub(start)
+			return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, err)
 		}
+	case errors.Is(err, blobstore.ErrPreconditionFailed):
+		// Superseded only when what is there now is newer than this run's.
+		cur, cerr := p.Blobs.GetPrefix(ctx, catalog.BlobHeaderSize)
+		if cerr != nil {
+			return res, fmt.Errorf("refresh: publish: the blob changed meanwhile, and reading it again failed: %w", cerr)
+		}
+		h, herr := catalog.ReadBlobHeader(cur.Data)
+		if herr != nil || h.Generation < gen {
+			return res, fmt.Errorf("refresh: publish: the blob changed meanwhile to one that is not newer than generation %d (%v); publishing nothing this run", gen, describe(h, herr))
+		}
+		res.Outcome, res.Generation = Superseded, h.Generation
 	default:
 		return res, fmt.Errorf("refresh: publish: %w", err)
 	}
@@ -124,11 +219,59 @@ func (p *Publisher) Run(ctx context.Context) (Result, error) {
 	return res, nil
 }
 
+func describe(h catalog.BlobHeader, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "generation " + strconv.FormatUint(h.Generation, 10)
+}
+
+// lastGeneration is the last generation recorded at GenerationKey (0 when
+// none).
+func lastGeneration(ctx context.Context, store metastore.Store) (uint64, error) {
+	raw, err := store.Get(ctx, GenerationKey)
+	if errors.Is(err, metastore.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("refresh: read the last generation: %w", err)
+	}
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("refresh: the last generation holds %q: %w", raw, err)
+	}
+	return n, nil
+}
+
+// recordGeneration raises GenerationKey to gen (never lowers it).
+func recordGeneration(ctx context.Context, store metastore.Store, gen uint64) error {
+	for range 10 {
+		raw, err := store.Get(ctx, GenerationKey)
+		switch {
+		case errors.Is(err, metastore.ErrNotFound):
+			err = store.Create(ctx, GenerationKey, []byte(strconv.FormatUint(gen, 10)))
+		case err != nil:
+			return err
+		default:
+			if n, perr := strconv.ParseUint(string(raw), 10, 64); perr == nil && n >= gen {
+				return nil
+			}
+			err = store.CompareAndSwap(ctx, GenerationKey, raw, []byte(strconv.FormatUint(gen, 10)))
+		}
+		if err == nil || !(errors.Is(err, metastore.ErrExists) || errors.Is(err, metastore.ErrConflict) || errors.Is(err, metastore.ErrNotFound)) {
+			return err
+		}
+	}
+	return errors.New("the last generation kept changing")
+}
+
 // Log writes one structured line for the run.
 func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 	log.InfoContext(ctx, "refresh",
 		slog.String("outcome", string(r.Outcome)),
 		slog.Uint64("generation", r.Generation),
+		slog.Bool("scanned", r.Scanned),
+		slog.Uint64("changes", r.Changes),
 		slog.Int("tables", r.Counts.Tables),
 		slog.Int("schema_unavailable", r.Counts.SchemaUnavailable),
 		slog.Int("skipped", r.Counts.Skipped),
@@ -144,9 +287,12 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 // WriteEMF writes the run's metrics as one CloudWatch Embedded Metric Format
 // line to w (a Lambda's stdout), under namespace.
 func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
-	published := 0
+	published, scanned := 0, 0
 	if r.Outcome == Published {
 		published = 1
+	}
+	if r.Scanned {
+		scanned = 1
 	}
 	metric := func(name, unit string) map[string]string { return map[string]string{"Name": name, "Unit": unit} }
 	line := map[string]any{
@@ -158,7 +304,7 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 				"Metrics": []any{
 					metric("Tables", "Count"), metric("SchemaUnavailable", "Count"), metric("Skipped", "Count"),
 					metric("ScanPages", "Count"), metric("BlobBytes", "Bytes"), metric("DurationMs", "Milliseconds"),
-					metric("Published", "Count"),
+					metric("Published", "Count"), metric("Scanned", "Count"),
 				},
 			}},
 		},
@@ -169,6 +315,7 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 		"BlobBytes":         r.BlobBytes,
 		"DurationMs":        r.Duration.Milliseconds(),
 		"Published":         published,
+		"Scanned":           scanned,
 		"Outcome":           string(r.Outcome),
 		"Generation":        r.Generation,
 	}
