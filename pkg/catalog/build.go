@@ -83,27 +83,8 @@ func BuildBlob(ctx context.Context, store metastore.Store, opts BuildOptions) (B
 			skip(e.Key)
 			return nil
 		}
-		t := Table{
-			Ref:       TableRef{Tenant: intern(ref.Tenant), Namespace: intern(ref.Namespace), Name: ref.Name},
-			Location:  reg.location,
-			TableType: intern(reg.tableType),
-			Version:   reg.version,
-			CreatedAt: reg.createdAt,
-			UpdatedAt: reg.updatedAt,
-		}
-		if reg.schemaIPC == nil {
-			t.SchemaError = SchemaMissing
-		} else {
-			c, ok := schemas[string(reg.schemaIPC)]
-			if !ok {
-				c = schemaCheck{ipc: reg.schemaIPC}
-				if _, err := DecodeSchema(reg.schemaIPC); err != nil {
-					c = schemaCheck{reason: SchemaUndecodable}
-				}
-				schemas[string(reg.schemaIPC)] = c
-			}
-			t.SchemaIPC, t.SchemaError = c.ipc, c.reason
-		}
+		t := tableOf(TableRef{Tenant: intern(ref.Tenant), Namespace: intern(ref.Namespace), Name: ref.Name}, reg, schemas)
+		t.TableType = intern(t.TableType)
 		rows = append(rows, t)
 		return nil
 	})
