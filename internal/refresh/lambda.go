@@ -2,6 +2,7 @@ package refresh
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,9 @@ type LambdaConfig struct {
 	// Reconcile is the most time between full scans whatever the change
 	// counter says (LAKE_RECONCILE_INTERVAL, default 1h, at least 1m).
 	Reconcile time.Duration
+	// MaxIncremental is the largest stream batch applied incrementally;
+	// a larger one is a full scan (LAKE_MAX_INCREMENTAL, default 1000).
+	MaxIncremental int
 }
 
 // DefaultSnapshotKey is the blob's object key when LAKE_SNAPSHOT_KEY is unset.
@@ -61,6 +65,9 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 		return c, err
 	}
 	if c.MaxAttempts, err = intEnv(getenv, "LAKE_DYNAMO_MAX_ATTEMPTS", 10, 1, 100); err != nil {
+		return c, err
+	}
+	if c.MaxIncremental, err = intEnv(getenv, "LAKE_MAX_INCREMENTAL", DefaultMaxIncremental, 1, 1_000_000); err != nil {
 		return c, err
 	}
 	c.Reconcile = DefaultReconcile
@@ -112,11 +119,16 @@ func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, std
 }
 
 // NewLambdaHandler builds the clients for cfg and returns the handler of
-// scheduled events: one Run per event, logged (one JSON line) and measured
-// (one EMF line on metrics). A failed run returns its error so the
-// invocation fails: the alarm and the on-failure destination see it, and
-// the next schedule retries.
-func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, metrics io.Writer) (func(context.Context, events.CloudWatchEvent) (Result, error), error) {
+// the refresh Lambda's events: an EventBridge scheduled event runs Run (one
+// read of the change counter when nothing changed), a DynamoDB Streams
+// batch runs Apply with the batch's changed keys (keys outside "tbl/", the
+// counter's and the quotas', are ignored by it). Every run is logged (one
+// JSON line) and measured (one EMF line on metrics). A failed run, or an
+// event that is neither, returns an error so the invocation fails: for a
+// stream batch the event source mapping retries and bisects it, then sends
+// it to the on-failure queue; the schedule's next run retries a scheduled
+// one. A malformed event publishes nothing.
+func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, metrics io.Writer) (func(context.Context, json.RawMessage) (Result, error), error) {
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
@@ -130,17 +142,68 @@ func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, m
 	if err != nil {
 		return nil, err
 	}
-	p := &Publisher{Store: store, Blobs: blobs, Reconcile: cfg.Reconcile}
-	return func(ctx context.Context, _ events.CloudWatchEvent) (Result, error) {
+	p := &Publisher{Store: store, Blobs: blobs, Reconcile: cfg.Reconcile, MaxIncremental: cfg.MaxIncremental}
+	return func(ctx context.Context, event json.RawMessage) (Result, error) {
+		keys, stream, err := ParseEvent(event)
+		if err != nil {
+			log.ErrorContext(ctx, "refresh: malformed event", slog.String("error", err.Error()))
+			return Result{}, err
+		}
+		if stream {
+			return p.logged(ctx, log, metrics, func(ctx context.Context) (Result, error) { return p.Apply(ctx, keys) })
+		}
 		return p.RunLogged(ctx, log, metrics)
 	}, nil
+}
+
+// ParseEvent tells the refresh Lambda's two events apart: a DynamoDB
+// Streams batch (stream true, with the partition keys of its records, in
+// order) or an EventBridge scheduled event (stream false). Anything else,
+// and a stream record without a string partition key, is an error.
+func ParseEvent(raw json.RawMessage) (keys []string, stream bool, err error) {
+	var probe struct {
+		Records    []json.RawMessage `json:"Records"`
+		Source     string            `json:"source"`
+		DetailType string            `json:"detail-type"`
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, false, fmt.Errorf("refresh: event is not a JSON object: %w", err)
+	}
+	switch {
+	case probe.Records != nil:
+		var ev events.DynamoDBEvent
+		if err := json.Unmarshal(raw, &ev); err != nil {
+			return nil, true, fmt.Errorf("refresh: stream event: %w", err)
+		}
+		for i, r := range ev.Records {
+			if r.EventSource != "aws:dynamodb" {
+				return nil, true, fmt.Errorf("refresh: stream record %d comes from %q, not aws:dynamodb", i, r.EventSource)
+			}
+			pk, ok := r.Change.Keys[dynamo.KeyAttr]
+			if !ok || pk.DataType() != events.DataTypeString || pk.String() == "" {
+				return nil, true, fmt.Errorf("refresh: stream record %d (%s) has no string key %q", i, r.EventID, dynamo.KeyAttr)
+			}
+			keys = append(keys, pk.String())
+		}
+		if len(keys) == 0 {
+			return nil, true, errors.New("refresh: stream event without records")
+		}
+		return keys, true, nil
+	case probe.Source == "aws.events" && probe.DetailType == "Scheduled Event":
+		return nil, false, nil
+	}
+	return nil, false, errors.New("refresh: neither a DynamoDB Streams batch nor an EventBridge scheduled event")
 }
 
 // RunLogged runs once and reports the run: one JSON log line and one EMF
 // metrics line on metrics when it succeeds, one error line when it fails
 // (the error is returned too, not only logged, so the caller can fail).
 func (p *Publisher) RunLogged(ctx context.Context, log *slog.Logger, metrics io.Writer) (Result, error) {
-	res, err := p.Run(ctx)
+	return p.logged(ctx, log, metrics, p.Run)
+}
+
+func (p *Publisher) logged(ctx context.Context, log *slog.Logger, metrics io.Writer, run func(context.Context) (Result, error)) (Result, error) {
+	res, err := run(ctx)
 	if err != nil {
 		log.ErrorContext(ctx, "refresh failed", slog.String("error", err.Error()), slog.String("blob", p.Blobs.Location()))
 		return res, err

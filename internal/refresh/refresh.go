@@ -51,6 +51,10 @@ const DefaultReconcile = time.Hour
 // generation it published, outside the "tbl/" prefix.
 const GenerationKey = "meta/generation"
 
+// DefaultMaxIncremental is the largest batch of changed keys Apply
+// applies incrementally by default; a larger one is a full scan.
+const DefaultMaxIncremental = 1000
+
 // Publisher refreshes one blob from one metastore.
 type Publisher struct {
 	Store metastore.Store
@@ -60,6 +64,9 @@ type Publisher struct {
 	// Reconcile is the most time between full scans, whatever the change
 	// counter says. Default DefaultReconcile.
 	Reconcile time.Duration
+	// MaxIncremental is the largest batch Apply applies incrementally.
+	// Default DefaultMaxIncremental.
+	MaxIncremental int
 }
 
 // Outcome says what a run did.
@@ -85,8 +92,14 @@ type Result struct {
 	// reads the change counter alone); Changes is the counter it read.
 	Scanned bool
 	Changes uint64
-	Counts  catalog.Counts
-	Scan    metastore.ScanStats
+	// Incremental says the run applied a batch of changed keys to the
+	// current blob (Apply), reading Reads registrations and encoding
+	// Tenants tenants again.
+	Incremental bool
+	Reads       int
+	Tenants     int
+	Counts      catalog.Counts
+	Scan        metastore.ScanStats
 	// BlobBytes is the size of the blob built.
 	BlobBytes int
 	// SkippedKeys lists the first malformed registrations, for the log.
@@ -219,6 +232,79 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 	return res, nil
 }
 
+// Apply publishes the current blob with the registrations at keys (a
+// change feed's batch: DynamoDB Streams) read again and applied: only their
+// tenants are decoded and encoded again (catalog.ApplyChanges), and the new
+// blob keeps the current one's full-scan time, so the reconciliation stays
+// due when it was. It falls back to a full scan (Run) when there is no
+// usable current blob, when the batch holds more than MaxIncremental keys,
+// or when the reconciliation is due. A conditional write that loses to
+// another refresh applies the batch again to what that one published (a
+// few times), so no key of the batch is lost.
+func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
+	now := time.Now
+	if p.Now != nil {
+		now = p.Now
+	}
+	reconcile, limit := p.Reconcile, p.MaxIncremental
+	if reconcile <= 0 {
+		reconcile = DefaultReconcile
+	}
+	if limit <= 0 {
+		limit = DefaultMaxIncremental
+	}
+	if len(keys) > limit {
+		return p.RunFull(ctx)
+	}
+	const attempts = 3
+	for range attempts {
+		start := now()
+		cur, err := p.Blobs.Get(ctx, "")
+		if errors.Is(err, blobstore.ErrNotFound) {
+			return p.RunFull(ctx)
+		}
+		if err != nil {
+			return Result{}, fmt.Errorf("refresh: read current blob: %w", err)
+		}
+		base, err := catalog.OpenBlob(cur.Data, catalog.DecodeOptions{})
+		if err != nil || base.Header().Version != catalog.BlobVersion3 || now().Sub(base.Header().FullScanAt) >= reconcile {
+			return p.RunFull(ctx)
+		}
+		h := base.Header()
+		res := Result{Incremental: true}
+		// The counter before the reads: a write after it bumps past it.
+		if res.Changes, err = catalog.ReadChanges(ctx, p.Store); err != nil {
+			return res, fmt.Errorf("refresh: %w", err)
+		}
+		gen := h.Generation + 1
+		applied, err := catalog.ApplyChanges(ctx, p.Store, base, keys, catalog.ApplyOptions{Generation: gen, CreatedAt: now(),
+			Marker: catalog.ChangeMarker{Changes: max(res.Changes, h.Changes), FullScanAt: h.FullScanAt}})
+		if err != nil {
+			return res, fmt.Errorf("refresh: %w", err)
+		}
+		res.Reads, res.Tenants, res.Counts, res.BlobBytes = applied.Reads, applied.Tenants, applied.Header.Counts, len(applied.Blob)
+		if applied.Header.ContentHash == h.ContentHash && res.Changes == h.Changes {
+			res.Outcome, res.Generation, res.Duration = Unchanged, h.Generation, now().Sub(start)
+			return res, nil
+		}
+		_, err = p.Blobs.Put(ctx, applied.Blob, blobstore.Condition{IfMatch: cur.ETag})
+		switch {
+		case err == nil:
+			res.Outcome, res.Generation = Published, gen
+			res.Duration = now().Sub(start)
+			if err := recordGeneration(ctx, p.Store, gen); err != nil {
+				return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, err)
+			}
+			return res, nil
+		case errors.Is(err, blobstore.ErrPreconditionFailed):
+			continue // another refresh published: apply the batch to its blob
+		default:
+			return res, fmt.Errorf("refresh: publish: %w", err)
+		}
+	}
+	return Result{}, fmt.Errorf("refresh: the blob kept changing under %d incremental attempts; the batch is retried", attempts)
+}
+
 func describe(h catalog.BlobHeader, err error) string {
 	if err != nil {
 		return err.Error()
@@ -271,6 +357,8 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 		slog.String("outcome", string(r.Outcome)),
 		slog.Uint64("generation", r.Generation),
 		slog.Bool("scanned", r.Scanned),
+		slog.Bool("incremental", r.Incremental),
+		slog.Int("reads", r.Reads),
 		slog.Uint64("changes", r.Changes),
 		slog.Int("tables", r.Counts.Tables),
 		slog.Int("schema_unavailable", r.Counts.SchemaUnavailable),

@@ -1,0 +1,166 @@
+package refresh_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/pkg/catalog"
+)
+
+// streamEvent is a DynamoDB Streams batch as AWS hands it to Lambda
+// (KEYS_ONLY view), built with aws-lambda-go's types.
+func streamEvent(t *testing.T, changes ...[2]string) json.RawMessage {
+	t.Helper()
+	var ev events.DynamoDBEvent
+	for i, c := range changes {
+		ev.Records = append(ev.Records, events.DynamoDBEventRecord{
+			EventID: "id" + string(rune('0'+i)), EventName: c[0], EventSource: "aws:dynamodb", EventVersion: "1.1", AWSRegion: "us-east-1",
+			EventSourceArn: "arn:aws:dynamodb:us-east-1:123456789012:table/Registrations/stream/2026-12-03T00:00:00.000",
+			Change: events.DynamoDBStreamRecord{
+				Keys:           map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute(c[1])},
+				SequenceNumber: "1", SizeBytes: 40, StreamViewType: "KEYS_ONLY",
+			},
+		})
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestParseEvent(t *testing.T) {
+	scheduled := json.RawMessage(`{"version":"0","id":"x","detail-type":"Scheduled Event","source":"aws.events","account":"1","time":"2026-12-03T00:00:00Z","region":"us-east-1","resources":[],"detail":{}}`)
+	tests := []struct {
+		name       string
+		event      json.RawMessage
+		wantKeys   []string
+		wantStream bool
+		wantErr    string
+	}{
+		{"scheduled", scheduled, nil, false, ""},
+		{"stream", streamEvent(t, [2]string{"INSERT", "tbl/acme/ns/a"}, [2]string{"MODIFY", catalog.ChangesKey}, [2]string{"REMOVE", "tbl/acme/ns/b"}),
+			[]string{"tbl/acme/ns/a", catalog.ChangesKey, "tbl/acme/ns/b"}, true, ""},
+		{"not JSON", json.RawMessage(`nope`), nil, false, "not a JSON object"},
+		{"another event", json.RawMessage(`{"source":"aws.s3","detail-type":"Object Created"}`), nil, false, "neither a DynamoDB Streams batch"},
+		{"empty batch", json.RawMessage(`{"Records":[]}`), nil, true, "without records"},
+		{"record without a key", json.RawMessage(`{"Records":[{"eventID":"1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{}}}]}`), nil, true, `has no string key "pk"`},
+		{"numeric key", json.RawMessage(`{"Records":[{"eventID":"1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"pk":{"N":"7"}}}}]}`), nil, true, `has no string key "pk"`},
+		{"from another source", json.RawMessage(`{"Records":[{"eventID":"1","eventSource":"aws:kinesis","dynamodb":{"Keys":{"pk":{"S":"tbl/a/b/c"}}}}]}`), nil, true, "not aws:dynamodb"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			keys, stream, err := refresh.ParseEvent(tt.event)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, %v, %v; want an error containing %q", keys, stream, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || stream != tt.wantStream || strings.Join(keys, ",") != strings.Join(tt.wantKeys, ",") {
+				t.Fatalf("got %v, %v, %v; want %v, %v", keys, stream, err, tt.wantKeys, tt.wantStream)
+			}
+		})
+	}
+}
+
+// A stream batch is applied to the current blob without a scan: only the
+// keys' registrations are read, and the result is what a full scan gives.
+func TestApplyIsIncremental(t *testing.T) {
+	c, st, p, blobs, clk := counted(t)
+	register(t, c, "a", 1)
+	register(t, c, "b", 2)
+	run(t, p)
+	register(t, c, "new", 3)
+	if err := c.Drop(context.Background(), catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	clk.t = clk.t.Add(time.Second)
+	st.gets, st.scans = 0, 0
+	res, err := p.Apply(context.Background(), []string{"tbl/acme/ns/new", catalog.ChangesKey, "tbl/acme/ns/a", "quota/acme"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Incremental || res.Scanned || st.scans != 0 || res.Reads != 2 || res.Outcome != refresh.Published || res.Generation != 2 {
+		t.Fatalf("apply = %+v with %d scans; want incremental, 2 reads, no scan, published generation 2", res, st.scans)
+	}
+	got := current(t, blobs)
+	want, _, err := catalog.Refresh(context.Background(), st, 2, clk.t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Counts != want.Counts || len(got.Tables()) != 2 || got.Tables()[0].Ref.Name != "b" || got.Tables()[1].Ref.Name != "new" {
+		t.Fatalf("blob after apply: %+v %v; want b and new", got.Counts, got.Tables())
+	}
+	// The blob recorded the counter: the next scheduled run is idle.
+	if res := run(t, p); res.Scanned || res.Outcome != refresh.Unchanged {
+		t.Fatalf("scheduled run after the apply = %+v, want idle", res)
+	}
+}
+
+// Apply falls back to a full scan without a usable blob, for a batch over
+// MaxIncremental keys, and when the reconciliation is due.
+func TestApplyFallsBackToAFullScan(t *testing.T) {
+	t.Run("no blob", func(t *testing.T) {
+		c, _, p, _, _ := counted(t)
+		register(t, c, "a", 1)
+		if res, err := p.Apply(context.Background(), []string{"tbl/acme/ns/a"}); err != nil || !res.Scanned || res.Incremental || res.Outcome != refresh.Published {
+			t.Fatalf("apply without a blob = %+v, %v; want a published full scan", res, err)
+		}
+	})
+	t.Run("large batch", func(t *testing.T) {
+		c, _, p, _, _ := counted(t)
+		p.MaxIncremental = 2
+		register(t, c, "a", 1)
+		run(t, p)
+		register(t, c, "b", 2)
+		if res, err := p.Apply(context.Background(), []string{"tbl/acme/ns/b", catalog.ChangesKey, "quota/acme"}); err != nil || !res.Scanned || res.Incremental {
+			t.Fatalf("apply of 3 keys over a limit of 2 = %+v, %v; want a full scan", res, err)
+		}
+	})
+	t.Run("reconciliation due", func(t *testing.T) {
+		c, _, p, _, clk := counted(t)
+		p.Reconcile = time.Hour
+		register(t, c, "a", 1)
+		run(t, p)
+		register(t, c, "b", 2)
+		clk.t = clk.t.Add(2 * time.Hour)
+		if res, err := p.Apply(context.Background(), []string{"tbl/acme/ns/b"}); err != nil || !res.Scanned {
+			t.Fatalf("apply past the reconciliation interval = %+v, %v; want a full scan", res, err)
+		}
+	})
+}
+
+// An incremental apply that loses its conditional write to a full refresh
+// applies its batch again to the newer blob: no key is lost, and the
+// generation only grows.
+func TestApplyLosingARaceAppliesAgain(t *testing.T) {
+	c, _, p, blobs, _ := counted(t)
+	register(t, c, "a", 1)
+	run(t, p)
+	// Another refresh publishes generation 2 (without "late") between this
+	// apply's read and its write.
+	other, _, err := catalog.Refresh(context.Background(), p.Store, 2, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherBlob, err := catalog.EncodeBlobWith(other, catalog.EncodeOptions{Marker: catalog.ChangeMarker{Changes: 1, FullScanAt: now}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, c, "late", 2)
+	p.Blobs = &racingBlobs{Store: blobs, other: otherBlob}
+	res, err := p.Apply(context.Background(), []string{"tbl/acme/ns/late"})
+	if err != nil || res.Outcome != refresh.Published || res.Generation != 3 {
+		t.Fatalf("apply that lost a race = %+v, %v; want published at generation 3", res, err)
+	}
+	if s := current(t, blobs); s.Counts.Tables != 2 || s.Generation != 3 {
+		t.Fatalf("blob = generation %d with %d tables, want 3 with 2", s.Generation, s.Counts.Tables)
+	}
+}
