@@ -36,7 +36,7 @@ type LambdaConfig struct {
 	// S3PathStyle selects path-style S3 addressing (LAKE_S3_PATH_STYLE=true).
 	S3PathStyle bool
 	// Reconcile is the most time between full scans whatever the change
-	// counter says (LAKE_RECONCILE_INTERVAL, default 1h, at least 1m).
+	// counter says (LAKE_RECONCILE_INTERVAL, default 24h, at least 1m).
 	Reconcile time.Duration
 	// MaxIncremental is the largest stream batch applied incrementally;
 	// a larger one is a full scan (LAKE_MAX_INCREMENTAL, default 1000).

@@ -25,7 +25,7 @@ func TestLambdaConfigFromEnv(t *testing.T) {
 		want    refresh.LambdaConfig
 		wantErr string
 	}{
-		{name: "defaults", env: base, want: refresh.LambdaConfig{Table: "registrations", Blob: "s3://snapshots/snapshots/catalog.lakesnap", Segments: 1, MaxAttempts: 10, Reconcile: time.Hour, MaxIncremental: 1000}},
+		{name: "defaults", env: base, want: refresh.LambdaConfig{Table: "registrations", Blob: "s3://snapshots/snapshots/catalog.lakesnap", Segments: 1, MaxAttempts: 10, Reconcile: 24 * time.Hour, MaxIncremental: 1000}},
 		{name: "everything", env: map[string]string{"LAKE_TABLE": "t", "LAKE_BUCKET": "b", "LAKE_SNAPSHOT_KEY": "k/blob", "LAKE_SCAN_SEGMENTS": "4",
 			"LAKE_SCAN_PAGE_LIMIT": "2", "LAKE_DYNAMO_MAX_ATTEMPTS": "3", "LAKE_S3_PATH_STYLE": "true", "LAKE_RECONCILE_INTERVAL": "15m", "LAKE_MAX_INCREMENTAL": "50"},
 			want: refresh.LambdaConfig{Table: "t", Blob: "s3://b/k/blob", Segments: 4, PageLimit: 2, MaxAttempts: 3, S3PathStyle: true, Reconcile: 15 * time.Minute, MaxIncremental: 50}},
