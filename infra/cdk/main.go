@@ -6,18 +6,27 @@
 //	                 allowed only with internal=true)
 //	internal         true: an internal load balancer, reachable only from the VPC
 //	                 (default false: internet-facing, which needs certificateArn)
-//	refreshMinutes   refresh schedule in minutes (default 1)
+//	refreshMinutes   safety-net refresh schedule, 1 to 1440 whole minutes
+//	                 (default 15); the table's stream triggers refresh on
+//	                 every change
+//	streamBatchingSeconds
+//	                 how long the stream's event source mapping gathers
+//	                 changes before it invokes refresh, 0 to 300 seconds
+//	                 (default 1; 0: no window)
+//	streamBatchSize  most stream records per refresh invocation, 1 to 10000
+//	                 (default 100)
 //	producerTenant   tenant of the example producer policy (default acme)
 //	lambdaDir        folder with register/arm64 and refresh/arm64 bootstraps (default ../../bin/lambda)
 //	version          what the discovery image reports as its version (default dev)
 package main
 
 import (
-	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/jsii-runtime-go"
@@ -52,13 +61,51 @@ func contextBool(app awscdk.App, key string) (bool, error) {
 	}
 }
 
+// contextInt reads a whole number in [lo, hi] from the context: a string
+// from `-c key=value`, or a JSON number from cdk.json; def when absent.
+func contextInt(app awscdk.App, key string, def, lo, hi int) (int, error) {
+	n, ok := def, true
+	switch v := app.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+	case string:
+		if v != "" {
+			var err error
+			n, err = strconv.Atoi(v)
+			ok = err == nil
+		}
+	case float64:
+		n, ok = int(v), v == math.Trunc(v) && math.Abs(v) < 1<<31
+	default:
+		ok = false
+	}
+	if !ok || n < lo || n > hi {
+		return 0, fmt.Errorf("cdk: context %s=%v: want a whole number from %d to %d",
+			key, app.Node().TryGetContext(jsii.String(key)), lo, hi)
+	}
+	return n, nil
+}
+
 // propsFromContext reads the stack's settings from the app's context (see
 // the package comment).
 func propsFromContext(app awscdk.App) (*LakeProps, error) {
 	lambdaDir := contextString(app, "lambdaDir", filepath.Join("..", "..", "bin", "lambda"))
-	minutes, err := strconv.ParseFloat(contextString(app, "refreshMinutes", "1"), 64)
-	if err != nil || minutes < 1 {
-		return nil, errors.New("cdk: context refreshMinutes must be a whole number of minutes ≥ 1")
+	// EventBridge takes up to a year; a day is plenty for a safety net.
+	minutes, err := contextInt(app, "refreshMinutes", DefaultRefreshMinutes, 1, 24*60)
+	if err != nil {
+		return nil, err
+	}
+	batchingSeconds, err := contextInt(app, "streamBatchingSeconds",
+		int(DefaultStreamBatchingWindow/time.Second), 0, int(MaxStreamBatchingWindow/time.Second))
+	if err != nil {
+		return nil, err
+	}
+	batchingWindow := time.Duration(batchingSeconds) * time.Second
+	if batchingWindow == 0 {
+		batchingWindow = -1 // LakeProps: no window
+	}
+	batchSize, err := contextInt(app, "streamBatchSize", DefaultStreamBatchSize, 1, MaxStreamBatchSize)
+	if err != nil {
+		return nil, err
 	}
 	internal, err := contextBool(app, "internal")
 	if err != nil {
@@ -68,7 +115,9 @@ func propsFromContext(app awscdk.App) (*LakeProps, error) {
 		RegisterCode:          filepath.Join(lambdaDir, "register", "arm64"),
 		RefreshCode:           filepath.Join(lambdaDir, "refresh", "arm64"),
 		RepoRoot:              filepath.Join("..", ".."),
-		RefreshMinutes:        minutes,
+		RefreshMinutes:        float64(minutes),
+		StreamBatchingWindow:  batchingWindow,
+		StreamBatchSize:       batchSize,
 		CertificateARN:        contextString(app, "certificateArn", ""),
 		Internal:              internal,
 		ExampleProducerTenant: contextString(app, "producerTenant", "acme"),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsapigatewayv2"
@@ -22,6 +23,7 @@ import (
 	"github.com/aws/aws-cdk-go/awscdk/v2/awsiam"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambda"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdadestinations"
+	"github.com/aws/aws-cdk-go/awscdk/v2/awslambdaeventsources"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awslogs"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awss3"
 	"github.com/aws/aws-cdk-go/awscdk/v2/awssecretsmanager"
@@ -34,6 +36,37 @@ import (
 // SnapshotKey is the object key of the snapshot blob.
 const SnapshotKey = "snapshots/catalog.lakesnap"
 
+// Defaults of LakeProps, and the stream trigger's fixed settings.
+const (
+	// DefaultRefreshMinutes is the safety-net schedule: the stream
+	// triggers refresh on every change; the schedule runs it anyway, for
+	// one GetItem of the change counter when nothing changed, a full scan
+	// when the counter moved without a stream batch applying it or the
+	// reconciliation is due.
+	DefaultRefreshMinutes = 15
+	// DefaultStreamBatchingWindow is how long the event source mapping
+	// gathers stream records before it invokes refresh.
+	DefaultStreamBatchingWindow = time.Second
+	// DefaultStreamBatchSize is the most stream records one invocation
+	// gets.
+	DefaultStreamBatchSize = 100
+	// MaxStreamBatchingWindow and MaxStreamBatchSize are Lambda's limits
+	// for a DynamoDB stream.
+	MaxStreamBatchingWindow = 5 * time.Minute
+	MaxStreamBatchSize      = 10000
+
+	// streamRetryAttempts is how often a failed batch is retried (each
+	// retry after bisecting it) before it goes to the failure queue;
+	// throttles are retried without counting.
+	streamRetryAttempts = 3
+	// streamMaxRecordAge sends older records to the failure queue instead
+	// of applying them: well inside the stream's 24-hour retention, so a
+	// record is applied or recorded there, never trimmed unseen; long
+	// enough that only a refresh outage of hours (throttles are retried
+	// until then) records one.
+	streamMaxRecordAge = 6 * time.Hour
+)
+
 // LakeProps configures the stack.
 type LakeProps struct {
 	awscdk.StackProps
@@ -42,8 +75,20 @@ type LakeProps struct {
 	RegisterCode, RefreshCode string
 	// RepoRoot is the Docker build context of the discovery image.
 	RepoRoot string
-	// RefreshMinutes is the refresh schedule. Default 1.
+	// RefreshMinutes is the refresh Lambda's safety-net schedule in whole
+	// minutes; the table's stream triggers it on every change. Default
+	// DefaultRefreshMinutes (15).
 	RefreshMinutes float64
+	// StreamBatchingWindow is how long the stream's event source mapping
+	// gathers records before it invokes refresh: whole seconds, at most
+	// MaxStreamBatchingWindow. Zero means DefaultStreamBatchingWindow
+	// (1 s); a negative value means no window (invoke as soon as records
+	// arrive).
+	StreamBatchingWindow time.Duration
+	// StreamBatchSize is the most stream records one refresh invocation
+	// gets, 1 to MaxStreamBatchSize. Zero means DefaultStreamBatchSize
+	// (100).
+	StreamBatchSize int
 	// CertificateARN, when set, gives the load balancer a TLS listener on
 	// 443; otherwise it listens on TCP 50051, which NewLakeStack allows
 	// only with Internal.
@@ -88,11 +133,22 @@ func ProducerResourcePath(tenant string) (string, error) {
 }
 
 // Validate reports what NewLakeStack would refuse: a plaintext listener
-// on an internet-facing load balancer (ErrCleartextInternet), or an example
-// producer tenant that ProducerResourcePath refuses.
+// on an internet-facing load balancer (ErrCleartextInternet), an example
+// producer tenant that ProducerResourcePath refuses, a schedule that is not
+// whole minutes, or a stream batching window or batch size out of Lambda's
+// range.
 func (p *LakeProps) Validate() error {
 	if p.CertificateARN == "" && !p.Internal {
 		return ErrCleartextInternet
+	}
+	if p.RefreshMinutes < 0 || p.RefreshMinutes != float64(int64(p.RefreshMinutes)) {
+		return fmt.Errorf("cdk: refreshMinutes %v: want a whole number of minutes (0: the default)", p.RefreshMinutes)
+	}
+	if w := p.StreamBatchingWindow; w > MaxStreamBatchingWindow || w > 0 && w%time.Second != 0 {
+		return fmt.Errorf("cdk: stream batching window %v: want whole seconds, at most %v", w, MaxStreamBatchingWindow)
+	}
+	if n := p.StreamBatchSize; n < 0 || n > MaxStreamBatchSize {
+		return fmt.Errorf("cdk: stream batch size %d: want 1 to %d", n, MaxStreamBatchSize)
 	}
 	if p.ExampleProducerTenant != "" {
 		if _, err := ProducerResourcePath(p.ExampleProducerTenant); err != nil {
@@ -102,10 +158,11 @@ func (p *LakeProps) Validate() error {
 	return nil
 }
 
-// NewLakeStack builds the whole deployment: DynamoDB, S3, the register and
-// refresh Lambdas, the schedule, the HTTP API, and discovery on Fargate
-// behind a Network Load Balancer, each allowed exactly what it needs. It
-// refuses what Validate refuses, before building anything.
+// NewLakeStack builds the whole deployment: DynamoDB (with a stream), S3,
+// the register and refresh Lambdas, the stream's event source mapping and
+// the safety-net schedule, the HTTP API, and discovery on Fargate behind a
+// Network Load Balancer, each allowed exactly what it needs. It refuses
+// what Validate refuses, before building anything.
 func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awscdk.Stack, error) {
 	if err := props.Validate(); err != nil {
 		return nil, err
@@ -119,7 +176,13 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	}
 	stack := awscdk.NewStack(scope, &id, &props.StackProps)
 	if props.RefreshMinutes <= 0 {
-		props.RefreshMinutes = 1
+		props.RefreshMinutes = DefaultRefreshMinutes
+	}
+	if props.StreamBatchingWindow == 0 {
+		props.StreamBatchingWindow = DefaultStreamBatchingWindow
+	}
+	if props.StreamBatchSize == 0 {
+		props.StreamBatchSize = DefaultStreamBatchSize
 	}
 	if props.Version == "" {
 		props.Version = "dev"
@@ -138,7 +201,11 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	}
 
 	// Registrations: pk (S) → val (B). On demand, PITR, kept on deletion.
+	// Its stream carries keys only: refresh re-reads every changed key
+	// with a strongly consistent GetItem and never trusts a stream image,
+	// so images would only make stream records bigger.
 	table := awsdynamodb.NewTable(stack, s("Registrations"), &awsdynamodb.TableProps{
+		Stream:                           awsdynamodb.StreamViewType_KEYS_ONLY,
 		PartitionKey:                     &awsdynamodb.Attribute{Name: s("pk"), Type: awsdynamodb.AttributeType_STRING},
 		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
@@ -220,7 +287,10 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		}},
 	}))
 
-	// refresh: Scan the table; Get/Put (Head is GetObject) the snapshot key.
+	// refresh: triggered by the table's stream and, as a safety net, by a
+	// schedule. Scan the table; get registrations and the change markers;
+	// raise the generation marker; read the stream; Get/Put (Head is
+	// GetObject) the snapshot key.
 	failures := awssqs.NewQueue(stack, s("RefreshFailures"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -251,21 +321,64 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:Scan"),
 		Resources: jsii.Strings(*table.TableArn()),
 	}))
-	// The change counter (read before deciding to scan) and the last
-	// published generation (read and raised): two items, nothing else.
+	// Reads: each registration a stream batch names (re-read, never taken
+	// from the stream), the change counter (read before deciding to scan)
+	// and the last published generation.
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       s("ChangeMarkers"),
-		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem"),
+		Sid:       s("ReadItems"),
+		Actions:   jsii.Strings("dynamodb:GetItem"),
+		Resources: jsii.Strings(*table.TableArn()),
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
+			"dynamodb:LeadingKeys": []string{"tbl/*", "meta/changes", "meta/generation"},
+		}},
+	}))
+	// The one item refresh writes: the last published generation, raised
+	// with a conditional put.
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("GenerationMarker"),
+		Actions:   jsii.Strings("dynamodb:PutItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringEquals": map[string]any{
-			"dynamodb:LeadingKeys": []string{"meta/changes", "meta/generation"},
+			"dynamodb:LeadingKeys": []string{"meta/generation"},
 		}},
+	}))
+	// What the event source mapping does with the function's role, on
+	// this table's stream only. Written out because the CDK's
+	// GrantStreamRead allows dynamodb:ListStreams on every resource ("*").
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("ReadStream"),
+		Actions:   jsii.Strings("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+		Resources: jsii.Strings(*table.TableStreamArn()),
 	}))
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("SnapshotObject"),
 		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
 		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey))},
 	}))
+	// Every change: a batch of changed keys, gathered for the batching
+	// window, from the first record after the mapping exists (what came
+	// before it is the schedule's). A failing batch is halved and retried;
+	// what still fails, or is older than streamMaxRecordAge, is recorded
+	// in the failure queue (an alarm below) and left to a full refresh: a
+	// scheduled run that finds the change counter moved, at the latest the
+	// reconciliation scan. A batch succeeds or fails as a whole (no
+	// partial batch responses).
+	batchingWindow := props.StreamBatchingWindow
+	if batchingWindow < 0 {
+		batchingWindow = 0
+	}
+	refresh.AddEventSourceMapping(s("RegistrationChanges"), &awslambda.EventSourceMappingOptions{
+		EventSourceArn:          table.TableStreamArn(),
+		StartingPosition:        awslambda.StartingPosition_LATEST,
+		BatchSize:               jsii.Number(props.StreamBatchSize),
+		MaxBatchingWindow:       awscdk.Duration_Seconds(jsii.Number(batchingWindow.Seconds())),
+		BisectBatchOnError:      jsii.Bool(true),
+		RetryAttempts:           jsii.Number(streamRetryAttempts),
+		MaxRecordAge:            awscdk.Duration_Seconds(jsii.Number(streamMaxRecordAge.Seconds())),
+		OnFailure:               awslambdaeventsources.NewSqsDlq(failures),
+		ReportBatchItemFailures: jsii.Bool(false),
+	})
+	// The safety net: with nothing changed, one GetItem of the counter.
 	awsevents.NewRule(stack, s("RefreshSchedule"), &awsevents.RuleProps{
 		Schedule: awsevents.Schedule_Rate(awscdk.Duration_Minutes(jsii.Number(props.RefreshMinutes))),
 		Targets:  &[]awsevents.IRuleTarget{awseventstargets.NewLambdaFunction(refresh, &awseventstargets.LambdaFunctionProps{RetryAttempts: jsii.Number(0)})},
@@ -273,6 +386,16 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	awscloudwatch.NewAlarm(stack, s("RefreshErrors"), &awscloudwatch.AlarmProps{
 		AlarmDescription:   s("The refresh Lambda failed: the snapshot blob is not being updated."),
 		Metric:             refresh.MetricErrors(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5))}),
+		Threshold:          jsii.Number(1),
+		EvaluationPeriods:  jsii.Number(1),
+		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+		TreatMissingData:   awscloudwatch.TreatMissingData_NOT_BREACHING,
+	})
+
+	awscloudwatch.NewAlarm(stack, s("RefreshFailuresQueued"), &awscloudwatch.AlarmProps{
+		AlarmDescription: s("A refresh run or stream batch was given up and recorded in the RefreshFailures queue: " +
+			"its changes wait for a full refresh (invoke refresh with a scheduled event to run one now)."),
+		Metric:             failures.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5))}),
 		Threshold:          jsii.Number(1),
 		EvaluationPeriods:  jsii.Number(1),
 		ComparisonOperator: awscloudwatch.ComparisonOperator_GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -375,7 +498,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 			"LAKE_SNAPSHOT":      s("s3://" + *bucket.BucketName() + "/" + SnapshotKey),
 			"LAKE_LISTEN":        s(":50051"),
 			"LAKE_HTTP_LISTEN":   s(":8080"),
-			"LAKE_POLL_INTERVAL": s("10s"),
+			"LAKE_POLL_INTERVAL": s("2s"),
 			// The Go runtime collects before the task's 1,024 MiB limit.
 			"GOMEMLIMIT": s("900MiB"),
 		},
@@ -439,7 +562,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		DeregistrationDelay: awscdk.Duration_Seconds(jsii.Number(30)),
 	})
 
-	nag(failures, "AwsSolutions-SQS3", "This queue is the refresh Lambda's on-failure destination, a dead-letter queue itself; a DLQ of it would add nothing.")
+	nag(failures, "AwsSolutions-SQS3", "This queue is the refresh Lambda's on-failure destination (scheduled runs and stream batches), a dead-letter queue itself; a DLQ of it would add nothing.")
 	nag(producer, "AwsSolutions-IAM5", "The example policy scopes a producer to one tenant: the wildcards cover that tenant's namespaces and tables, the stage and the method, never another tenant's path.")
 	nag(secret, "AwsSolutions-SMG4", "Rotating the token-signing secret invalidates every issued token; rotate it deliberately (put-secret-value, then restart the service) as the README describes.")
 	nag(taskDef, "AwsSolutions-ECS2", "The environment holds only non-secret configuration (snapshot location, ports, poll interval); the signing secret is injected from Secrets Manager.")

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
 	"github.com/aws/aws-cdk-go/awscdk/v2/assertions"
@@ -103,8 +104,11 @@ type statement struct {
 	Actions   []string
 	Resources []string
 	// LeadingKeys are the dynamodb:LeadingKeys the statement is limited to
-	// (nil: not limited).
+	// (nil: not limited), under the condition operator KeysOp.
 	LeadingKeys []string
+	KeysOp      string
+	// Condition is the whole Condition block as JSON ("" for none).
+	Condition string
 }
 
 func asStrings(v any) []string {
@@ -136,9 +140,11 @@ func (s synthesized) statements() map[string][]statement {
 				sort.Strings(acts)
 				st := statement{Role: role, Actions: acts, Resources: asStrings(m["Resource"])}
 				if cond, ok := m["Condition"].(map[string]any); ok {
-					for _, op := range cond {
+					b, _ := json.Marshal(cond)
+					st.Condition = string(b)
+					for name, op := range cond {
 						if keys, ok := op.(map[string]any)["dynamodb:LeadingKeys"]; ok {
-							st.LeadingKeys = asStrings(keys)
+							st.LeadingKeys, st.KeysOp = asStrings(keys), name
 						}
 					}
 				}
@@ -187,6 +193,7 @@ func TestResources(t *testing.T) {
 			"AttributeDefinitions":             []any{map[string]any{"AttributeName": "pk", "AttributeType": "S"}},
 			"BillingMode":                      "PAY_PER_REQUEST",
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
+			"StreamSpecification":              map[string]any{"StreamViewType": "KEYS_ONLY"},
 		},
 		"DeletionPolicy":      "Retain",
 		"UpdateReplacePolicy": "Retain",
@@ -224,7 +231,7 @@ func TestResources(t *testing.T) {
 			}
 		}
 	}
-	tm.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(1 minute)"})
+	tm.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(15 minutes)"})
 	tm.HasResourceProperties(jsii.String("AWS::Lambda::EventInvokeConfig"), map[string]any{
 		"DestinationConfig": map[string]any{"OnFailure": assertions.Match_ObjectLike(&map[string]any{})},
 	})
@@ -273,6 +280,147 @@ func TestResources(t *testing.T) {
 	}
 	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "SnapshotBucket", "RegistrationsTable"} {
 		tm.HasOutput(jsii.String(out), map[string]any{})
+	}
+}
+
+// The table's stream triggers refresh through one event source mapping:
+// from LATEST, the configured batch size and batching window, a failing
+// batch bisected and retried 3 times, records older than 6 hours given
+// up, both to the failure queue (alarmed); whole-batch results. The
+// schedule stays as the safety net.
+func TestStreamTrigger(t *testing.T) {
+	tests := []struct {
+		name          string
+		props         LakeProps
+		batchSize     int
+		windowSeconds int
+		schedule      string
+	}{
+		{"defaults", LakeProps{Internal: true}, 100, 1, "rate(15 minutes)"},
+		{"configured", LakeProps{Internal: true, StreamBatchSize: 1000, StreamBatchingWindow: 30 * time.Second, RefreshMinutes: 30}, 1000, 30, "rate(30 minutes)"},
+		{"no batching window", LakeProps{Internal: true, StreamBatchingWindow: -1, RefreshMinutes: 1}, 100, 0, "rate(1 minute)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := synth(t, tt.props)
+			table := onlyID(t, s.resources("AWS::DynamoDB::Table"))
+			queue := onlyID(t, s.resources("AWS::SQS::Queue"))
+			var refresh string
+			for id := range s.resources("AWS::Lambda::Function") {
+				if strings.HasPrefix(id, "Refresh") {
+					refresh = id
+				}
+			}
+			mappings := s.resources("AWS::Lambda::EventSourceMapping")
+			if len(mappings) != 1 {
+				t.Fatalf("got %d event source mappings, want 1", len(mappings))
+			}
+			got := props(mappings[onlyID(t, mappings)])
+			want := map[string]any{
+				"EventSourceArn":                 map[string]any{"Fn::GetAtt": []any{table, "StreamArn"}},
+				"FunctionName":                   map[string]any{"Ref": refresh},
+				"StartingPosition":               "LATEST",
+				"BatchSize":                      float64(tt.batchSize),
+				"MaximumBatchingWindowInSeconds": float64(tt.windowSeconds),
+				"BisectBatchOnFunctionError":     true,
+				"MaximumRetryAttempts":           float64(3),
+				"MaximumRecordAgeInSeconds":      float64(6 * 3600),
+				"DestinationConfig":              map[string]any{"OnFailure": map[string]any{"Destination": map[string]any{"Fn::GetAtt": []any{queue, "Arn"}}}},
+			}
+			for _, k := range keys(got) {
+				if _, ok := want[k]; !ok {
+					t.Errorf("mapping sets %s = %v, want it unset (FunctionResponseTypes: no partial batch responses)", k, got[k])
+				}
+			}
+			for _, k := range keys(want) {
+				if g, w := fmt.Sprint(got[k]), fmt.Sprint(want[k]); g != w {
+					t.Errorf("mapping %s = %s, want %s", k, g, w)
+				}
+			}
+			// The mapping is created only once the role may read the
+			// stream: Lambda checks the permissions when it is created.
+			deps := asStrings(s.raw["Resources"].(map[string]any)[refresh].(map[string]any)["DependsOn"])
+			if !slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, "RefreshServiceRoleDefaultPolicy") }) {
+				t.Errorf("refresh depends on %v, want its role's policy (the mapping needs the stream permissions when it is created)", deps)
+			}
+			s.template.HasResourceProperties(jsii.String("AWS::CloudWatch::Alarm"), map[string]any{
+				"MetricName": "ApproximateNumberOfMessagesVisible", "Namespace": "AWS/SQS", "Threshold": 1,
+				"ComparisonOperator": "GreaterThanOrEqualToThreshold",
+				"Dimensions":         []any{map[string]any{"Name": "QueueName", "Value": map[string]any{"Fn::GetAtt": []any{queue, "QueueName"}}}},
+			})
+			rules := s.resources("AWS::Events::Rule")
+			if len(rules) != 1 {
+				t.Fatalf("got %d rules, want 1 schedule", len(rules))
+			}
+			if got := props(rules[onlyID(t, rules)])["ScheduleExpression"]; got != tt.schedule {
+				t.Errorf("schedule %v, want %s", got, tt.schedule)
+			}
+		})
+	}
+}
+
+func onlyID[V any](t *testing.T, m map[string]V) string {
+	t.Helper()
+	if len(m) != 1 {
+		t.Fatalf("got %d resources %v, want 1", len(m), keys(m))
+	}
+	return keys(m)[0]
+}
+
+// Discovery polls the blob every 2 s and exposes what it did before: its
+// configuration, the signing secret from Secrets Manager, Flight SQL and
+// health ports to the VPC only.
+func TestDiscoveryTask(t *testing.T) {
+	s := synth(t, LakeProps{Internal: true})
+	defs := s.resources("AWS::ECS::TaskDefinition")
+	containers := asAny(props(defs[onlyID(t, defs)])["ContainerDefinitions"])
+	if len(containers) != 1 {
+		t.Fatalf("got %d containers, want 1", len(containers))
+	}
+	c := containers[0].(map[string]any)
+	env := map[string]string{}
+	for _, e := range asAny(c["Environment"]) {
+		m := e.(map[string]any)
+		env[fmt.Sprint(m["Name"])] = fmt.Sprint(m["Value"])
+	}
+	if got := env["LAKE_POLL_INTERVAL"]; got != "2s" {
+		t.Errorf("LAKE_POLL_INTERVAL = %q, want 2s", got)
+	}
+	if got, want := keys(env), []string{"GOMEMLIMIT", "LAKE_HTTP_LISTEN", "LAKE_LISTEN", "LAKE_POLL_INTERVAL", "LAKE_SNAPSHOT"}; !slices.Equal(got, want) {
+		t.Errorf("environment %v, want exactly %v", got, want)
+	}
+	var secrets []string
+	for _, e := range asAny(c["Secrets"]) {
+		secrets = append(secrets, fmt.Sprint(e.(map[string]any)["Name"]))
+	}
+	if !slices.Equal(secrets, []string{"LAKE_JWT_HS256_SECRET"}) {
+		t.Errorf("secrets %v, want only LAKE_JWT_HS256_SECRET", secrets)
+	}
+	var ports []string
+	for _, p := range asAny(c["PortMappings"]) {
+		ports = append(ports, fmt.Sprint(p.(map[string]any)["ContainerPort"]))
+	}
+	if !slices.Equal(ports, []string{"50051", "8080"}) {
+		t.Errorf("container ports %v, want 50051 and 8080", ports)
+	}
+	found := false
+	for id, sg := range s.resources("AWS::EC2::SecurityGroup") {
+		if !strings.HasPrefix(id, "DiscoverySG") {
+			continue
+		}
+		found = true
+		var in []string
+		for _, r := range asAny(props(sg)["SecurityGroupIngress"]) {
+			m := r.(map[string]any)
+			in = append(in, fmt.Sprint(m["FromPort"], "-", m["ToPort"]))
+		}
+		sort.Strings(in)
+		if !slices.Equal(in, []string{"50051-50051", "8080-8080"}) {
+			t.Errorf("discovery admits ports %v, want 50051 and 8080", in)
+		}
+	}
+	if !found {
+		t.Error("no DiscoverySG security group")
 	}
 }
 
@@ -355,6 +503,90 @@ func TestInternalFromContext(t *testing.T) {
 	}
 }
 
+// The schedule and the stream trigger read from -c key=value (strings) or
+// cdk.json (strings or JSON numbers); out of range, fractional or
+// non-numeric values are errors, not silently the default.
+func TestScheduleAndStreamFromContext(t *testing.T) {
+	tests := []struct {
+		name      string
+		context   map[string]any
+		minutes   float64
+		window    time.Duration
+		batchSize int
+		wantErr   bool
+	}{
+		{"absent: the defaults", nil, 15, time.Second, 100, false},
+		{"-c values", map[string]any{"refreshMinutes": "5", "streamBatchingSeconds": "10", "streamBatchSize": "500"}, 5, 10 * time.Second, 500, false},
+		{"cdk.json numbers", map[string]any{"refreshMinutes": 30.0, "streamBatchingSeconds": 300.0, "streamBatchSize": 10000.0}, 30, 5 * time.Minute, 10000, false},
+		{"no batching window", map[string]any{"streamBatchingSeconds": "0"}, 15, -1, 100, false},
+		{"empty strings: the defaults", map[string]any{"refreshMinutes": "", "streamBatchSize": ""}, 15, time.Second, 100, false},
+		{"refreshMinutes 0", map[string]any{"refreshMinutes": "0"}, 0, 0, 0, true},
+		{"refreshMinutes fractional", map[string]any{"refreshMinutes": "1.5"}, 0, 0, 0, true},
+		{"refreshMinutes fractional number", map[string]any{"refreshMinutes": 1.5}, 0, 0, 0, true},
+		{"refreshMinutes over a day", map[string]any{"refreshMinutes": "1441"}, 0, 0, 0, true},
+		{"window over 300 s", map[string]any{"streamBatchingSeconds": "301"}, 0, 0, 0, true},
+		{"window negative", map[string]any{"streamBatchingSeconds": "-1"}, 0, 0, 0, true},
+		{"window with a unit", map[string]any{"streamBatchingSeconds": "1s"}, 0, 0, 0, true},
+		{"batch size 0", map[string]any{"streamBatchSize": "0"}, 0, 0, 0, true},
+		{"batch size over 10000", map[string]any{"streamBatchSize": "10001"}, 0, 0, 0, true},
+		{"batch size a boolean", map[string]any{"streamBatchSize": true}, 0, 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.context == nil {
+				tt.context = map[string]any{}
+			}
+			tt.context["internal"] = "true"
+			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: &tt.context})
+			got, err := propsFromContext(app)
+			if tt.wantErr {
+				if err == nil {
+					t.Fatalf("got %+v, want an error", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.RefreshMinutes != tt.minutes || got.StreamBatchingWindow != tt.window || got.StreamBatchSize != tt.batchSize {
+				t.Fatalf("got refresh %v min, window %v, batch %d; want %v min, %v, %d",
+					got.RefreshMinutes, got.StreamBatchingWindow, got.StreamBatchSize, tt.minutes, tt.window, tt.batchSize)
+			}
+			if err := got.Validate(); err != nil {
+				t.Fatalf("Validate() = %v for props read from the context", err)
+			}
+		})
+	}
+}
+
+// Validate refuses what Lambda and EventBridge would: a schedule that is
+// not whole minutes, a batching window that is not whole seconds or over
+// 5 minutes, a batch size over 10,000.
+func TestValidateStreamAndSchedule(t *testing.T) {
+	tests := []struct {
+		name  string
+		props LakeProps
+		ok    bool
+	}{
+		{"zero values: the defaults", LakeProps{Internal: true}, true},
+		{"limits", LakeProps{Internal: true, RefreshMinutes: 1, StreamBatchingWindow: 5 * time.Minute, StreamBatchSize: 10000}, true},
+		{"no window", LakeProps{Internal: true, StreamBatchingWindow: -1}, true},
+		{"fractional minutes", LakeProps{Internal: true, RefreshMinutes: 0.5}, false},
+		{"negative minutes", LakeProps{Internal: true, RefreshMinutes: -1}, false},
+		{"window over 5 minutes", LakeProps{Internal: true, StreamBatchingWindow: 301 * time.Second}, false},
+		{"window not whole seconds", LakeProps{Internal: true, StreamBatchingWindow: 1500 * time.Millisecond}, false},
+		{"batch size over 10000", LakeProps{Internal: true, StreamBatchSize: 10001}, false},
+		{"negative batch size", LakeProps{Internal: true, StreamBatchSize: -1}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.props.Validate(); (err == nil) != tt.ok {
+				t.Fatalf("Validate() = %v, want ok %v", err, tt.ok)
+			}
+		})
+	}
+}
+
 // Least privilege, read off the synthesized template. The report of every
 // statement per role is logged (go test -v).
 func TestLeastPrivilege(t *testing.T) {
@@ -362,7 +594,7 @@ func TestLeastPrivilege(t *testing.T) {
 	all := s.statements()
 	for _, role := range keys(all) {
 		for _, st := range all[role] {
-			t.Logf("%s: %v on %v", role, st.Actions, st.Resources)
+			t.Logf("%s: %s", role, shape(st))
 		}
 	}
 	register := ownLogsOnly(t, findRole(t, all, "RegisterServiceRole"), "RegisterLogs")
@@ -377,30 +609,27 @@ func TestLeastPrivilege(t *testing.T) {
 			t.Fatalf("register may write keys %v, want registrations, usage and the change counter only", st.LeadingKeys)
 		}
 	}
+	// refresh, statement by statement: scan the table; get registrations
+	// (a stream batch's changed keys) and the two markers; put the
+	// generation marker only; read this table's stream only; get/put the
+	// snapshot key; send to the failure queue (the function's on-failure
+	// destination and the stream mapping's).
 	refresh := ownLogsOnly(t, findRole(t, all, "RefreshServiceRole"), "RefreshLogs")
-	got := actionsOf(refresh)
-	for _, a := range got {
-		switch {
-		case a == "dynamodb:Scan", a == "s3:GetObject", a == "s3:PutObject":
-		case a == "dynamodb:GetItem", a == "dynamodb:PutItem": // the change markers (below)
-		case strings.HasPrefix(a, "sqs:"): // the on-failure destination queue
-		default:
-			t.Fatalf("refresh may %s; want only Scan, the change markers' Get/Put, the snapshot key's Get/Put and the failure queue", a)
-		}
-	}
+	var gotShape []string
 	for _, st := range refresh {
-		if slices.Contains(st.Actions, "dynamodb:GetItem") || slices.Contains(st.Actions, "dynamodb:PutItem") {
-			if !slices.Equal(st.LeadingKeys, []string{"meta/changes", "meta/generation"}) {
-				t.Fatalf("refresh may get/put keys %v, want meta/changes and meta/generation only", st.LeadingKeys)
-			}
-		}
+		gotShape = append(gotShape, shape(st))
 	}
-	for _, st := range refresh {
-		if slices.Contains(st.Actions, "s3:PutObject") {
-			if len(st.Resources) != 1 || !strings.Contains(st.Resources[0], SnapshotKey) {
-				t.Fatalf("refresh writes %v, want the snapshot key only", st.Resources)
-			}
-		}
+	sort.Strings(gotShape)
+	wantShape := []string{
+		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator dynamodb:ListStreams] on [stream]`,
+		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","meta/changes","meta/generation"]}}`,
+		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["meta/generation"]}}`,
+		`[dynamodb:Scan] on [table]`,
+		`[s3:GetObject s3:PutObject] on [snapshot key]`,
+		`[sqs:GetQueueAttributes sqs:GetQueueUrl sqs:SendMessage] on [failure queue]`,
+	}
+	if !slices.Equal(gotShape, wantShape) {
+		t.Fatalf("refresh statements:\n%s\nwant exactly:\n%s", strings.Join(gotShape, "\n"), strings.Join(wantShape, "\n"))
 	}
 	task := findRole(t, all, "DiscoveryTaskTaskRole")
 	if got := actionsOf(task); !slices.Equal(got, []string{"s3:GetObject"}) {
@@ -425,6 +654,31 @@ func TestLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
+}
+
+// shape renders a statement with its resources named by kind (the table,
+// its stream, the snapshot key, the failure queue), for exact comparison.
+func shape(st statement) string {
+	var res []string
+	for _, r := range st.Resources {
+		switch {
+		case strings.Contains(r, `"StreamArn"`) && strings.Contains(r, `"Registrations`):
+			res = append(res, "stream")
+		case strings.Contains(r, `"Registrations`) && strings.HasSuffix(r, `"Arn"]}`):
+			res = append(res, "table")
+		case strings.Contains(r, `"Snapshots`) && strings.HasSuffix(r, `"/`+SnapshotKey+`"]]}`):
+			res = append(res, "snapshot key")
+		case strings.Contains(r, `"RefreshFailures`) && strings.HasSuffix(r, `"Arn"]}`):
+			res = append(res, "failure queue")
+		default:
+			res = append(res, r)
+		}
+	}
+	out := fmt.Sprintf("%v on %v", st.Actions, res)
+	if st.Condition != "" {
+		out += " if " + st.Condition
+	}
+	return out
 }
 
 // ownLogsOnly checks a function role's log statements name only its own log
