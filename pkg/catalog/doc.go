@@ -18,4 +18,25 @@
 // paragraph separators or U+FFFD, without white space at either end, and
 // neither "." nor ".."; tenant names also without the IAM wildcards '*' and
 // '?'. An invalid name is a *NameError wrapping ErrInvalidName.
+//
+// # The change counter
+//
+// Every write that changes a registration (Register that creates, Update
+// that changes, Drop) is followed by a bump of one counter at ChangesKey.
+// A refresh reads the counter before it scans and records that value in the
+// blob it builds (a version 3 blob's change marker); a later refresh that
+// reads the same value knows that nothing was written since, with one
+// strongly consistent read instead of a scan. No change is lost: a write W
+// precedes its bump B; if the recorded value was read before B, the next
+// refresh reads a larger one and scans, after B and so after W; if it was
+// read after B, the scan that followed saw W. A write whose bump never
+// happened (the writer died between the two) is seen by the periodic full
+// scan, the reconciliation. changes.go has the details; ApplyChanges is how
+// a change feed's batch (DynamoDB Streams) is applied without a scan.
+//
+// # Quotas
+//
+// Each tenant's tables and schema bytes are counted in an item at
+// QuotaPrefix+tenant, reserved with a compare-and-swap before each write
+// (quota.go), so concurrent writers never pass a limit together.
 package catalog
