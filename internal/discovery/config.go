@@ -24,9 +24,12 @@ import (
 type ProgramConfig struct {
 	Listen, HTTPListen, AdminListen, Snapshot string
 	PollInterval, ShutdownGrace               time.Duration
-	TLSCert, TLSKey                           string
-	HS256Secret                               string // LAKE_JWT_HS256_SECRET: the secret itself (env only)
-	HS256SecretFile, JWKSFile                 string
+	// MaxStaleness is how old the last successful poll may grow before
+	// health says unhealthy (Config.MaxStaleness); 0 disables the check.
+	MaxStaleness              time.Duration
+	TLSCert, TLSKey           string
+	HS256Secret               string // LAKE_JWT_HS256_SECRET: the secret itself (env only)
+	HS256SecretFile, JWKSFile string
 	// JWKSURL serves the JWKS instead of JWKSFile, refreshed every
 	// JWKSRefresh (auth.Config.JWKSURL).
 	JWKSURL                       string
@@ -57,7 +60,8 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", ":8080"), "HTTP address for /healthz alone (the load balancer's check); - disables [LAKE_HTTP_LISTEN]")
 	fs.StringVar(&c.AdminListen, "admin-listen", env("LAKE_ADMIN_LISTEN", "127.0.0.1:8081"), "HTTP address for /healthz, /status and /metrics, which show the blob location, errors and catalog-wide counts: keep it unreachable from the load balancer and clients; - disables [LAKE_ADMIN_LISTEN]")
 	fs.StringVar(&c.Snapshot, "snapshot", env("LAKE_SNAPSHOT", ""), "snapshot blob: s3://bucket/key, file:///path or a path (required) [LAKE_SNAPSHOT]")
-	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", "10s"), "how often to check the blob for a new version [LAKE_POLL_INTERVAL]")
+	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", DefaultPollInterval.String()), "how often to check the blob for a new version: a conditional GET, answered 304 with no body while it is unchanged [LAKE_POLL_INTERVAL]")
+	staleness := fs.String("max-staleness", env("LAKE_MAX_STALENESS", ""), "health turns unhealthy (/healthz 503, gRPC NOT_SERVING) when the last successful poll is older than this; requests are still answered from the last good snapshot; more than -poll-interval; 0 disables (default 5m, or 3 × -poll-interval when that is longer) [LAKE_MAX_STALENESS]")
 	grace := fs.String("shutdown-grace", env("LAKE_SHUTDOWN_GRACE", "20s"), "how long running requests may finish after SIGTERM [LAKE_SHUTDOWN_GRACE]")
 	fs.StringVar(&c.TLSCert, "tls-cert", env("LAKE_TLS_CERT", ""), "PEM certificate file; with -tls-key serves TLS [LAKE_TLS_CERT]")
 	fs.StringVar(&c.TLSKey, "tls-key", env("LAKE_TLS_KEY", ""), "PEM private key file [LAKE_TLS_KEY]")
@@ -81,7 +85,10 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	c.HS256Secret = getenv("LAKE_JWT_HS256_SECRET")
 	var err error
 	if c.PollInterval, err = time.ParseDuration(*poll); err != nil || c.PollInterval < 100*time.Millisecond {
-		return c, fmt.Errorf("-poll-interval %q: want a duration of at least 100ms, such as 10s", *poll)
+		return c, fmt.Errorf("-poll-interval %q: want a duration of at least 100ms, such as 2s", *poll)
+	}
+	if c.MaxStaleness, err = maxStaleness(*staleness, c.PollInterval); err != nil {
+		return c, err
 	}
 	if c.ShutdownGrace, err = time.ParseDuration(*grace); err != nil || c.ShutdownGrace < 0 {
 		return c, fmt.Errorf("-shutdown-grace %q: want a duration such as 20s", *grace)
@@ -128,6 +135,20 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 		}
 	}
 	return c, nil
+}
+
+// maxStaleness parses -max-staleness: "" is the default (DefaultMaxStaleness,
+// or 3 × the poll interval when that is longer), 0 disables, anything else
+// must be more than the poll interval.
+func maxStaleness(v string, poll time.Duration) (time.Duration, error) {
+	if v == "" {
+		return max(DefaultMaxStaleness, 3*poll), nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || (d > 0 && d <= poll) {
+		return 0, fmt.Errorf("-max-staleness %q: want a duration of more than -poll-interval (%v), such as 5m, or 0 to disable", v, poll)
+	}
+	return d, nil
 }
 
 // authConfig is the token validator's configuration: the secret and JWKS
@@ -213,7 +234,7 @@ func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 	}
 	srv, err := Start(ctx, Config{
 		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, Blobs: blobs, PollInterval: c.PollInterval,
-		Auth: validator, TLS: tlsCfg, Log: log,
+		MaxStaleness: c.MaxStaleness, Auth: validator, TLS: tlsCfg, Log: log,
 		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes},
 	})
 	if err != nil {

@@ -33,7 +33,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", args: []string{"-snapshot", "s3://b/k"}, env: secret, check: func(c ProgramConfig) bool {
-			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 10*time.Second && c.ShutdownGrace == 20*time.Second &&
+			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 2*time.Second && c.MaxStaleness == 5*time.Minute && c.ShutdownGrace == 20*time.Second &&
 				c.BatchBytes == DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != "" &&
 				c.JWKSURL == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh && c.MaxLifetime == auth.DefaultMaxLifetime
 		}},
@@ -41,12 +41,12 @@ func TestParseConfig(t *testing.T) {
 			"LAKE_SNAPSHOT": "/data/blob", "LAKE_LISTEN": ":1", "LAKE_HTTP_LISTEN": "-", "LAKE_ADMIN_LISTEN": "-", "LAKE_POLL_INTERVAL": "2s", "LAKE_SHUTDOWN_GRACE": "1s",
 			"LAKE_JWKS_FILE": "/keys.json", "LAKE_JWT_ISSUER": "iss", "LAKE_JWT_AUDIENCE": "aud", "LAKE_TENANT_CLAIM": "org",
 			"LAKE_BATCH_BYTES": "65536", "LAKE_S3_PATH_STYLE": "true", "LAKE_TLS_CERT": "c.pem", "LAKE_TLS_KEY": "k.pem",
-			"LAKE_JWKS_REFRESH": "5m", "LAKE_JWT_MAX_LIFETIME": "1h",
+			"LAKE_JWKS_REFRESH": "5m", "LAKE_JWT_MAX_LIFETIME": "1h", "LAKE_MAX_STALENESS": "30s",
 		}, check: func(c ProgramConfig) bool {
 			return c.Snapshot == "/data/blob" && c.Listen == ":1" && c.HTTPListen == "" && c.AdminListen == "" && c.PollInterval == 2*time.Second &&
 				c.ShutdownGrace == time.Second && c.JWKSFile == "/keys.json" && c.Issuer == "iss" && c.Audience == "aud" &&
 				c.TenantClaim == "org" && c.BatchBytes == 65536 && c.S3PathStyle && c.TLSCert == "c.pem" && c.TLSKey == "k.pem" &&
-				c.JWKSRefresh == 5*time.Minute && c.MaxLifetime == time.Hour
+				c.JWKSRefresh == 5*time.Minute && c.MaxLifetime == time.Hour && c.MaxStaleness == 30*time.Second
 		}},
 		{name: "jwks url from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_URL": "https://idp.example.com/jwks", "LAKE_JWT_AUDIENCE": "lake"},
 			check: func(c ProgramConfig) bool {
@@ -72,6 +72,20 @@ func TestParseConfig(t *testing.T) {
 		{name: "no snapshot", env: secret, wantErr: "-snapshot (LAKE_SNAPSHOT) is required"},
 		{name: "no keys", args: []string{"-snapshot", "x"}, wantErr: "configure token validation"},
 		{name: "short poll", args: []string{"-snapshot", "x", "-poll-interval", "10ms"}, env: secret, wantErr: "at least 100ms"},
+		{name: "max staleness flag", args: []string{"-snapshot", "x", "-poll-interval", "1s", "-max-staleness", "1500ms"}, env: secret,
+			check: func(c ProgramConfig) bool {
+				return c.PollInterval == time.Second && c.MaxStaleness == 1500*time.Millisecond
+			}},
+		{name: "max staleness zero disables", args: []string{"-snapshot", "x", "-max-staleness", "0"}, env: secret,
+			check: func(c ProgramConfig) bool { return c.MaxStaleness == 0 }},
+		{name: "max staleness default follows a long poll", args: []string{"-snapshot", "x", "-poll-interval", "1h"}, env: secret,
+			check: func(c ProgramConfig) bool { return c.PollInterval == time.Hour && c.MaxStaleness == 3*time.Hour }},
+		{name: "max staleness equal to the poll", args: []string{"-snapshot", "x", "-poll-interval", "5s", "-max-staleness", "5s"}, env: secret,
+			wantErr: `-max-staleness "5s": want a duration of more than -poll-interval (5s)`},
+		{name: "max staleness under the default poll", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_MAX_STALENESS": "1s"},
+			wantErr: `-max-staleness "1s": want a duration of more than -poll-interval (2s)`},
+		{name: "max staleness negative", args: []string{"-snapshot", "x", "-max-staleness", "-5m"}, env: secret, wantErr: `-max-staleness "-5m"`},
+		{name: "max staleness not a duration", args: []string{"-snapshot", "x", "-max-staleness", "-"}, env: secret, wantErr: `-max-staleness "-"`},
 		{name: "bad grace", args: []string{"-snapshot", "x", "-shutdown-grace", "soon"}, env: secret, wantErr: `-shutdown-grace "soon"`},
 		{name: "batch too big", args: []string{"-snapshot", "x", "-batch-bytes", "8388608"}, env: secret, wantErr: "from 4096 to 3145728"},
 		{name: "batch not a number", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_BATCH_BYTES": "1MiB"}, wantErr: `-batch-bytes "1MiB"`},

@@ -587,7 +587,7 @@ func TestStatusJSONIsSnakeCase(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"generation", "loaded", "last_poll", "metadata_reads"} {
+	for _, want := range []string{"generation", "loaded", "last_poll", "metadata_reads", "last_successful_poll", "max_staleness_seconds", "stale"} {
 		if _, ok := doc[want]; !ok {
 			t.Errorf("/status lacks %q: %s", want, b)
 		}

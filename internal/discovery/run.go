@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,8 +35,17 @@ type Config struct {
 	AdminListen string
 	// Blobs is where the snapshot blob is read from.
 	Blobs blobstore.Store
-	// PollInterval is how often the blob is checked for a new version.
+	// PollInterval is how often the blob is checked for a new version, with
+	// a conditional read (304 while unchanged). Default DefaultPollInterval.
 	PollInterval time.Duration
+	// MaxStaleness, when more than zero, is how old the last successful
+	// poll (a 304 or a load; not a failed read or a rejected blob) may be:
+	// past it, /healthz answers 503 and the gRPC health service says
+	// NOT_SERVING, while requests are still answered from the serving
+	// snapshot; a successful poll makes it healthy again. It must be more
+	// than PollInterval. 0 disables the check (the program's default is
+	// DefaultMaxStaleness).
+	MaxStaleness time.Duration
 	// Auth validates bearer tokens.
 	Auth Authenticator
 	// TLS, when set, serves gRPC over TLS.
@@ -44,6 +54,15 @@ type Config struct {
 	Service Options
 	Log     *slog.Logger
 }
+
+// Defaults of the program's -poll-interval and -max-staleness.
+const (
+	// DefaultPollInterval: a poll of an unchanged blob is a conditional GET
+	// answered 304 with no body, cheap enough to make every 2 s.
+	DefaultPollInterval = 2 * time.Second
+	// DefaultMaxStaleness: 150 polls at the default interval.
+	DefaultMaxStaleness = 5 * time.Minute
+)
 
 // Server is a running discovery server.
 type Server struct {
@@ -55,17 +74,25 @@ type Server struct {
 	http, admin *http.Server
 	gl, hl, al  net.Listener
 	cancel      context.CancelFunc
-	done        chan struct{}
+	done        sync.WaitGroup
+
+	healthMu sync.Mutex // guards serving; held while the health service is set
+	serving  bool       // what the gRPC health service was last told
 }
 
 // Start listens, loads the first snapshot in the background (requests get
-// UNAVAILABLE and health says NOT_SERVING until it lands) and polls.
+// UNAVAILABLE and health says NOT_SERVING until it lands) and polls. With
+// MaxStaleness set, health also says NOT_SERVING while the last successful
+// poll is older than it.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Blobs == nil || cfg.Auth == nil {
 		return nil, errors.New("discovery: Config.Blobs and Config.Auth are required")
 	}
 	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 10 * time.Second
+		cfg.PollInterval = DefaultPollInterval
+	}
+	if cfg.MaxStaleness < 0 || (cfg.MaxStaleness > 0 && cfg.MaxStaleness <= cfg.PollInterval) {
+		return nil, fmt.Errorf("discovery: Config.MaxStaleness %v must be more than PollInterval %v, or 0 to disable", cfg.MaxStaleness, cfg.PollInterval)
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
@@ -74,10 +101,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := NewMetrics(reg)
 	cfg.Service.Metrics = metrics
-	s := &Server{cfg: cfg, svc: NewService(cfg.Service), health: health.NewServer(), done: make(chan struct{})}
+	s := &Server{cfg: cfg, svc: NewService(cfg.Service), health: health.NewServer()}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	s.src = NewSource(cfg.Blobs, s.svc, metrics, cfg.Log)
-	s.src.OnLoad = func(*View) { s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING) }
+	s.src.MaxStaleness = cfg.MaxStaleness
+	s.src.OnPoll = s.updateHealth
 
 	var opts []grpc.ServerOption
 	if cfg.TLS != nil {
@@ -110,13 +138,56 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	go func() { _ = s.grpc.Serve(s.gl) }()
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
+	s.done.Add(1)
 	go func() {
-		defer close(s.done)
+		defer s.done.Done()
 		s.src.Run(pctx, cfg.PollInterval)
 	}()
+	if cfg.MaxStaleness > 0 {
+		// A poll that hangs must not hold health at SERVING: staleness is
+		// checked on its own clock too.
+		s.done.Add(1)
+		go func() {
+			defer s.done.Done()
+			s.watchHealth(pctx, min(cfg.PollInterval, cfg.MaxStaleness/4))
+		}()
+	}
 	cfg.Log.InfoContext(ctx, "discovery listening", slog.String("flight_sql", s.gl.Addr().String()),
 		slog.String("http", s.HTTPAddr()), slog.String("admin", s.AdminAddr()), slog.String("snapshot", cfg.Blobs.Location()), slog.Bool("tls", cfg.TLS != nil))
 	return s, nil
+}
+
+// updateHealth tells the gRPC health service whether the source can serve
+// (a snapshot is loaded and not stale), and logs each change.
+func (s *Server) updateHealth() {
+	ok, reason := s.src.health(time.Now())
+	s.healthMu.Lock()
+	defer s.healthMu.Unlock()
+	if ok == s.serving {
+		return
+	}
+	s.serving = ok
+	if ok {
+		s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+		s.cfg.Log.Info("discovery healthy")
+		return
+	}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	s.cfg.Log.Warn("discovery unhealthy; requests are still answered from the serving snapshot", slog.String("reason", reason))
+}
+
+// watchHealth checks staleness every tick until ctx ends.
+func (s *Server) watchHealth(ctx context.Context, tick time.Duration) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.updateHealth()
+		}
+	}
 }
 
 // Addr is the Flight SQL listen address.
@@ -161,5 +232,5 @@ func (s *Server) Shutdown(ctx context.Context) {
 			_ = h.Shutdown(ctx)
 		}
 	}
-	<-s.done
+	s.done.Wait()
 }

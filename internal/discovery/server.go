@@ -193,8 +193,10 @@ func (a *interceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSer
 	return h(srv, ts)
 }
 
-// HealthHandler serves /healthz alone: 200 once a snapshot is loaded, else
-// 503. It tells a load balancer nothing else.
+// HealthHandler serves /healthz alone: 200 once a snapshot is loaded, 503
+// before, and 503 while the last successful poll is older than the
+// source's MaxStaleness (the snapshot still serves requests). The 503's
+// body is a short reason; it tells a load balancer nothing else.
 func HealthHandler(src *Source) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz(src))
@@ -203,8 +205,8 @@ func HealthHandler(src *Source) http.Handler {
 
 func healthz(src *Source) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		if st := src.Status(); !st.Loaded {
-			http.Error(w, "no snapshot loaded yet", http.StatusServiceUnavailable)
+		if ok, reason := src.health(time.Now()); !ok {
+			http.Error(w, reason, http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = w.Write([]byte("ok\n"))
@@ -212,8 +214,9 @@ func healthz(src *Source) http.HandlerFunc {
 }
 
 // AdminHandler serves /healthz, /status (the source's Status as JSON: the
-// blob's location, errors, catalog-wide counts) and /metrics (Prometheus,
-// from g). Serve it only where operators reach it.
+// blob's location, errors, catalog-wide counts, the last successful poll
+// and whether it is stale) and /metrics (Prometheus, from g). Serve it
+// only where operators reach it.
 func AdminHandler(src *Source, g prometheus.Gatherer) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz(src))

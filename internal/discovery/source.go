@@ -13,26 +13,40 @@ import (
 )
 
 // Source loads the snapshot blob into a Service and keeps it current by
-// polling with conditional reads. A blob that fails any check is rejected
-// and the previous view keeps serving; a blob of an older generation than
-// the serving one is rejected too.
+// polling with conditional reads: each poll names the ETag of the serving
+// blob (If-None-Match), so an unchanged blob is answered 304 with no bytes
+// and nothing is decoded. A blob that fails any check is rejected and the
+// previous view keeps serving; a blob of an older generation than the
+// serving one is rejected too. A rejected blob's ETag is remembered and
+// named instead, so the same rejected bytes are not fetched and checked
+// again at every poll.
 type Source struct {
 	// OnLoad, when set before the first poll, is called after each new view
 	// is swapped in.
 	OnLoad func(*View)
+	// OnPoll, when set before the first poll, is called after each poll,
+	// once its result is in Status.
+	OnPoll func()
+	// MaxStaleness, when more than zero and set before the first poll, is
+	// how old the last successful poll may be before the source counts as
+	// stale (Status.Stale; /healthz answers 503). The view keeps serving.
+	MaxStaleness time.Duration
 
 	blobs   blobstore.Store
 	svc     *Service
 	metrics *Metrics
 	log     *slog.Logger
 
-	pollMu sync.Mutex // one poll at a time; held through a (long) load
-	etag   string     // guarded by pollMu
+	pollMu      sync.Mutex // one poll at a time; held through a (long) load
+	etag        string     // the serving blob's ETag; guarded by pollMu
+	rejectedTag string     // the last rejected blob's ETag, "" after a load; guarded by pollMu
+	rejectedErr error      // why it was rejected; guarded by pollMu
 
-	mu        sync.Mutex // guards the status fields; never held during I/O
-	lastErr   error
-	lastPoll  time.Time
-	metaReads uint64
+	mu          sync.Mutex // guards the status fields; never held during I/O
+	lastErr     error
+	lastPoll    time.Time
+	lastSuccess time.Time
+	metaReads   uint64
 }
 
 // NewSource returns a Source feeding svc from blobs. metrics may be nil.
@@ -57,6 +71,17 @@ type Status struct {
 	// check failed with ("" when it did not).
 	LastPoll  time.Time `json:"last_poll"`
 	LastError string    `json:"last_error"`
+	// LastSuccessfulPoll is when a poll last succeeded: it found the blob
+	// unchanged (304) or loaded it. A failed read or a rejected blob is no
+	// success. Zero before the first.
+	LastSuccessfulPoll time.Time `json:"last_successful_poll"`
+	// MaxStalenessSeconds is the bound on the last successful poll's age
+	// (Source.MaxStaleness); 0 when there is none.
+	MaxStalenessSeconds float64 `json:"max_staleness_seconds"`
+	// Stale reports a loaded snapshot whose last successful poll is older
+	// than the bound: health says unhealthy, and requests are still answered
+	// from the serving snapshot.
+	Stale bool `json:"stale"`
 	// MetadataReads counts blob reads: only polls read metadata.
 	MetadataReads uint64 `json:"metadata_reads"`
 	// Cache describes the prepared-tenant cache.
@@ -65,16 +90,44 @@ type Status struct {
 
 // Status reports the serving generation and the last poll's result.
 func (s *Source) Status() Status {
+	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{LastPoll: s.lastPoll, MetadataReads: s.metaReads, Cache: s.svc.CacheStats()}
+	st := Status{LastPoll: s.lastPoll, LastSuccessfulPoll: s.lastSuccess, MetadataReads: s.metaReads,
+		MaxStalenessSeconds: s.MaxStaleness.Seconds(), Cache: s.svc.CacheStats()}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()
 	}
 	if v := s.svc.View(); v != nil {
 		st.Loaded, st.Generation, st.CreatedAt, st.Tables, st.Tenants = true, v.Generation, v.CreatedAt, v.Counts.Tables, v.Tenants
+		st.Stale = s.staleFor(now) > 0
 	}
 	return st
+}
+
+// staleFor is how far the last successful poll's age exceeds MaxStaleness
+// at now (0 when it does not, or without a bound). s.mu must be held.
+func (s *Source) staleFor(now time.Time) time.Duration {
+	if s.MaxStaleness <= 0 || s.lastSuccess.IsZero() {
+		return 0
+	}
+	return max(0, now.Sub(s.lastSuccess)-s.MaxStaleness)
+}
+
+// health reports whether the source can serve: a snapshot is loaded and the
+// last successful poll is within MaxStaleness. reason says why not, briefly
+// and without the blob's location (a load balancer reads it).
+func (s *Source) health(now time.Time) (ok bool, reason string) {
+	if s.svc.View() == nil {
+		return false, "no snapshot loaded yet"
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.staleFor(now) > 0 {
+		return false, fmt.Sprintf("snapshot stale: no successful poll for %v, over the %v bound",
+			now.Sub(s.lastSuccess).Round(time.Millisecond), s.MaxStaleness)
+	}
+	return true, ""
 }
 
 // Poll fetches the blob if it changed since the last load and swaps in its
@@ -90,10 +143,13 @@ func (s *Source) Poll(ctx context.Context) (bool, error) {
 	if s.metrics != nil {
 		s.metrics.metadataIO.Inc()
 	}
-	loaded, err := s.poll(ctx)
+	loaded, err := s.poll(ctx, start)
 	s.mu.Lock()
 	s.lastErr = err
 	s.mu.Unlock()
+	if s.OnPoll != nil {
+		s.OnPoll()
+	}
 	result := "unchanged"
 	switch {
 	case err != nil && errors.Is(err, errRejected):
@@ -114,10 +170,25 @@ func (s *Source) Poll(ctx context.Context) (bool, error) {
 
 var errRejected = errors.New("discovery: snapshot blob rejected")
 
-func (s *Source) poll(ctx context.Context) (bool, error) {
-	b, err := s.blobs.Get(ctx, s.etag)
+// succeeded records a successful poll that started at start.
+func (s *Source) succeeded(start time.Time) {
+	s.mu.Lock()
+	s.lastSuccess = start
+	s.mu.Unlock()
+}
+
+func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
+	tag := s.etag
+	if s.rejectedTag != "" {
+		tag = s.rejectedTag
+	}
+	b, err := s.blobs.Get(ctx, tag)
 	switch {
+	case errors.Is(err, blobstore.ErrNotModified) && s.rejectedTag != "":
+		// Still the blob rejected before: not fetched, not checked again.
+		return false, s.rejectedErr
 	case errors.Is(err, blobstore.ErrNotModified):
+		s.succeeded(start)
 		return false, nil
 	case errors.Is(err, blobstore.ErrNotFound):
 		return false, fmt.Errorf("discovery: no snapshot blob at %s yet", s.blobs.Location())
@@ -128,17 +199,18 @@ func (s *Source) poll(ctx context.Context) (bool, error) {
 	if err != nil {
 		s.log.ErrorContext(ctx, "snapshot blob rejected; the previous snapshot keeps serving",
 			slog.String("blob", s.blobs.Location()), slog.String("etag", b.ETag), slog.String("error", err.Error()))
-		return false, fmt.Errorf("%w: %w", errRejected, err)
+		return false, s.reject(b.ETag, fmt.Errorf("%w: %w", errRejected, err))
 	}
 	h := blob.Header()
 	if cur := s.svc.View(); cur != nil && h.Generation < cur.Generation {
 		s.log.WarnContext(ctx, "snapshot blob of an older generation rejected",
 			slog.Uint64("blob_generation", h.Generation), slog.Uint64("serving_generation", cur.Generation))
-		return false, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, h.Generation, cur.Generation)
+		return false, s.reject(b.ETag, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, h.Generation, cur.Generation))
 	}
 	v := &View{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts, Tenants: len(blob.Tenants()), index: blobIndex{blob}}
+	s.succeeded(start)
 	s.svc.setView(v)
-	s.etag = b.ETag
+	s.etag, s.rejectedTag, s.rejectedErr = b.ETag, "", nil
 	if s.OnLoad != nil {
 		s.OnLoad(v)
 	}
@@ -152,14 +224,35 @@ func (s *Source) poll(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// Run polls every interval until ctx ends. Errors are logged and kept in
-// Status; the serving view stays.
+// reject remembers a rejected blob's ETag and why, for the next polls, and
+// returns err. The rejection holds for those bytes: a blob's content does
+// not change under one ETag, and the serving generation only grows.
+func (s *Source) reject(etag string, err error) error {
+	s.rejectedTag, s.rejectedErr = etag, err
+	return err
+}
+
+// failureLogEvery is how often Run logs a poll failure that goes on; the
+// first failure and the recovery are logged at once.
+const failureLogEvery = time.Minute
+
+// Run polls every interval until ctx ends. Errors are kept in Status and
+// logged: the first of a run of failures, then once a minute at most, and
+// the recovery. The serving view stays.
 func (s *Source) Run(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
+	failing, lastLogged := false, time.Time{}
 	for {
-		if _, err := s.Poll(ctx); err != nil && ctx.Err() == nil {
+		_, err := s.Poll(ctx)
+		switch now := time.Now(); {
+		case ctx.Err() != nil:
+		case err != nil && (!failing || now.Sub(lastLogged) >= failureLogEvery):
+			lastLogged, failing = now, true
 			s.log.WarnContext(ctx, "snapshot poll", slog.String("error", err.Error()))
+		case err == nil && failing:
+			failing = false
+			s.log.InfoContext(ctx, "snapshot poll succeeded again")
 		}
 		select {
 		case <-ctx.Done():
