@@ -1,6 +1,7 @@
 package functions_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -14,15 +15,21 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -111,6 +118,20 @@ func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
 
 func writeBlob(t *testing.T, path string, gen uint64, tables ...string) {
 	t.Helper()
+	blob := blobBytes(t, gen, tables...)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, blob, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// blobBytes is a snapshot blob of generation gen holding tenant acme's
+// tables in namespace sales.
+func blobBytes(t *testing.T, gen uint64, tables ...string) []byte {
+	t.Helper()
 	st := memstore.New(memstore.Options{})
 	c := catalog.New(st, catalog.Options{})
 	for i, name := range tables {
@@ -127,13 +148,7 @@ func writeBlob(t *testing.T, path string, gen uint64, tables ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, blob, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		t.Fatal(err)
-	}
+	return blob
 }
 
 // The discovery binary: UNAVAILABLE and NOT_SERVING until a blob exists,
@@ -199,6 +214,192 @@ func TestDiscoveryBinary(t *testing.T) {
 	}
 	if code := d.proc.Wait(15 * time.Second); code != 0 {
 		t.Fatalf("exit code after SIGTERM = %d, want 0\n%s", code, d.proc.Output())
+	}
+}
+
+// The discovery binary turns unhealthy when its last successful poll is
+// older than -max-staleness (LAKE_MAX_STALENESS): reads of the blob fail
+// once it is replaced by a folder, and /healthz answers 503, the gRPC
+// health service NOT_SERVING and /status stale, while requests are still
+// answered from the last good snapshot. With the blob back, it is healthy
+// again.
+func TestDiscoveryBinaryStaleness(t *testing.T) {
+	blob := filepath.Join(t.TempDir(), "catalog.lakesnap")
+	writeBlob(t, blob, 1, "orders")
+	d := startDiscovery(t, blob, "LAKE_MAX_STALENESS=1s")
+
+	// health reads every surface and says whether they all agree with
+	// want, and what it saw.
+	health := func(want bool) (bool, string) {
+		wantGRPC, wantCode, wantStale := healthpb.HealthCheckResponse_SERVING, http.StatusOK, `"stale":false`
+		if !want {
+			wantGRPC, wantCode, wantStale = healthpb.HealthCheckResponse_NOT_SERVING, http.StatusServiceUnavailable, `"stale":true`
+		}
+		grpcStatus := d.serving(t)
+		code, body := httpStatus(t, "http://"+d.http+"/healthz"), httpBody(t, "http://"+d.http+"/healthz")
+		st := httpBody(t, "http://"+d.admin+"/status")
+		ok := grpcStatus == wantGRPC && code == wantCode && strings.Contains(st, wantStale) && strings.Contains(st, `"max_staleness_seconds":1,`)
+		if !want {
+			ok = ok && strings.HasPrefix(body, "snapshot stale: no successful poll for ") && strings.Contains(st, "is a directory")
+		}
+		return ok, fmt.Sprintf("gRPC %v, /healthz %d %q, /status %s", grpcStatus, code, body, st)
+	}
+	for _, tc := range []struct {
+		name        string
+		change      func(t *testing.T)
+		wantHealthy bool
+	}{
+		{name: "polls succeed", change: func(*testing.T) {}, wantHealthy: true},
+		{name: "reads fail past the bound", change: func(t *testing.T) {
+			if err := os.Rename(blob, blob+".good"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Mkdir(blob, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, wantHealthy: false},
+		{name: "the blob is back", change: func(t *testing.T) {
+			if err := os.Remove(blob); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(blob+".good", blob); err != nil {
+				t.Fatal(err)
+			}
+		}, wantHealthy: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.change(t)
+			var saw string
+			waitFor(t, 20*time.Second, fmt.Sprintf("every health surface to say healthy=%v", tc.wantHealthy), func() bool {
+				var ok bool
+				ok, saw = health(tc.wantHealthy)
+				return ok
+			})
+			if names, err := d.tableNames(t, "acme", true); err != nil || fmt.Sprint(names) != "[orders]" {
+				t.Fatalf("GetTables: got %v, %v; want [orders] from the serving snapshot (health: %s)", names, err, saw)
+			}
+		})
+	}
+}
+
+// countingProxy forwards to an S3 endpoint and records every GET: the
+// If-None-Match it named, the status and the body bytes it was answered
+// with.
+type countingProxy struct {
+	url  string
+	mu   sync.Mutex
+	gets []proxiedGet
+}
+
+type proxiedGet struct {
+	ifNoneMatch string
+	status      int
+	bytes       int
+}
+
+func startCountingProxy(t *testing.T, target string) *countingProxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cw := &countingWriter{ResponseWriter: w}
+		rp.ServeHTTP(cw, r)
+		if r.Method == http.MethodGet {
+			p.mu.Lock()
+			p.gets = append(p.gets, proxiedGet{ifNoneMatch: r.Header.Get("If-None-Match"), status: cw.status, bytes: cw.n})
+			p.mu.Unlock()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p.url = srv.URL
+	return p
+}
+
+func (p *countingProxy) recorded() []proxiedGet {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]proxiedGet(nil), p.gets...)
+}
+
+// countingWriter notes the status and counts the body bytes written.
+type countingWriter struct {
+	http.ResponseWriter
+	status, n int
+}
+
+func (w *countingWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *countingWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.n += n
+	return n, err
+}
+
+func (w *countingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// The discovery binary polls S3 (versitygw) with GetObject If-None-Match
+// the ETag it serves: while the blob is unchanged every poll is answered
+// 304 with no body bytes on the wire, and a new blob is fetched once.
+func TestDiscoveryBinaryPollsS3WithIfNoneMatch(t *testing.T) {
+	st := newStack(t)
+	ctx := context.Background()
+	put := func(gen uint64, tables ...string) string {
+		t.Helper()
+		out, err := st.s3.Client().PutObject(ctx, &s3.PutObjectInput{Bucket: &st.bucket, Key: aws.String(key), Body: bytes.NewReader(blobBytes(t, gen, tables...))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return aws.ToString(out.ETag)
+	}
+	etag1 := put(1, "orders")
+	proxy := startCountingProxy(t, st.s3.Endpoint)
+	d := startDiscovery(t, "s3://"+st.bucket+"/"+key, "AWS_ENDPOINT_URL_S3="+proxy.url, "LAKE_S3_PATH_STYLE=true", "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID="+st.s3.Access, "AWS_SECRET_ACCESS_KEY="+st.s3.Secret)
+	waitFor(t, 20*time.Second, "the first snapshot", func() bool { return d.serving(t) == healthpb.HealthCheckResponse_SERVING })
+	waitFor(t, 20*time.Second, "five polls after the load", func() bool { return len(proxy.recorded()) >= 6 })
+
+	gets := proxy.recorded()
+	if g := gets[0]; g.ifNoneMatch != "" || g.status != http.StatusOK || g.bytes == 0 {
+		t.Fatalf("first GET: got If-None-Match %q, %d, %d bytes; want none, 200 and the blob", g.ifNoneMatch, g.status, g.bytes)
+	}
+	for i, g := range gets[1:] {
+		if g.ifNoneMatch != etag1 || g.status != http.StatusNotModified || g.bytes != 0 {
+			t.Fatalf("GET %d of the unchanged blob: got If-None-Match %q, %d, %d bytes; want %q, 304, 0 bytes", i+1, g.ifNoneMatch, g.status, g.bytes, etag1)
+		}
+	}
+
+	before := len(proxy.recorded())
+	etag2 := put(2, "orders", "returns")
+	waitFor(t, 20*time.Second, "the second snapshot", func() bool {
+		names, _ := d.tableNames(t, "acme", false)
+		return len(names) == 2
+	})
+	waitFor(t, 20*time.Second, "a poll of the second blob", func() bool {
+		gets := proxy.recorded()
+		return gets[len(gets)-1].ifNoneMatch == etag2
+	})
+	var fetched int
+	for _, g := range proxy.recorded()[before:] {
+		switch {
+		case g.status == http.StatusOK && g.ifNoneMatch == etag1 && g.bytes > 0:
+			fetched++
+		case g.status == http.StatusNotModified && g.bytes == 0 && (g.ifNoneMatch == etag1 || g.ifNoneMatch == etag2):
+		default:
+			t.Fatalf("GET around the new blob: got If-None-Match %q, %d, %d bytes; want a 304 with no bytes or one 200 answering %q", g.ifNoneMatch, g.status, g.bytes, etag1)
+		}
+	}
+	if fetched != 1 {
+		t.Fatalf("the new blob was fetched %d times, want once", fetched)
 	}
 }
 
