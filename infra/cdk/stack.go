@@ -394,7 +394,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 
 	awscloudwatch.NewAlarm(stack, s("RefreshFailuresQueued"), &awscloudwatch.AlarmProps{
 		AlarmDescription: s("A refresh run or stream batch was given up and recorded in the RefreshFailures queue: " +
-			"its changes wait for a full refresh (invoke refresh with a scheduled event to run one now)."),
+			"its changes may wait for the next full scan, at the latest the reconciliation (LAKE_RECONCILE_INTERVAL)."),
 		Metric:             failures.MetricApproximateNumberOfMessagesVisible(&awscloudwatch.MetricOptions{Period: awscdk.Duration_Minutes(jsii.Number(5))}),
 		Threshold:          jsii.Number(1),
 		EvaluationPeriods:  jsii.Number(1),
