@@ -118,12 +118,11 @@ func benchCost(c config, r *report, d *dynalite) error {
 	defer os.RemoveAll(dir)
 	p := &refresh.Publisher{Store: store, Blobs: blobstore.NewFile(filepath.Join(dir, "catalog.lakesnap"))}
 	type call struct {
-		name          string
-		scans, gets   int64
-		scanned       bool
-		rcu           int64
-		outcome       refresh.Outcome
-		incrementalOK bool
+		name        string
+		scans, gets int64
+		scanned     bool
+		rcu         int64
+		outcome     refresh.Outcome
 	}
 	var calls []call
 	measure := func(name string, f func() (refresh.Result, error)) error {
