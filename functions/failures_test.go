@@ -119,15 +119,7 @@ func TestIncrementalAndFullRefreshRace(t *testing.T) {
 	}
 	registerTable(t, reg, "acme", "second", ipcB64(t, 2))
 
-	var arrived sync.WaitGroup
-	arrived.Add(2)
-	barrier := testenv.StartFaultProxy(t, s.s3.Endpoint, func(op string, n int) *testenv.Fault {
-		if op == "PUT" && n <= 2 {
-			arrived.Done()
-			waitTimeout(&arrived, 30*time.Second)
-		}
-		return nil
-	})
+	barrier := putBarrier(t, s.s3.Endpoint)
 	bootstrap := testenv.Binary(t, "refresh")
 	incremental := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
 	full := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)

@@ -140,17 +140,10 @@ func ipcB64(t *testing.T, i int) string {
 	return base64.StdEncoding.EncodeToString(b)
 }
 
+// invokeRefresh invokes the refresh function with a scheduled event.
 func invokeRefresh(t testing.TB, fn *testenv.Lambda) (refresh.Result, error) {
 	t.Helper()
-	out, err := fn.Invoke(context.Background(), testenv.ScheduledEvent())
-	if err != nil {
-		return refresh.Result{}, err
-	}
-	var res refresh.Result
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("refresh response %s: %v", out, err)
-	}
-	return res, nil
+	return invokeWith(t, fn, testenv.ScheduledEvent())
 }
 
 // Register through an API Gateway event, refresh through a scheduled event,
@@ -293,15 +286,7 @@ func TestRefreshRace(t *testing.T) {
 	}
 	registerTable(t, reg, "acme", "second", ipcB64(t, 2))
 
-	var arrived sync.WaitGroup
-	arrived.Add(2)
-	barrier := testenv.StartFaultProxy(t, s.s3.Endpoint, func(op string, n int) *testenv.Fault {
-		if op == "PUT" && n <= 2 {
-			arrived.Done()
-			waitTimeout(&arrived, 30*time.Second)
-		}
-		return nil
-	})
+	barrier := putBarrier(t, s.s3.Endpoint)
 	bootstrap := testenv.Binary(t, "refresh")
 	a := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
 	b := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
@@ -335,6 +320,20 @@ func TestRefreshRace(t *testing.T) {
 	if _, etag2 := s.blob(t); res.Outcome != refresh.Unchanged || res.Generation != 2 || etag2 != etag {
 		t.Fatalf("refresh with no change = %+v (etag %s → %s), want unchanged", res, etag, etag2)
 	}
+}
+
+// putBarrier is an S3 proxy that holds the first two PUTs until both have
+// arrived, so two refreshes race for the same conditional write.
+func putBarrier(t *testing.T, endpoint string) *testenv.FaultProxy {
+	var arrived sync.WaitGroup
+	arrived.Add(2)
+	return testenv.StartFaultProxy(t, endpoint, func(op string, n int) *testenv.Fault {
+		if op == "PUT" && n <= 2 {
+			arrived.Done()
+			waitTimeout(&arrived, 30*time.Second)
+		}
+		return nil
+	})
 }
 
 // waitTimeout waits for wg, or gives up after d so a broken race cannot

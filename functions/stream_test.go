@@ -31,7 +31,8 @@ func streamBatch(changes ...[2]string) events.DynamoDBEvent {
 	return ev
 }
 
-func invokeWith(t *testing.T, fn *testenv.Lambda, ev any) (refresh.Result, error) {
+// invokeWith invokes the refresh function with ev and decodes its result.
+func invokeWith(t testing.TB, fn *testenv.Lambda, ev any) (refresh.Result, error) {
 	t.Helper()
 	out, err := fn.Invoke(context.Background(), ev)
 	if err != nil {

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"strings"
 	"time"
@@ -188,18 +186,5 @@ func reencode(base *Blob, groups map[string][]Table, opts ApplyOptions) ([]byte,
 	out := make([]byte, BlobHeaderSize, BlobHeaderSize+len(idx)+segs.Len())
 	out = append(out, idx...)
 	out = append(out, segs.Bytes()...)
-	h := BlobHeader{
-		Version:     BlobVersion3,
-		Generation:  opts.Generation,
-		CreatedAt:   opts.CreatedAt,
-		Counts:      counts,
-		IndexBytes:  uint64(len(idx)),
-		BodyBytes:   uint64(len(out) - BlobHeaderSize),
-		ContentHash: contentHash(tenants),
-	}
-	putHeader(out[:BlobHeaderSize], h)
-	crc := crc32.Update(crc32.Checksum(out[:100], crcTable), crcTable, out[BlobHeaderSize:])
-	binary.LittleEndian.PutUint32(out[100:104], crc)
-	h, err = ReadBlobHeader(out)
-	return out, h, err
+	return sealV3(out, len(idx), opts.Generation, opts.CreatedAt, counts, tenants)
 }

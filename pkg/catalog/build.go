@@ -174,18 +174,25 @@ func encodeSorted(tables []Table, release bool, generation uint64, createdAt tim
 		return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob: index of %d bytes, %d reserved", len(idx), indexBytes)
 	}
 	copy(out[BlobHeaderSize:], idx)
+	return sealV3(out, len(idx), generation, createdAt, counts, tenants)
+}
+
+// sealV3 writes the header and checksum of a version 3 blob whose index
+// (indexBytes long) and segments already follow the header room in out,
+// and returns out and the header as a reader sees it.
+func sealV3(out []byte, indexBytes int, generation uint64, createdAt time.Time, counts Counts, tenants []TenantInfo) ([]byte, BlobHeader, error) {
 	h := BlobHeader{
 		Version:     BlobVersion3,
 		Generation:  generation,
 		CreatedAt:   createdAt,
 		Counts:      counts,
-		IndexBytes:  uint64(len(idx)),
+		IndexBytes:  uint64(indexBytes),
 		BodyBytes:   uint64(len(out) - BlobHeaderSize),
 		ContentHash: contentHash(tenants),
 	}
 	putHeader(out[:BlobHeaderSize], h)
 	crc := crc32.Update(crc32.Checksum(out[:100], crcTable), crcTable, out[BlobHeaderSize:])
 	binary.LittleEndian.PutUint32(out[100:104], crc)
-	h, err = ReadBlobHeader(out)
+	h, err := ReadBlobHeader(out)
 	return out, h, err
 }
