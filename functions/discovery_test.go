@@ -464,7 +464,7 @@ func TestDiscoveryTLS(t *testing.T) {
 	bin := testenv.Binary(t, "discovery")
 	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	p := testenv.StartEnv(t, []string{"LAKE_JWT_HS256_SECRET=" + discoverySecret}, bin,
-		"-listen", addr, "-http-listen", "", "-snapshot", blob, "-tls-cert", certPath, "-tls-key", keyPath)
+		"-listen", addr, "-http-listen", "", "-admin-listen", "-", "-snapshot", blob, "-tls-cert", certPath, "-tls-key", keyPath)
 	p.WaitTCP(t, addr, 30*time.Second)
 
 	tlsClient, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})))

@@ -178,7 +178,7 @@ func (c *cloud) discovery(t *testing.T, s3Endpoint string) *discovery {
 	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	d := &discovery{http: "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))}
 	d.proc = testenv.StartEnv(t, append(c.env(s3Endpoint), "LAKE_JWT_HS256_SECRET="+secret), bin,
-		"-listen", addr, "-http-listen", d.http, "-snapshot", "s3://"+c.bucket+"/"+snapshotKey, "-poll-interval", "200ms")
+		"-listen", addr, "-http-listen", d.http, "-admin-listen", "-", "-snapshot", "s3://"+c.bucket+"/"+snapshotKey, "-poll-interval", "200ms")
 	d.proc.WaitTCP(t, addr, 30*time.Second)
 	var err error
 	if d.client, err = flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {

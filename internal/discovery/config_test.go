@@ -122,7 +122,7 @@ func TestMainConfiguration(t *testing.T) {
 		wantOut, wantErrW string
 	}{
 		{name: "no snapshot", args: nil, wantCode: 2, wantOut: `"error":"-snapshot (LAKE_SNAPSHOT) is required`},
-		{name: "bad blob URI", args: []string{"-snapshot", "gs://b/k", "-http-listen", "-", "-listen", "127.0.0.1:0"}, wantCode: 1, wantOut: `unsupported scheme`},
+		{name: "bad blob URI", args: []string{"-snapshot", "gs://b/k", "-http-listen", "-", "-admin-listen", "-", "-listen", "127.0.0.1:0"}, wantCode: 1, wantOut: `unsupported scheme`},
 		{name: "help", args: []string{"-h"}, wantCode: 0, wantErrW: "LAKE_BATCH_BYTES"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
