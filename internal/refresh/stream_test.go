@@ -164,3 +164,33 @@ func TestApplyLosingARaceAppliesAgain(t *testing.T) {
 		t.Fatalf("blob = generation %d with %d tables, want 3 with 2", s.Generation, s.Counts.Tables)
 	}
 }
+
+// ParseEvent takes any bytes a Lambda invocation can carry: it never
+// panics, and what it accepts is one of its two events — a stream batch
+// with one non-empty key per record, or a scheduled event with none.
+func FuzzParseEvent(f *testing.F) {
+	f.Add([]byte(`{"detail-type":"Scheduled Event","source":"aws.events","detail":{}}`))
+	f.Add([]byte(`{"Records":[{"eventID":"1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{"pk":{"S":"tbl/a/b/c"}}}}]}`))
+	f.Add([]byte(`{"Records":[{"eventSource":"aws:dynamodb","dynamodb":{"Keys":{"pk":{"N":"1"}}}}]}`))
+	f.Add([]byte(`{"Records":null}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		keys, stream, err := refresh.ParseEvent(json.RawMessage(b))
+		if err != nil {
+			return
+		}
+		if !stream && keys != nil {
+			t.Fatalf("a scheduled event with keys %v", keys)
+		}
+		if stream {
+			if len(keys) == 0 {
+				t.Fatal("an accepted stream batch without keys")
+			}
+			for _, k := range keys {
+				if k == "" {
+					t.Fatal("an accepted stream record with an empty key")
+				}
+			}
+		}
+	})
+}
