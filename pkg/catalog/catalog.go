@@ -17,8 +17,8 @@ import (
 var (
 	// ErrNotFound: no table is registered under the reference.
 	ErrNotFound = errors.New("table not found")
-	// ErrExists: the table is registered with a different location, type or
-	// schema; change it with Update.
+	// ErrExists: the table is registered with a different location, type,
+	// schema, description or properties; change it with Update.
 	ErrExists = errors.New("table already registered differently")
 	// ErrConflict: the registration changed between read and write, or does
 	// not have the version the caller expected.
@@ -218,10 +218,16 @@ type UpdateOptions struct {
 	// IfNoSchema makes the update apply only to a registration that carries
 	// no schema (a backfill); one that has a schema is ErrConflict.
 	IfNoSchema bool
+	// ClearDescription removes the description when spec gives none (an
+	// empty spec.Description otherwise keeps the current one).
+	ClearDescription bool
 }
 
-// Update replaces the table's schema (and its location and type where spec
-// gives them; empty keeps the current ones), bumping the version. An update
+// Update replaces the table's schema (and its location, type and
+// description where spec gives them: empty keeps the current ones, and
+// opts.ClearDescription removes the description), bumping the version.
+// Properties are replaced as a whole by a non-nil spec.Properties (an empty
+// map removes them all); nil keeps the current ones. An update
 // that changes nothing returns the stored registration unchanged. The write
 // is a compare-and-swap on the bytes read, so a registration that changed
 // meanwhile is never overwritten: without IfVersion the update is re-applied
@@ -257,6 +263,12 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		}
 		if want.TableType == "" {
 			want.TableType = cur.tableType
+		}
+		if want.Description == "" && !opts.ClearDescription {
+			want.Description = cur.description
+		}
+		if want.Properties == nil {
+			want.Properties = cur.properties
 		}
 		next, err := NewRegistration(want, c.now())
 		if err != nil {

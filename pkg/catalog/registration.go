@@ -8,10 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -23,6 +26,19 @@ const DefaultTableType = "TABLE"
 const (
 	MaxLocationBytes  = 4096
 	MaxTableTypeBytes = 64
+	// MaxDescriptionBytes bounds a table's description: UTF-8 text whose
+	// only control characters are newline and tab.
+	MaxDescriptionBytes = 4096
+	// MaxProperties bounds how many properties a table carries.
+	MaxProperties = 64
+	// MaxPropertyKeyBytes bounds a property's key: 1 to this many bytes of
+	// printable UTF-8 (no control characters).
+	MaxPropertyKeyBytes = 128
+	// MaxPropertyValueBytes bounds a property's value: UTF-8 without
+	// control characters, possibly empty.
+	MaxPropertyValueBytes = 1024
+	// MaxPropertiesBytes bounds the properties' keys and values together.
+	MaxPropertiesBytes = 16 * 1024
 )
 
 // ErrInvalidRegistration is wrapped by errors about a registration's fields
@@ -45,15 +61,22 @@ type Registration struct {
 	// Registrations written before it existed have none.
 	creationID string
 	schemaIPC  []byte
+	// description and properties are absent (empty, nil) in registrations
+	// written before they existed; properties is never an empty non-nil map.
+	description string
+	properties  map[string]string
 }
 
 // TableSpec is what a producer asks to register: the table's data location
 // (a URI such as s3://bucket/prefix/, or an absolute local path), its type
-// (DefaultTableType when empty) and its exact Arrow schema.
+// (DefaultTableType when empty), its exact Arrow schema, and optionally a
+// description and properties (see the Max* limits; an empty map is none).
 type TableSpec struct {
-	Location  string
-	TableType string
-	Schema    *arrow.Schema
+	Location    string
+	TableType   string
+	Schema      *arrow.Schema
+	Description string
+	Properties  map[string]string
 }
 
 // validateLocation checks a table location: a URI with a scheme (s3://…,
@@ -91,6 +114,58 @@ func validateTableType(t string) error {
 	return nil
 }
 
+// validateDescription checks a description: valid UTF-8 of at most
+// MaxDescriptionBytes whose only control characters are newline and tab.
+func validateDescription(d string) error {
+	switch {
+	case len(d) > MaxDescriptionBytes:
+		return kindErrorf(ErrInvalidRegistration, "description of %d bytes, limit %d", len(d), MaxDescriptionBytes)
+	case !utf8.ValidString(d):
+		return kindErrorf(ErrInvalidRegistration, "description is not valid UTF-8")
+	}
+	if i := strings.IndexFunc(d, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }); i >= 0 {
+		r, _ := utf8.DecodeRuneInString(d[i:])
+		return kindErrorf(ErrInvalidRegistration, "description contains control character %U at byte %d (only newline and tab are allowed)", r, i)
+	}
+	return nil
+}
+
+// validateProperties checks a property map against MaxProperties,
+// MaxPropertyKeyBytes, MaxPropertyValueBytes and MaxPropertiesBytes; keys
+// are non-empty printable UTF-8, values UTF-8 without control characters.
+// Keys are checked in sorted order, so the error names the same key every
+// time.
+func validateProperties(props map[string]string) error {
+	if len(props) > MaxProperties {
+		return kindErrorf(ErrInvalidRegistration, "%d properties, limit %d", len(props), MaxProperties)
+	}
+	total := 0
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		v := props[k]
+		switch {
+		case k == "":
+			return kindErrorf(ErrInvalidRegistration, "a property key is empty")
+		case len(k) > MaxPropertyKeyBytes:
+			return kindErrorf(ErrInvalidRegistration, "property key of %d bytes, limit %d", len(k), MaxPropertyKeyBytes)
+		case !utf8.ValidString(k):
+			return kindErrorf(ErrInvalidRegistration, "property key %q is not valid UTF-8", k)
+		case strings.IndexFunc(k, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+			return kindErrorf(ErrInvalidRegistration, "property key %q contains a non-printable character", k)
+		case len(v) > MaxPropertyValueBytes:
+			return kindErrorf(ErrInvalidRegistration, "property %q: value of %d bytes, limit %d", k, len(v), MaxPropertyValueBytes)
+		case !utf8.ValidString(v):
+			return kindErrorf(ErrInvalidRegistration, "property %q: value is not valid UTF-8", k)
+		case strings.IndexFunc(v, unicode.IsControl) >= 0:
+			return kindErrorf(ErrInvalidRegistration, "property %q: value contains a control character", k)
+		}
+		total += len(k) + len(v)
+	}
+	if total > MaxPropertiesBytes {
+		return kindErrorf(ErrInvalidRegistration, "properties of %d bytes (keys and values), limit %d", total, MaxPropertiesBytes)
+	}
+	return nil
+}
+
 // NewRegistration validates spec and returns version 1 of a registration made
 // at now, with the schema encoded as Arrow IPC and checked by decoding back.
 func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
@@ -103,20 +178,36 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 	if err := validateTableType(spec.TableType); err != nil {
 		return Registration{}, err
 	}
+	if err := validateDescription(spec.Description); err != nil {
+		return Registration{}, err
+	}
+	if err := validateProperties(spec.Properties); err != nil {
+		return Registration{}, err
+	}
 	ipc, err := EncodeSchema(spec.Schema)
 	if err != nil {
 		return Registration{}, err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	return Registration{
-		location:   spec.Location,
-		tableType:  spec.TableType,
-		createdAt:  now,
-		updatedAt:  now,
-		version:    1,
-		creationID: newCreationID(),
-		schemaIPC:  ipc,
+		location:    spec.Location,
+		tableType:   spec.TableType,
+		createdAt:   now,
+		updatedAt:   now,
+		version:     1,
+		creationID:  newCreationID(),
+		schemaIPC:   ipc,
+		description: spec.Description,
+		properties:  cloneProperties(spec.Properties),
 	}, nil
+}
+
+// cloneProperties copies props; nil for an empty or nil map.
+func cloneProperties(props map[string]string) map[string]string {
+	if len(props) == 0 {
+		return nil
+	}
+	return maps.Clone(props)
 }
 
 // Location returns where the table's data lives.
@@ -124,6 +215,13 @@ func (r Registration) Location() string { return r.location }
 
 // TableType returns the table's type, e.g. TABLE.
 func (r Registration) TableType() string { return r.tableType }
+
+// Description returns the table's description, "" when it has none.
+func (r Registration) Description() string { return r.description }
+
+// Properties returns a copy of the table's properties, nil when it has
+// none. The caller owns the map.
+func (r Registration) Properties() map[string]string { return cloneProperties(r.properties) }
 
 // CreatedAt returns when the table was first registered (UTC).
 func (r Registration) CreatedAt() time.Time { return r.createdAt }
@@ -169,10 +267,11 @@ func (r Registration) Schema() (*arrow.Schema, error) {
 // (written before schemas were stored, or with bytes that do not decode).
 var ErrSchemaUnavailable = errors.New("schema unavailable")
 
-// sameContent reports whether r and o register the same location, type and
-// schema bytes (times and versions aside).
+// sameContent reports whether r and o register the same location, type,
+// schema bytes, description and properties (times and versions aside).
 func (r Registration) sameContent(o Registration) bool {
-	return r.location == o.location && r.tableType == o.tableType && bytes.Equal(r.schemaIPC, o.schemaIPC)
+	return r.location == o.location && r.tableType == o.tableType && bytes.Equal(r.schemaIPC, o.schemaIPC) &&
+		r.description == o.description && maps.Equal(r.properties, o.properties)
 }
 
 // registrationJSON is the stored shape. Fields added later must be optional:
@@ -186,18 +285,24 @@ type registrationJSON struct {
 	// CreationID is absent in registrations written before it existed.
 	CreationID string   `json:"creation_id,omitempty"`
 	SchemaIPC  ipcBytes `json:"schema_ipc,omitempty"`
+	// Description and Properties are absent in registrations written
+	// before they existed, and in those without any.
+	Description string            `json:"description,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
 }
 
 // MarshalJSON writes the stored shape, schema_ipc as standard base64.
 func (r Registration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(registrationJSON{
-		Location:   r.location,
-		TableType:  r.tableType,
-		CreatedAt:  r.createdAt,
-		UpdatedAt:  r.updatedAt,
-		Version:    r.version,
-		CreationID: r.creationID,
-		SchemaIPC:  r.schemaIPC,
+		Location:    r.location,
+		TableType:   r.tableType,
+		CreatedAt:   r.createdAt,
+		UpdatedAt:   r.updatedAt,
+		Version:     r.version,
+		CreationID:  r.creationID,
+		SchemaIPC:   r.schemaIPC,
+		Description: r.description,
+		Properties:  r.properties,
 	})
 }
 
@@ -205,7 +310,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 // required; schema_ipc is optional (absent: no schema) and may be base64 or,
 // as the Rust predecessor wrote it, an array of byte values; unknown fields
 // are ignored; a missing table type, update time or version takes its
-// default.
+// default; a missing description or properties is none.
 func (r *Registration) UnmarshalJSON(b []byte) error {
 	var w registrationJSON
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -224,13 +329,15 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 		w.Version = 1
 	}
 	*r = Registration{
-		location:   w.Location,
-		tableType:  w.TableType,
-		createdAt:  w.CreatedAt.UTC(),
-		updatedAt:  w.UpdatedAt.UTC(),
-		version:    w.Version,
-		creationID: w.CreationID,
-		schemaIPC:  w.SchemaIPC,
+		location:    w.Location,
+		tableType:   w.TableType,
+		createdAt:   w.CreatedAt.UTC(),
+		updatedAt:   w.UpdatedAt.UTC(),
+		version:     w.Version,
+		creationID:  w.CreationID,
+		schemaIPC:   w.SchemaIPC,
+		description: w.Description,
+		properties:  cloneProperties(w.Properties),
 	}
 	return nil
 }
