@@ -203,7 +203,7 @@ func TestDiscoveryBinary(t *testing.T) {
 		t.Errorf("/healthz on the admin listener = %d, want 200", code)
 	}
 	metrics := httpBody(t, "http://"+d.admin+"/metrics")
-	for _, m := range []string{"lake_discovery_snapshot_generation 2", `lake_discovery_requests_total{code="OK",command="GetTables"}`, "lake_discovery_metadata_io_total", `lake_discovery_snapshot_loads_total{result="rejected"}`} {
+	for _, m := range []string{"lake_discovery_snapshot_generation 2", `lake_discovery_requests_total{code="OK",command="GetTables"}`, "lake_discovery_metadata_io_total", "lake_discovery_last_successful_poll_timestamp_seconds 1.", `lake_discovery_snapshot_loads_total{result="rejected"}`} {
 		if !strings.Contains(metrics, m) {
 			t.Fatalf("/metrics lacks %q:\n%s", m, metrics)
 		}

@@ -19,6 +19,7 @@ type Metrics struct {
 	metadataIO   prometheus.Counter
 	tables       prometheus.Gauge
 	lastLoadTime prometheus.Gauge
+	lastSuccess  prometheus.Gauge
 	preEncoded   *prometheus.CounterVec
 	// cache is the Service's tenant cache, read at scrape time.
 	cache atomic.Pointer[tenantCache]
@@ -51,6 +52,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		tables: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "lake_discovery_snapshot_tables", Help: "Tables in the serving snapshot.",
 		}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "lake_discovery_last_successful_poll_timestamp_seconds",
+			Help: "When a poll of the snapshot blob last succeeded (a 304 or a load), Unix seconds: alarm on its age.",
+		}),
 		lastLoadTime: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "lake_discovery_snapshot_load_seconds", Help: "How long the last snapshot load (fetch, verify, read the tenant index) took.",
 		}),
@@ -66,7 +71,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			return 0
 		}
 	}
-	reg.MustRegister(m.requests, m.latency, m.generation, m.createdAt, m.loads, m.metadataIO, m.tables, m.lastLoadTime, m.preEncoded,
+	reg.MustRegister(m.requests, m.latency, m.generation, m.createdAt, m.loads, m.metadataIO, m.tables, m.lastLoadTime, m.lastSuccess, m.preEncoded,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "lake_discovery_tenant_cache_bytes", Help: "Bytes held by prepared tenants (Arrow buffers and pre-encoded answers).",
 		}, stat(func(s CacheStats) float64 { return float64(s.Bytes) })),

@@ -175,6 +175,9 @@ func (s *Source) succeeded(start time.Time) {
 	s.mu.Lock()
 	s.lastSuccess = start
 	s.mu.Unlock()
+	if s.metrics != nil {
+		s.metrics.lastSuccess.Set(float64(start.UnixNano()) / 1e9)
+	}
 }
 
 func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
