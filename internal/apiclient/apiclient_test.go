@@ -165,7 +165,7 @@ func TestErrorKinds(t *testing.T) {
 		{"register differently", func() error {
 			_, _, err := c.Register(ctx, orders, apiclient.Spec{Location: "s3://elsewhere/", SchemaIPC: good})
 			return err
-		}, catalog.ErrExists, 409, "exists", "acme/sales/orders: already registered with a different location, type or schema"},
+		}, catalog.ErrExists, 409, "exists", "acme/sales/orders: already registered with a different location, type, schema, description or properties"},
 		{"update at an old version", func() error {
 			_, err := c.Update(ctx, orders, apiclient.Spec{SchemaIPC: other}, apiclient.UpdateOptions{IfMatch: `"0123456789abcdef-7"`})
 			return err

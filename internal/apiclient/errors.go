@@ -82,7 +82,7 @@ var phrases = map[error]string{
 	catalog.ErrInvalidRegistration: "invalid registration",
 	catalog.ErrTooLarge:            "too large",
 	catalog.ErrNotFound:            "table not found",
-	catalog.ErrExists:              "already registered with a different location, type or schema",
+	catalog.ErrExists:              "already registered with a different location, type, schema, description or properties",
 	catalog.ErrConflict:            "the registration changed meanwhile",
 	ErrVersionMismatch:             "the registration changed since it was read",
 	ErrUnauthenticated:             "missing or invalid credentials",

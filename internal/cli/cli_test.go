@@ -386,7 +386,7 @@ func TestMessages(t *testing.T) {
 		{"drop a missing table", []string{"drop", "--tenant", "acme", "-n", "sales", "-t", "nope"},
 			"lake: acme/sales/nope: table not found\n"},
 		{"register differently", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://elsewhere/", "--schema-json", other},
-			"lake: acme/sales/orders: already registered with a different location, type or schema\n"},
+			"lake: acme/sales/orders: already registered with a different location, type, schema, description or properties\n"},
 		{"invalid table name", []string{"register", "--tenant", "acme", "-n", "sales", "-t", "bad/name", "--schema-json", schema},
 			"lake: invalid table name \"bad/name\": contains '/'\n"},
 		{"invalid tenant name", []string{"list", "--tenant", "a/b"},

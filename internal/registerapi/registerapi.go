@@ -10,6 +10,13 @@
 //	                                                                   "only_if_no_schema": true make it conditional)
 //	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop (If-Match: "<etag>" makes it conditional)
 //
+// POST and PUT bodies may carry "description" (text) and "properties" (a
+// string map), bounded by catalog.MaxDescriptionBytes, MaxProperties,
+// MaxPropertyKeyBytes, MaxPropertyValueBytes and MaxPropertiesBytes (beyond
+// them: 400 invalid_registration). On PUT a member left out keeps the
+// current value; "description": "" clears the description and
+// "properties": {} the properties (a given map replaces them whole).
+//
 // ETags are "<creation id>-<version>": a table dropped and registered again
 // gets a new creation id, so a stale If-Match never matches it.
 //
@@ -159,6 +166,9 @@ type Table struct {
 	UpdatedAt time.Time       `json:"updated_at"`
 	SchemaIPC []byte          `json:"schema_ipc,omitempty"`
 	Schema    json.RawMessage `json:"schema,omitempty"`
+	// Description and Properties are absent when the table has none.
+	Description string            `json:"description,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
 }
 
 func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
@@ -166,6 +176,7 @@ func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
 		Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name,
 		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(), ETag: etag(reg),
 		CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(), SchemaIPC: reg.SchemaIPC(),
+		Description: reg.Description(), Properties: reg.Properties(),
 	}
 	if s, err := reg.Schema(); err == nil {
 		if b, err := schemajson.Format(s); err == nil {
@@ -178,16 +189,24 @@ func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
 // registerRequest is the POST body; updateRequest the PUT body. "schema" is
 // base64 Arrow IPC (a JSON string) or the schemajson form (a JSON object).
 type registerRequest struct {
-	Name      string          `json:"name"`
-	Location  string          `json:"location"`
-	TableType string          `json:"table_type"`
-	Schema    json.RawMessage `json:"schema"`
+	Name        string            `json:"name"`
+	Location    string            `json:"location"`
+	TableType   string            `json:"table_type"`
+	Schema      json.RawMessage   `json:"schema"`
+	Description string            `json:"description"`
+	Properties  map[string]string `json:"properties"`
 }
 
 type updateRequest struct {
 	Location  string          `json:"location"`
 	TableType string          `json:"table_type"`
 	Schema    json.RawMessage `json:"schema"`
+	// Description, when given, replaces the description ("" clears it);
+	// absent (nil) keeps it.
+	Description *string `json:"description"`
+	// Properties, when given, replaces the properties whole ({} clears
+	// them); absent or null keeps them.
+	Properties map[string]string `json:"properties"`
 	// OnlyIfNoSchema applies the update only to a registration without a
 	// schema (a backfill); otherwise 409 conflict.
 	OnlyIfNoSchema bool `json:"only_if_no_schema"`
@@ -314,7 +333,9 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	reg, created, err := h.cat.Register(r.Context(), ref, catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema})
+	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema,
+		Description: req.Description, Properties: req.Properties}
+	reg, created, err := h.cat.Register(r.Context(), ref, spec)
 	if err != nil {
 		h.fail(w, r, ref, err)
 		return
@@ -372,7 +393,12 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	reg, err := h.cat.Update(r.Context(), ref, catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema}, opts)
+	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema, Properties: req.Properties}
+	if req.Description != nil {
+		spec.Description = *req.Description
+		opts.ClearDescription = *req.Description == ""
+	}
+	reg, err := h.cat.Update(r.Context(), ref, spec, opts)
 	if err != nil {
 		h.fail(w, r, ref, err)
 		return
@@ -501,7 +527,7 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 	case errors.Is(err, catalog.ErrNotFound):
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):
-		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type or schema", catalog.Detail(err)) + "; change it with PUT"}
+		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", catalog.Detail(err)) + "; change it with PUT"}
 	case errors.Is(err, catalog.ErrConflict) && r.Header.Get("If-Match") != "":
 		return &apiError{http.StatusPreconditionFailed, "version_mismatch", about("the registration changed since it was read", catalog.Detail(err))}
 	case errors.Is(err, catalog.ErrConflict):

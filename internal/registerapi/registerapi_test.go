@@ -379,7 +379,7 @@ func TestErrorAnswers(t *testing.T) {
 		{"drop missing", "DELETE", base + "/missing", "", "", 404, "not_found", "acme/sales/missing: table not found"},
 		{"update missing", "PUT", base + "/missing", `{"schema":"` + good + `"}`, "", 404, "not_found", "acme/sales/missing: table not found"},
 		{"exists", "POST", base, `{"name":"orders","location":"/y","schema":"` + other + `"}`, "", 409, "exists",
-			"acme/sales/orders: already registered with a different location, type or schema: at version 1; change it with PUT"},
+			"acme/sales/orders: already registered with a different location, type, schema, description or properties: at version 1; change it with PUT"},
 		{"version mismatch", "PUT", base + "/orders", `{"schema":"` + other + `"}`, `"7"`, 412, "version_mismatch",
 			"acme/sales/orders: the registration changed since it was read: that state is of another registration of this table (dropped and registered again since)"},
 		{"malformed If-Match", "PUT", base + "/orders", `{"schema":"` + other + `"}`, `"x-1"`, 400, "invalid_if_match",
