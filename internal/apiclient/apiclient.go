@@ -99,14 +99,20 @@ func (c *Client) Base() string { return c.base }
 // Table is a registered table as the API answers it.
 type Table = registerapi.Table
 
-// Spec is what Register and Update send. Update leaves Location and
-// TableType unchanged when they are empty.
+// Spec is what Register and Update send. Update leaves Location,
+// TableType and Description unchanged when they are empty and Properties
+// when it is nil (UpdateOptions.ClearDescription and an empty non-nil map
+// clear them).
 type Spec struct {
 	Location  string
 	TableType string
 	// SchemaIPC is the table's Arrow schema as an IPC schema message
 	// (catalog.EncodeSchema).
 	SchemaIPC []byte
+	// Description and Properties are bounded by catalog's
+	// MaxDescriptionBytes and MaxProperties… limits.
+	Description string
+	Properties  map[string]string
 }
 
 // Register registers ref with spec. created is false when an identical
@@ -114,6 +120,12 @@ type Spec struct {
 // of kind catalog.ErrExists.
 func (c *Client) Register(ctx context.Context, ref catalog.TableRef, spec Spec) (t Table, created bool, err error) {
 	body := map[string]any{"name": ref.Name, "location": spec.Location, "table_type": spec.TableType, "schema": spec.SchemaIPC}
+	if spec.Description != "" {
+		body["description"] = spec.Description
+	}
+	if len(spec.Properties) > 0 {
+		body["properties"] = spec.Properties
+	}
 	status, err := c.do(ctx, ref, http.MethodPost, tablesPath(ref), body, nil, &t)
 	return t, status == http.StatusCreated, err
 }
@@ -136,10 +148,13 @@ type UpdateOptions struct {
 	// OnlyIfNoSchema applies it only to a registration without a schema (a
 	// backfill); one with a schema is an *Error of kind catalog.ErrConflict.
 	OnlyIfNoSchema bool
+	// ClearDescription removes the description when Spec.Description is
+	// empty.
+	ClearDescription bool
 }
 
-// Update replaces ref's schema (and location and type where spec gives
-// them), bumping its version.
+// Update replaces ref's schema (and location, type, description and
+// properties where spec gives them), bumping its version.
 func (c *Client) Update(ctx context.Context, ref catalog.TableRef, spec Spec, opts UpdateOptions) (Table, error) {
 	body := map[string]any{"schema": spec.SchemaIPC}
 	if spec.Location != "" {
@@ -147,6 +162,12 @@ func (c *Client) Update(ctx context.Context, ref catalog.TableRef, spec Spec, op
 	}
 	if spec.TableType != "" {
 		body["table_type"] = spec.TableType
+	}
+	if spec.Description != "" || opts.ClearDescription {
+		body["description"] = spec.Description
+	}
+	if spec.Properties != nil {
+		body["properties"] = spec.Properties
 	}
 	if opts.OnlyIfNoSchema {
 		body["only_if_no_schema"] = true
