@@ -38,7 +38,8 @@ func (wireCodec) Name() string { return "proto" }
 // flightServer is the Flight service: arrow-go's Flight SQL server (which
 // re-encodes every batch it streams) with DoGet intercepted, so the
 // whole-tenant answers of a prepared tenant go out as the messages encoded
-// when it was prepared.
+// when it was prepared, and DoAction intercepted for the search action
+// (search.go).
 type flightServer struct {
 	flight.FlightServer
 	svc *Service

@@ -1,0 +1,235 @@
+package discovery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/catalog"
+)
+
+// SearchActionType is the Flight action (DoAction) that searches the
+// caller's tenant by table name and column name. Its body is a JSON
+// SearchRequest; its answer is a stream of Results, each one JSON
+// SearchMatch, in (namespace, table) order. When more than MaxSearchMatches
+// tables match, the stream carries the first MaxSearchMatches and ends with
+// one more Result, a JSON SearchTruncated.
+//
+// Like every other answer it comes from the snapshot in memory, for the
+// tenant of the bearer token alone. A pattern that does not compile, or a
+// body that is not a SearchRequest, is INVALID_ARGUMENT; no token is
+// UNAUTHENTICATED; before the first snapshot it is UNAVAILABLE.
+const SearchActionType = "lake.search"
+
+// MaxSearchMatches is the most tables one search returns.
+const MaxSearchMatches = 1000
+
+// MaxSearchBody bounds a search action's body.
+const MaxSearchBody = 2*like.MaxPatternBytes + 256
+
+// SearchRequest is the body of a SearchActionType action. Each pattern is
+// a Flight SQL LIKE pattern ('%' any run, '_' one character, a backslash
+// escapes '%', '_' or itself) of at most like.MaxPatternBytes bytes; an
+// empty pattern filters nothing.
+type SearchRequest struct {
+	// TablePattern matches table names.
+	TablePattern string `json:"table_pattern,omitempty"`
+	// ColumnPattern matches columns at any depth: a column matches when the
+	// pattern matches its name or its dotted path from the top-level field
+	// (struct, list, map and union children are walked; a map's children
+	// are "key" and "value"). With a column pattern, only tables with a
+	// matching column are returned, with those columns; without one, every
+	// table the table pattern matches is returned, with no columns.
+	ColumnPattern string `json:"column_pattern,omitempty"`
+}
+
+// SearchMatch is one table a search found.
+type SearchMatch struct {
+	Namespace string `json:"namespace"`
+	Table     string `json:"table"`
+	TableType string `json:"table_type"`
+	// Columns are the matching columns in schema order (depth first).
+	Columns []SearchColumn `json:"columns"`
+}
+
+// SearchColumn is one column a column pattern matched.
+type SearchColumn struct {
+	// Path is the column's field names from the top level, joined by dots.
+	Path string `json:"path"`
+	// Type is the Arrow type, as arrow.DataType.String writes it.
+	Type     string `json:"type"`
+	Nullable bool   `json:"nullable"`
+}
+
+// SearchTruncated is the last Result of a search that stopped at Limit
+// matches.
+type SearchTruncated struct {
+	Truncated bool `json:"truncated"`
+	Limit     int  `json:"limit"`
+}
+
+// searchActionDescription is what ListActions says of the search action.
+const searchActionDescription = `Search the caller's tenant: body {"table_pattern": LIKE, "column_pattern": LIKE}; ` +
+	`each Result is one JSON match {"namespace","table","table_type","columns":[{"path","type","nullable"}]}`
+
+// DoAction answers the search action and passes every other action to the
+// Flight SQL server.
+func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
+	if a.GetType() != SearchActionType {
+		return f.FlightServer.DoAction(a, stream)
+	}
+	return f.svc.search(stream.Context(), a.GetBody(), func(body []byte) error {
+		return stream.Send(&flight.Result{Body: body})
+	})
+}
+
+// ListActions lists the search action, then the Flight SQL server's.
+func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_ListActionsServer) error {
+	if err := stream.Send(&flight.ActionType{Type: SearchActionType, Description: searchActionDescription}); err != nil {
+		return err
+	}
+	return f.FlightServer.ListActions(e, stream)
+}
+
+// parseSearch decodes and compiles a search body. Any failure is
+// INVALID_ARGUMENT.
+func parseSearch(body []byte) (table, column *like.Pattern, err error) {
+	if len(body) > MaxSearchBody {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "search: body is %d bytes, at most %d", len(body), MaxSearchBody)
+	}
+	var req SearchRequest
+	if len(bytes.TrimSpace(body)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&req); err != nil {
+			return nil, nil, status.Errorf(codes.InvalidArgument, "search: body is not a search request: %v", err)
+		}
+		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+			return nil, nil, status.Error(codes.InvalidArgument, "search: body has data after the request")
+		}
+	}
+	compileOpt := func(p, what string) (*like.Pattern, error) {
+		if p == "" {
+			return nil, nil
+		}
+		return compile(&p, what)
+	}
+	if table, err = compileOpt(req.TablePattern, "search: table_pattern"); err != nil {
+		return nil, nil, err
+	}
+	if column, err = compileOpt(req.ColumnPattern, "search: column_pattern"); err != nil {
+		return nil, nil, err
+	}
+	return table, column, nil
+}
+
+// search answers a search action for the tenant in ctx, handing send each
+// Result body in order.
+func (s *Service) search(ctx context.Context, body []byte, send func([]byte) error) error {
+	tenant, v, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	tableP, columnP, err := parseSearch(body)
+	if err != nil {
+		return err
+	}
+	ts, err := s.tenantState(ctx, v, tenant)
+	if err != nil || ts == nil {
+		return err
+	}
+	// Each distinct schema is decoded and walked once per request.
+	columns := map[int32][]SearchColumn{}
+	matches := 0
+	for _, r := range ts.selectTables(ts.nsSpan, tableP, nil) {
+		for i := r.lo; i < r.hi; i++ {
+			if err := ctx.Err(); err != nil {
+				return status.FromContextError(err).Err()
+			}
+			m := SearchMatch{Namespace: ts.cols.Namespace.Value(i), Table: ts.cols.Name.Value(i),
+				TableType: ts.cols.TableType.Value(i), Columns: []SearchColumn{}}
+			if columnP != nil {
+				if ts.cols.SchemaRef.IsNull(i) {
+					continue
+				}
+				ref := ts.cols.SchemaRef.Value(i)
+				cols, ok := columns[ref]
+				if !ok {
+					if cols, err = matchColumns(ts.cols.Schemas.Value(int(ref)), columnP); err != nil {
+						s.opts.Log.ErrorContext(ctx, "search: stored schema does not decode", slog.String("error", err.Error()))
+						return status.Error(codes.Internal, "search: a stored schema is unreadable")
+					}
+					columns[ref] = cols
+				}
+				if len(cols) == 0 {
+					continue
+				}
+				m.Columns = cols
+			}
+			if matches == MaxSearchMatches {
+				b, _ := json.Marshal(SearchTruncated{Truncated: true, Limit: MaxSearchMatches})
+				return send(b)
+			}
+			b, err := json.Marshal(m)
+			if err != nil {
+				return status.Errorf(codes.Internal, "search: encode match: %v", err)
+			}
+			if err := send(b); err != nil {
+				return err
+			}
+			matches++
+		}
+	}
+	return nil
+}
+
+// matchColumns decodes a schema IPC message and returns the columns p
+// matches by name or dotted path, depth first in schema order.
+func matchColumns(ipc []byte, p *like.Pattern) ([]SearchColumn, error) {
+	sc, err := catalog.DecodeSchema(ipc)
+	if err != nil {
+		return nil, err
+	}
+	var out []SearchColumn
+	var walk func(prefix string, fs []arrow.Field)
+	walk = func(prefix string, fs []arrow.Field) {
+		for _, f := range fs {
+			path := f.Name
+			if prefix != "" {
+				path = prefix + "." + f.Name
+			}
+			if p.Match(f.Name) || p.Match(path) {
+				out = append(out, SearchColumn{Path: path, Type: f.Type.String(), Nullable: f.Nullable})
+			}
+			walk(path, children(f.Type))
+		}
+	}
+	walk("", sc.Fields())
+	return out, nil
+}
+
+// children are a type's child fields: a struct's, union's or list's
+// fields, a map's key and value, a dictionary's or extension's underlying
+// type's; none for other types.
+func children(t arrow.DataType) []arrow.Field {
+	switch t := t.(type) {
+	case *arrow.MapType:
+		return []arrow.Field{t.KeyField(), t.ItemField()}
+	case *arrow.DictionaryType:
+		return children(t.ValueType)
+	case arrow.ExtensionType:
+		return children(t.StorageType())
+	case arrow.NestedType:
+		return t.Fields()
+	}
+	return nil
+}
