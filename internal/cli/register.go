@@ -35,6 +35,10 @@ type RegisterOptions struct {
 	// the top-level column's ARROW:FLIGHT:SQL:REMARKS field metadata in the
 	// schema registered (what JDBC's getColumns shows as REMARKS).
 	ColumnComments []string
+	// Description is --description: the table's description.
+	Description string
+	// Properties are --property values, "key=value" (repeatable).
+	Properties []string
 }
 
 // refFlags adds --namespace and --table.
@@ -53,7 +57,8 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 		Use:   "register",
 		Short: "Register a table with its exact schema (from a Parquet file's footer, a JSON schema or IPC bytes)",
 		Example: `  lake register --tenant acme -n sales -t orders --location s3://lake/sales/orders/ --parquet part-0.parquet \
-      --column-comment "order_id=one per order" --column-comment "total=in EUR, tax included"
+      --column-comment "order_id=one per order" --column-comment "total=in EUR, tax included" \
+      --description "Orders, one row per order" --property owner=team-sales --property retention=90d
   lake register --tenant acme -n sales -t events --location /data/events --schema-json events.schema.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -72,6 +77,8 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 	fl.StringVar(&opts.SchemaJSON, "schema-json", "", "read the schema from this JSON schema file (see pkg/schemajson)")
 	fl.StringVar(&opts.SchemaIPC, "schema-ipc", "", "read the schema from this Arrow IPC schema file")
 	fl.StringArrayVar(&opts.ColumnComments, "column-comment", nil, "column=text: a column's comment, stored as its ARROW:FLIGHT:SQL:REMARKS field metadata (repeatable)")
+	fl.StringVar(&opts.Description, "description", "", fmt.Sprintf("the table's description (at most %d bytes; newlines and tabs allowed)", catalog.MaxDescriptionBytes))
+	fl.StringArrayVar(&opts.Properties, "property", nil, fmt.Sprintf("key=value: a table property (repeatable; at most %d)", catalog.MaxProperties))
 	return cmd
 }
 
@@ -85,6 +92,10 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 		if location, err = filepath.Abs(filepath.Dir(opts.Parquet)); err != nil {
 			return err
 		}
+	}
+	props, err := parseProperties(opts.Properties)
+	if err != nil {
+		return err
 	}
 	schema, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
 	if err != nil {
@@ -101,7 +112,8 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	if err != nil {
 		return err
 	}
-	t, created, err := c.Register(ctx, ref, apiclient.Spec{Location: location, TableType: opts.TableType, SchemaIPC: ipc})
+	t, created, err := c.Register(ctx, ref, apiclient.Spec{Location: location, TableType: opts.TableType, SchemaIPC: ipc,
+		Description: opts.Description, Properties: props})
 	if err != nil {
 		return err
 	}
@@ -111,6 +123,31 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "%s %s/%s/%s (version %d, %d columns) at %s\n", verb, t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), t.Location)
 	return nil
+}
+
+// parseProperties reads --property values, "key=value" each (the value may
+// be empty and may hold "="), into a map; nil when there are none. A value
+// without "=", an empty key and a key given twice are errors; the limits on
+// keys and values are the registration API's to check.
+func parseProperties(kvs []string) (map[string]string, error) {
+	if len(kvs) == 0 {
+		return nil, nil
+	}
+	props := make(map[string]string, len(kvs))
+	for _, kv := range kvs {
+		k, v, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("--property %q: want key=value", kv)
+		case k == "":
+			return nil, fmt.Errorf("--property %q: the key is empty", kv)
+		}
+		if _, dup := props[k]; dup {
+			return nil, fmt.Errorf("--property: key %q is given twice", k)
+		}
+		props[k] = v
+	}
+	return props, nil
 }
 
 // schemaFrom reads a schema from exactly one of the three sources.

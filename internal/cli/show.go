@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
@@ -11,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/lake-catalog/lake/internal/apiclient"
 	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/schemajson"
@@ -22,6 +27,10 @@ type ShowOptions struct {
 	IO IOStreams
 	// FlightClient returns the discovery client acting as a tenant.
 	FlightClient func(tenant string) (*flightclient.Client, error)
+	// APIClient returns the registration API client acting as a tenant:
+	// the text output reads the table's description and properties with
+	// it (discovery does not carry them).
+	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
 	// Discovery names the endpoint in error messages.
 	Discovery string
 	// Tenant, Namespace and Table name the table (--tenant, -n, -t).
@@ -35,10 +44,10 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 	opts := &ShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show",
-		Short: "Show one table's exact schema (from discovery)",
+		Short: "Show one table's exact schema (from discovery), description and properties (from the registration API)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.IO, opts.FlightClient, opts.Discovery, opts.Tenant = f.IO, f.FlightClient, f.Discovery, f.Tenant
+			opts.IO, opts.FlightClient, opts.APIClient, opts.Discovery, opts.Tenant = f.IO, f.FlightClient, f.APIClient, f.Discovery, f.Tenant
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -46,7 +55,7 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 		},
 	}
 	refFlags(cmd, &opts.Namespace, &opts.Table)
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the schema in lake's JSON schema form")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print only the schema, in lake's JSON schema form")
 	return cmd
 }
 
@@ -88,8 +97,18 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return nil
 	}
 	fmt.Fprintf(out, "%s  (%s, %d columns)\n", ref, rows[0].Type, s.NumFields())
+	desc, props := describe(ctx, opts, ref)
+	if desc != "" {
+		fmt.Fprintf(out, "description: %s\n", strings.ReplaceAll(desc, "\n", "\n             "))
+	}
 	if err := printFields(out, s.Fields(), "  "); err != nil {
 		return err
+	}
+	if len(props) > 0 {
+		fmt.Fprintln(out, "properties:")
+		for _, k := range slices.Sorted(maps.Keys(props)) {
+			fmt.Fprintf(out, "  %s = %s\n", k, props[k])
+		}
 	}
 	if md := s.Metadata(); md.Len() > 0 {
 		fmt.Fprintln(out, "metadata:")
@@ -98,6 +117,27 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		}
 	}
 	return nil
+}
+
+// describe reads ref's description and properties from the registration
+// API. They are extras to the schema: when the API cannot be asked (no
+// credentials for it, unreachable) show says so on ErrOut and goes on; a
+// table the API no longer has (dropped since the last refresh) has none.
+func describe(ctx context.Context, opts *ShowOptions, ref catalog.TableRef) (string, map[string]string) {
+	if opts.APIClient == nil {
+		return "", nil
+	}
+	c, err := opts.APIClient(ctx, ref.Tenant)
+	if err == nil {
+		var t apiclient.Table
+		if t, err = c.Get(ctx, ref); err == nil {
+			return t.Description, t.Properties
+		}
+	}
+	if !errors.Is(err, catalog.ErrNotFound) {
+		fmt.Fprintf(opts.IO.ErrOut, "note: description and properties not shown: %s\n", Message(err))
+	}
+	return "", nil
 }
 
 // refError is a client-side error about a table: the ref, then what is
