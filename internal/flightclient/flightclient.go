@@ -5,13 +5,17 @@ package flightclient
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -20,6 +24,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
@@ -239,4 +244,51 @@ func (d *Client) TablesWherePossible(ctx context.Context, opts *flightsql.GetTab
 		rows[i].Schema = schemas[[2]string{rows[i].Namespace, rows[i].Name}]
 	}
 	return rows, nil
+}
+
+// SearchResult is a search's answer.
+type SearchResult struct {
+	// Matches are the tables found, in (namespace, table) order.
+	Matches []discovery.SearchMatch
+	// Truncated is set when more tables matched than discovery returns
+	// (discovery.MaxSearchMatches); Matches holds the first ones.
+	Truncated bool
+}
+
+// Search runs discovery's search action (discovery.SearchActionType) over
+// the token's tenant: tables whose name matches tablePattern and, when
+// columnPattern is not empty, that have a column matching it, with those
+// columns. Both are LIKE patterns; empty filters nothing. An invalid
+// pattern is codes.InvalidArgument.
+func (d *Client) Search(ctx context.Context, tablePattern, columnPattern string) (*SearchResult, error) {
+	body, err := json.Marshal(discovery.SearchRequest{TablePattern: tablePattern, ColumnPattern: columnPattern})
+	if err != nil {
+		return nil, fmt.Errorf("flightclient: search: %w", err)
+	}
+	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: discovery.SearchActionType, Body: body})
+	if err != nil {
+		return nil, err
+	}
+	res := &SearchResult{Matches: []discovery.SearchMatch{}}
+	for {
+		r, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return res, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var one struct {
+			discovery.SearchMatch
+			discovery.SearchTruncated
+		}
+		if err := json.Unmarshal(r.Body, &one); err != nil {
+			return nil, fmt.Errorf("flightclient: search: result %d: %w", len(res.Matches), err)
+		}
+		if one.Truncated {
+			res.Truncated = true
+			continue
+		}
+		res.Matches = append(res.Matches, one.SearchMatch)
+	}
 }
