@@ -31,6 +31,12 @@
 //
 // GetSqlInfo 10000 and 10001 report the caller's own tenant's generation
 // and change time, so no tenant can time another tenant's writes.
+//
+// # Search
+//
+// The Flight action SearchActionType ("lake.search") finds the caller's
+// tables by table-name and column LIKE patterns (columns at any depth, by
+// name or dotted path), from the same prepared tenant state; see search.go.
 package discovery
 
 import (
