@@ -105,7 +105,7 @@ func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys [
 // memoizes the decode check of identical schema bytes.
 func tableOf(ref TableRef, reg Registration, schemas map[string]schemaCheck) Table {
 	t := Table{Ref: ref, Location: reg.location, TableType: reg.tableType, Version: reg.version,
-		CreatedAt: reg.createdAt, UpdatedAt: reg.updatedAt}
+		CreatedAt: reg.createdAt, UpdatedAt: reg.updatedAt, Description: reg.description, Properties: cloneProperties(reg.properties)}
 	if reg.schemaIPC == nil {
 		t.SchemaError = SchemaMissing
 		return t

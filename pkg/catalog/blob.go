@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"strings"
 	"time"
 
@@ -94,6 +96,16 @@ var blobSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "schema_ipc", Type: arrow.BinaryTypes.Binary, Nullable: true},
 	{Name: "schema_error", Type: arrow.BinaryTypes.String, Nullable: true},
 }, nil)
+
+// blobSchemaDescribed is blobSchema with a table's description and its
+// properties (a JSON object of strings), both nullable. A segment uses it
+// only when one of its tables has either, so segments of tenants without
+// them keep their bytes (and their content hashes) across the upgrade;
+// readers accept both.
+var blobSchemaDescribed = arrow.NewSchema(append(slices.Clone(blobSchema.Fields()),
+	arrow.Field{Name: "description", Type: arrow.BinaryTypes.String, Nullable: true},
+	arrow.Field{Name: "properties", Type: arrow.BinaryTypes.String, Nullable: true},
+), nil)
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -259,8 +271,15 @@ func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
 
 func encodePayload(tables []Table) ([]byte, error) {
 	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(blobSchema), ipc.WithAllocator(memory.DefaultAllocator))
-	b := array.NewRecordBuilder(memory.DefaultAllocator, blobSchema)
+	sc := blobSchema
+	for i := range tables {
+		if tables[i].Description != "" || len(tables[i].Properties) > 0 {
+			sc = blobSchemaDescribed
+			break
+		}
+	}
+	w := ipc.NewWriter(&buf, ipc.WithSchema(sc), ipc.WithAllocator(memory.DefaultAllocator))
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	tenant := b.Field(0).(*array.StringBuilder)
 	namespace := b.Field(1).(*array.StringBuilder)
@@ -293,6 +312,23 @@ func encodePayload(tables []Table) ([]byte, error) {
 		} else {
 			schema.AppendNull()
 			schemaErr.Append(t.SchemaError)
+		}
+		if sc == blobSchemaDescribed {
+			desc, props := b.Field(10).(*array.StringBuilder), b.Field(11).(*array.StringBuilder)
+			if t.Description == "" {
+				desc.AppendNull()
+			} else {
+				desc.Append(t.Description)
+			}
+			if len(t.Properties) == 0 {
+				props.AppendNull()
+			} else {
+				j, err := json.Marshal(t.Properties) // sorted keys: the same bytes for the same map
+				if err != nil {
+					return nil, err
+				}
+				props.Append(string(j))
+			}
 		}
 		if (i+1)%blobBatchRows == 0 {
 			if err := flush(); err != nil {
@@ -335,6 +371,9 @@ func decodePayload(payload []byte, wantRows int) ([]Table, error) {
 			Version:   row.Version,
 			CreatedAt: row.CreatedAt,
 			UpdatedAt: row.UpdatedAt,
+			// Properties is a map walkPayload made for this row alone.
+			Description: strings.Clone(row.Description),
+			Properties:  row.Properties,
 		}
 		if row.SchemaIPC != nil {
 			t.SchemaIPC = schemaData[schemaLo:schemaHi:schemaHi]
@@ -375,7 +414,8 @@ func walkPayload(payload []byte, wantRows int, batch func(*array.Binary), row fu
 		return fmt.Errorf("payload: %v", err)
 	}
 	defer rdr.Release()
-	if !rdr.Schema().Equal(blobSchema) {
+	described := rdr.Schema().Equal(blobSchemaDescribed)
+	if !described && !rdr.Schema().Equal(blobSchema) {
 		return fmt.Errorf("payload schema %s is not the blob schema", rdr.Schema())
 	}
 	rows := 0
@@ -399,6 +439,10 @@ func walkPayload(payload []byte, wantRows int, batch func(*array.Binary), row fu
 		updated := cols[7].(*array.Timestamp)
 		schema := cols[8].(*array.Binary)
 		schemaErr := cols[9].(*array.String)
+		var desc, props *array.String
+		if described {
+			desc, props = cols[10].(*array.String), cols[11].(*array.String)
+		}
 		batch(schema)
 		offsets := schema.ValueOffsets()
 		var t Table
@@ -413,6 +457,14 @@ func walkPayload(payload []byte, wantRows int, batch func(*array.Binary), row fu
 			}
 			if err := t.Ref.Validate(); err != nil {
 				return err
+			}
+			if desc != nil && desc.IsValid(i) {
+				t.Description = desc.Value(i)
+			}
+			if props != nil && props.IsValid(i) {
+				if err := json.Unmarshal([]byte(props.Value(i)), &t.Properties); err != nil || len(t.Properties) == 0 {
+					return fmt.Errorf("table %s: properties are not a JSON object of strings", t.Ref)
+				}
 			}
 			if rows > 0 && prev.Compare(t.Ref) >= 0 {
 				return fmt.Errorf("rows out of order at %s", t.Ref)
@@ -454,7 +506,7 @@ func walkPayload(payload []byte, wantRows int, batch func(*array.Binary), row fu
 func validateRecord(rec arrow.RecordBatch) error {
 	for i, col := range rec.Columns() {
 		if err := array.ValidateFull(col); err != nil {
-			return fmt.Errorf("column %s: %v", blobSchema.Field(i).Name, err)
+			return fmt.Errorf("column %s: %v", rec.Schema().Field(i).Name, err)
 		}
 	}
 	return nil

@@ -86,6 +86,10 @@ type Table struct {
 	SchemaIPC []byte
 	// SchemaError says why the schema is unavailable ("" when available).
 	SchemaError string
+	// Description and Properties are the registration's (empty, nil when
+	// it has none).
+	Description string
+	Properties  map[string]string
 }
 
 // HasSchema reports whether the table's schema is available.
@@ -149,28 +153,7 @@ func BuildSnapshot(res ScanResult, generation uint64, createdAt time.Time) *Snap
 	return newSnapshot(tables, generation, createdAt, res.Skipped)
 }
 
-func makeTable(st ScannedTable) Table {
-	r := st.Registration
-	t := Table{
-		Ref:       st.Ref,
-		Location:  r.location,
-		TableType: r.tableType,
-		Version:   r.version,
-		CreatedAt: r.createdAt,
-		UpdatedAt: r.updatedAt,
-	}
-	switch {
-	case r.schemaIPC == nil:
-		t.SchemaError = SchemaMissing
-	default:
-		if _, err := DecodeSchema(r.schemaIPC); err != nil {
-			t.SchemaError = SchemaUndecodable
-		} else {
-			t.SchemaIPC = r.schemaIPC
-		}
-	}
-	return t
-}
+func makeTable(st ScannedTable) Table { return tableOf(st.Ref, st.Registration, nil) }
 
 // newSnapshot sorts tables, indexes them and counts.
 func newSnapshot(tables []Table, generation uint64, createdAt time.Time, skipped int) *Snapshot {
