@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -291,4 +292,73 @@ func (d *Client) Search(ctx context.Context, tablePattern, columnPattern string)
 		}
 		res.Matches = append(res.Matches, one.SearchMatch)
 	}
+}
+
+// WithToken returns a client that shares d's connection and sends token as
+// the bearer credential. Closing either closes the shared connection.
+func (d *Client) WithToken(token string) *Client { return &Client{c: d.c, token: token} }
+
+// SnapshotInfo is what discovery says of the token's tenant's snapshot.
+type SnapshotInfo struct {
+	// Generation is the snapshot generation in which the tenant's tables
+	// last changed (0 when it has none).
+	Generation int64
+	// CreatedAt is when that generation was built; zero when the tenant has
+	// no tables.
+	CreatedAt time.Time
+	// Tables is how many tables the tenant has.
+	Tables int64
+}
+
+// SnapshotInfo asks discovery's GetSqlInfo for the token's tenant's
+// snapshot generation, creation time and table count (the custom ids
+// discovery.SqlInfoSnapshotGeneration, SqlInfoSnapshotCreatedAt and
+// SqlInfoTenantTables).
+func (d *Client) SnapshotInfo(ctx context.Context) (SnapshotInfo, error) {
+	ctx = d.ctx(ctx)
+	info, err := d.c.GetSqlInfo(ctx, []flightsql.SqlInfo{discovery.SqlInfoSnapshotGeneration, discovery.SqlInfoSnapshotCreatedAt, discovery.SqlInfoTenantTables})
+	if err != nil {
+		return SnapshotInfo{}, err
+	}
+	var out SnapshotInfo
+	for _, ep := range info.Endpoint {
+		rdr, err := d.c.DoGet(ctx, ep.Ticket)
+		if err != nil {
+			return SnapshotInfo{}, err
+		}
+		for rdr.Next() {
+			rec := rdr.RecordBatch()
+			ids, ok := rec.Column(0).(*array.Uint32)
+			vals, ok2 := rec.Column(1).(*array.DenseUnion)
+			if !ok || !ok2 {
+				rdr.Release()
+				return SnapshotInfo{}, errors.New("flightclient: sql info: unexpected result schema")
+			}
+			for i := 0; i < int(rec.NumRows()); i++ {
+				child, off := vals.Field(vals.ChildID(i)), int(vals.ValueOffset(i))
+				switch c := child.(type) {
+				case *array.Int64:
+					switch ids.Value(i) {
+					case discovery.SqlInfoSnapshotGeneration:
+						out.Generation = c.Value(off)
+					case discovery.SqlInfoTenantTables:
+						out.Tables = c.Value(off)
+					}
+				case *array.String:
+					if ids.Value(i) == discovery.SqlInfoSnapshotCreatedAt {
+						if out.CreatedAt, err = time.Parse(time.RFC3339Nano, c.Value(off)); err != nil {
+							rdr.Release()
+							return SnapshotInfo{}, fmt.Errorf("flightclient: sql info: snapshot time: %w", err)
+						}
+					}
+				}
+			}
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if err != nil {
+			return SnapshotInfo{}, err
+		}
+	}
+	return out, nil
 }
