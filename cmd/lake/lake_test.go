@@ -59,7 +59,7 @@ func newLakeEnv(t *testing.T) *lakeEnv {
 // start runs `lake local` as a real process.
 func (e *lakeEnv) start(extra ...string) {
 	e.t.Helper()
-	args := append([]string{"local", "--data-dir", e.dir, "--api-listen", e.api, "--flight-listen", e.flight, "--http-listen", e.httpAdr}, extra...)
+	args := append([]string{"local", "--data-dir", e.dir, "--api-listen", e.api, "--flight-listen", e.flight, "--http-listen", e.httpAdr, "--browser-listen", "-"}, extra...)
 	e.proc = testenv.Start(e.t, testenv.Binary(e.t, "lake"), args...)
 	e.proc.WaitTCP(e.t, e.api, 60*time.Second)
 	e.proc.WaitTCP(e.t, e.flight, 30*time.Second)

@@ -55,7 +55,7 @@ func startLocal(t *testing.T) *lake {
 func startLocalIn(t *testing.T, dir string) *lake {
 	t.Helper()
 	in, err := local.Start(context.Background(), local.Config{
-		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
+		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
 		RefreshInterval: time.Hour, Log: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -634,7 +634,7 @@ func TestFlagAndEnvBinding(t *testing.T) {
 func BenchmarkRegisterToDiscoverable(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "data")
 	in, err := local.Start(context.Background(), local.Config{
-		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
+		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
 		RefreshInterval: time.Hour, Log: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

@@ -55,6 +55,7 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.StringVar(&opts.Config.APIListen, "api-listen", env("LAKE_API_LISTEN", "127.0.0.1:8181"), "registration API listen address [LAKE_API_LISTEN]")
 	fl.StringVar(&opts.Config.FlightListen, "flight-listen", env("LAKE_FLIGHT_LISTEN", "127.0.0.1:50051"), "Flight SQL listen address [LAKE_FLIGHT_LISTEN]")
 	fl.StringVar(&opts.Config.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", "127.0.0.1:8182"), "health and metrics listen address; - disables [LAKE_HTTP_LISTEN]")
+	fl.StringVar(&opts.Config.BrowserListen, "browser-listen", env("LAKE_BROWSER_LISTEN", "127.0.0.1:8183"), "catalog browser (web page) listen address; - disables [LAKE_BROWSER_LISTEN]")
 	fl.DurationVar(&opts.Config.RefreshInterval, "refresh-interval", 30*time.Second, "periodic refresh (writes also refresh soon after)")
 	fl.BoolVar(&opts.NoDemo, "no-demo", false, "do not register the demo catalog on first start")
 	fl.Int64Var(&opts.Config.Quota.MaxTables, "tenant-max-tables", catalog.DefaultMaxTables, "most tables one tenant may register; -1: no limit")
@@ -78,7 +79,10 @@ func localRun(ctx context.Context, opts *LocalOptions) error {
 	if ep.HTTP != "" {
 		fmt.Fprintf(out, "  health, metrics   http://%s/healthz  http://%s/metrics\n", ep.HTTP, ep.HTTP)
 	}
-	for _, t := range []string{"acme", "globex"} {
+	if ep.Browser != "" {
+		fmt.Fprintf(out, "  catalog browser   %s\n", ep.Browser)
+	}
+	for _, t := range local.DevTenants() {
 		tok, err := in.Token(t, 24*time.Hour)
 		if err != nil {
 			return err

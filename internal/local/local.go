@@ -23,6 +23,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/browser"
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/registerapi"
@@ -53,6 +54,9 @@ type Config struct {
 	// HTTPListen serves discovery's /healthz, /status and /metrics. Default
 	// 127.0.0.1:8182; "-" disables it.
 	HTTPListen string
+	// BrowserListen serves the read-only catalog browser (internal/browser).
+	// Default 127.0.0.1:8183; "-" disables it.
+	BrowserListen string
 	// RefreshInterval is the periodic refresh. Default 30 s.
 	RefreshInterval time.Duration
 	// Debounce is how long after a write the refresh runs, so a burst of
@@ -83,6 +87,12 @@ func (c *Config) defaults() {
 	if c.HTTPListen == "-" {
 		c.HTTPListen = ""
 	}
+	if c.BrowserListen == "" {
+		c.BrowserListen = "127.0.0.1:8183"
+	}
+	if c.BrowserListen == "-" {
+		c.BrowserListen = ""
+	}
 	if c.RefreshInterval <= 0 {
 		c.RefreshInterval = 30 * time.Second
 	}
@@ -104,6 +114,9 @@ type Instance struct {
 	disc      *discovery.Server
 	api       *http.Server
 	apiLn     net.Listener
+	browser   *http.Server
+	browserLn net.Listener
+	browse    *browser.Handler
 	kick      chan struct{}
 	refreshMu sync.Mutex
 	cancel    context.CancelFunc
@@ -247,6 +260,10 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	in.api = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	in.wg.Go(func() { _ = in.api.Serve(in.apiLn) })
+	if err := in.startBrowser(); err != nil {
+		in.Close()
+		return nil, err
+	}
 
 	// Load the first snapshot now, so requests are served at once.
 	if _, err := in.Refresh(rctx); err != nil {
@@ -254,6 +271,38 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	in.wg.Go(func() { in.refreshLoop(rctx) })
 	return in, nil
+}
+
+// DevTenants are the tenants local mode offers dev tokens for (the demo
+// catalog's).
+func DevTenants() []string { return []string{"acme", "globex"} }
+
+// devTokenTTL is how long a dev token the browser mints is valid.
+const devTokenTTL = 12 * time.Hour
+
+// startBrowser serves the catalog browser on cfg.BrowserListen, asking this
+// instance's discovery and minting dev tokens with its dev secret.
+func (in *Instance) startBrowser() error {
+	if in.cfg.BrowserListen == "" {
+		return nil
+	}
+	h, err := browser.New(browser.Options{
+		Discovery:  "grpc://" + in.disc.Addr(),
+		DevTenants: DevTenants(),
+		DevToken:   func(tenant string) (string, error) { return in.Token(tenant, devTokenTTL) },
+	})
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	ln, err := net.Listen("tcp", in.cfg.BrowserListen)
+	if err != nil {
+		_ = h.Close()
+		return fmt.Errorf("local: listen %s: %w", in.cfg.BrowserListen, err)
+	}
+	in.browse, in.browserLn = h, ln
+	in.browser = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	in.wg.Go(func() { _ = in.browser.Serve(ln) })
+	return nil
 }
 
 // tokenAuthorizer allows a request when its bearer token is valid and names
@@ -376,11 +425,17 @@ func (in *Instance) refreshLoop(ctx context.Context) {
 // Endpoints of a running instance.
 type Endpoints struct {
 	API, FlightSQL, HTTP string
+	// Browser is the catalog browser's URL; empty when disabled.
+	Browser string
 }
 
 // Endpoints returns where the parts listen.
 func (in *Instance) Endpoints() Endpoints {
-	return Endpoints{API: "http://" + in.apiLn.Addr().String(), FlightSQL: "grpc://" + in.disc.Addr(), HTTP: in.disc.AdminAddr()}
+	ep := Endpoints{API: "http://" + in.apiLn.Addr().String(), FlightSQL: "grpc://" + in.disc.Addr(), HTTP: in.disc.AdminAddr()}
+	if in.browserLn != nil {
+		ep.Browser = "http://" + in.browserLn.Addr().String() + "/"
+	}
+	return ep
 }
 
 // Token mints a dev token for tenant, valid for ttl.
@@ -401,6 +456,10 @@ func (in *Instance) Close() {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = in.api.Shutdown(sctx)
+	if in.browser != nil {
+		_ = in.browser.Shutdown(sctx)
+		_ = in.browse.Close()
+	}
 	in.cancel()
 	in.wg.Wait()
 	in.disc.Shutdown(sctx)

@@ -46,7 +46,7 @@ func TestDataFolderIsPrivate(t *testing.T) {
 			}
 			var logs bytes.Buffer
 			in, err := local.Start(context.Background(), local.Config{
-				DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
+				DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
 				RefreshInterval: time.Hour, Demo: true, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 			})
 			if err != nil {

@@ -36,7 +36,7 @@ func TestRefreshEndpointAnswersOnlyTheCallersTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	in, err := local.Start(context.Background(), local.Config{
-		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
+		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
 		RefreshInterval: time.Hour, Demo: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	if err != nil {

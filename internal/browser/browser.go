@@ -1,0 +1,391 @@
+// Package browser is lake's read-only web catalog browser: an http.Handler
+// serving one page (embedded assets, no build step, no network at runtime)
+// and a JSON API under /api/. Every answer comes from discovery, through a
+// Flight SQL client acting with the bearer token the page sends, so a
+// caller sees exactly what discovery shows its tenant: the browser reads no
+// metastore and holds no credentials of its own. In local mode it can also
+// mint dev tokens for local mode's dev tenants (Options.DevToken).
+//
+// The API (all GET, JSON, `Authorization: Bearer <token>` unless noted):
+//
+//	/api/config                      dev tenants offered (no token needed)
+//	/api/dev-token?tenant=T          a dev token (POST; local mode only; no token needed)
+//	/api/namespaces?offset=&limit=   the tenant's namespaces with table counts
+//	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's
+//	/api/table?namespace=&name=      one table: its schema as a tree, or legacy
+//	/api/search?table=&column=       discovery's lake.search action
+//	/api/snapshot                    the tenant's snapshot generation and age
+//
+// Lists are paginated: limit defaults to 100 and is at most MaxLimit.
+// Errors are {"error": {"code", "message"}}: 401 without or with a bad
+// token, 400 for bad parameters, 404 for an unknown table, 503 while
+// discovery has no snapshot, 502 when discovery fails otherwise.
+package browser
+
+import (
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/flightclient"
+	"github.com/lake-catalog/lake/internal/registerapi"
+)
+
+// Page sizes.
+const (
+	DefaultLimit = 100
+	MaxLimit     = 500
+)
+
+//go:embed static
+var static embed.FS
+
+// Options configure a Handler.
+type Options struct {
+	// Discovery is discovery's Flight SQL address (see
+	// flightclient.ParseEndpoint).
+	Discovery string
+	// DevTenants are offered on the page when DevToken is set.
+	DevTenants []string
+	// DevToken, when set (local mode only), mints a dev token for one of
+	// DevTenants.
+	DevToken func(tenant string) (string, error)
+	// Now is the clock for snapshot ages; default time.Now.
+	Now func() time.Time
+}
+
+// Handler serves the page and its API. It is safe for concurrent use.
+type Handler struct {
+	opts   Options
+	client *flightclient.Client
+	mux    *http.ServeMux
+}
+
+// New returns a Handler that asks the discovery server at opts.Discovery.
+// The connection is made lazily. Call Close to close it.
+func New(opts Options) (*Handler, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.DevToken == nil {
+		opts.DevTenants = nil
+	}
+	c, err := flightclient.Dial(opts.Discovery, "")
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	h := &Handler{opts: opts, client: c, mux: http.NewServeMux()}
+	assets, err := fs.Sub(static, "static")
+	if err != nil {
+		return nil, fmt.Errorf("browser: %w", err)
+	}
+	h.mux.Handle("GET /", http.FileServerFS(assets))
+	h.mux.HandleFunc("GET /api/config", h.config)
+	h.mux.HandleFunc("POST /api/dev-token", h.devToken)
+	h.mux.HandleFunc("GET /api/namespaces", h.authed(h.namespaces))
+	h.mux.HandleFunc("GET /api/tables", h.authed(h.tables))
+	h.mux.HandleFunc("GET /api/table", h.authed(h.table))
+	h.mux.HandleFunc("GET /api/search", h.authed(h.search))
+	h.mux.HandleFunc("GET /api/snapshot", h.authed(h.snapshot))
+	h.mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
+		registerapi.WriteError(w, http.StatusNotFound, "not_found", "no such API endpoint")
+	})
+	return h, nil
+}
+
+// Close closes the connection to discovery.
+func (h *Handler) Close() error { return h.client.Close() }
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	h.mux.ServeHTTP(w, r)
+}
+
+// authed runs next with a client acting with the request's bearer token,
+// or answers 401 when there is none.
+func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *flightclient.Client)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
+		if !ok || tok == "" {
+			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "send a token: Authorization: Bearer <token>")
+			return
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		next(w, r, h.client.WithToken(tok))
+	}
+}
+
+// discoveryError answers err, an error from a discovery call, with the
+// status its gRPC code maps to; the message names the kind, not the chain.
+func discoveryError(w http.ResponseWriter, err error) {
+	switch status.Code(err) {
+	case codes.Unauthenticated, codes.PermissionDenied:
+		registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "the token was refused: missing, invalid or expired")
+	case codes.InvalidArgument:
+		registerapi.WriteError(w, http.StatusBadRequest, "invalid", status.Convert(err).Message())
+	case codes.Unavailable:
+		registerapi.WriteError(w, http.StatusServiceUnavailable, "unavailable", "discovery has no snapshot yet or cannot be reached; retry")
+	default:
+		registerapi.WriteError(w, http.StatusBadGateway, "discovery_failed", "discovery failed to answer")
+	}
+}
+
+func badRequest(w http.ResponseWriter, msg string) {
+	registerapi.WriteError(w, http.StatusBadRequest, "invalid", msg)
+}
+
+// page reads offset and limit.
+func page(r *http.Request) (offset, limit int, err error) {
+	offset, limit = 0, DefaultLimit
+	if s := r.FormValue("offset"); s != "" {
+		if offset, err = strconv.Atoi(s); err != nil || offset < 0 {
+			return 0, 0, errors.New("offset must be a whole number ≥ 0")
+		}
+	}
+	if s := r.FormValue("limit"); s != "" {
+		if limit, err = strconv.Atoi(s); err != nil || limit < 1 || limit > MaxLimit {
+			return 0, 0, fmt.Errorf("limit must be a whole number from 1 to %d", MaxLimit)
+		}
+	}
+	return offset, limit, nil
+}
+
+// window is items[offset:offset+limit], clamped.
+func window[T any](items []T, offset, limit int) []T {
+	if offset > len(items) {
+		offset = len(items)
+	}
+	return items[offset:min(offset+limit, len(items))]
+}
+
+// configAnswer is GET /api/config.
+type configAnswer struct {
+	// DevTenants are the tenants a dev token can be minted for (local mode);
+	// empty: paste a token.
+	DevTenants []string `json:"dev_tenants"`
+}
+
+func (h *Handler) config(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, configAnswer{DevTenants: append([]string{}, h.opts.DevTenants...)})
+}
+
+func (h *Handler) devToken(w http.ResponseWriter, r *http.Request) {
+	if h.opts.DevToken == nil {
+		registerapi.WriteError(w, http.StatusNotFound, "not_found", "dev tokens exist only in local mode")
+		return
+	}
+	tenant := r.FormValue("tenant")
+	if !slices.Contains(h.opts.DevTenants, tenant) {
+		badRequest(w, fmt.Sprintf("tenant %q is not a dev tenant", tenant))
+		return
+	}
+	tok, err := h.opts.DevToken(tenant)
+	if err != nil {
+		registerapi.WriteError(w, http.StatusInternalServerError, "internal", "minting the dev token failed")
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, struct {
+		Tenant string `json:"tenant"`
+		Token  string `json:"token"`
+	}{tenant, tok})
+}
+
+// Namespace is one row of GET /api/namespaces.
+type Namespace struct {
+	Name   string `json:"name"`
+	Tables int    `json:"tables"`
+}
+
+// NamespacesAnswer is GET /api/namespaces.
+type NamespacesAnswer struct {
+	Tenant     string      `json:"tenant"`
+	Namespaces []Namespace `json:"namespaces"`
+	Total      int         `json:"total"`
+	Offset     int         `json:"offset"`
+	Limit      int         `json:"limit"`
+}
+
+func (h *Handler) namespaces(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
+	offset, limit, err := page(r)
+	if err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	rows, err := c.Tables(r.Context(), &flightsql.GetTablesOpts{})
+	if err != nil {
+		discoveryError(w, err)
+		return
+	}
+	out := NamespacesAnswer{Namespaces: []Namespace{}, Offset: offset, Limit: limit}
+	var all []Namespace
+	for _, t := range rows { // sorted by (namespace, table)
+		out.Tenant = t.Catalog
+		if n := len(all); n > 0 && all[n-1].Name == t.Namespace {
+			all[n-1].Tables++
+			continue
+		}
+		all = append(all, Namespace{Name: t.Namespace, Tables: 1})
+	}
+	out.Total = len(all)
+	out.Namespaces = append(out.Namespaces, window(all, offset, limit)...)
+	writeJSON(w, out)
+}
+
+// TableRow is one row of GET /api/tables.
+type TableRow struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Type      string `json:"table_type"`
+}
+
+// TablesAnswer is GET /api/tables.
+type TablesAnswer struct {
+	Tenant string     `json:"tenant"`
+	Tables []TableRow `json:"tables"`
+	Total  int        `json:"total"`
+	Offset int        `json:"offset"`
+	Limit  int        `json:"limit"`
+}
+
+func (h *Handler) tables(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
+	offset, limit, err := page(r)
+	if err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	opts := &flightsql.GetTablesOpts{}
+	if ns, ok := r.Form["namespace"]; ok {
+		p := flightclient.EscapeLike(ns[0])
+		opts.DbSchemaFilterPattern = &p
+	}
+	rows, err := c.Tables(r.Context(), opts)
+	if err != nil {
+		discoveryError(w, err)
+		return
+	}
+	out := TablesAnswer{Tables: []TableRow{}, Total: len(rows), Offset: offset, Limit: limit}
+	if len(rows) > 0 {
+		out.Tenant = rows[0].Catalog
+	}
+	for _, t := range window(rows, offset, limit) {
+		out.Tables = append(out.Tables, TableRow{Namespace: t.Namespace, Name: t.Name, Type: t.Type})
+	}
+	writeJSON(w, out)
+}
+
+// TableAnswer is GET /api/table.
+type TableAnswer struct {
+	Tenant    string `json:"tenant"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	Type      string `json:"table_type"`
+	// Legacy is set for a table registered before schemas were stored:
+	// discovery has no schema for it, and Fix says how to add one.
+	Legacy bool    `json:"legacy"`
+	Fix    string  `json:"fix,omitempty"`
+	Schema *Schema `json:"schema,omitempty"`
+}
+
+func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
+	ns, name := r.FormValue("namespace"), r.FormValue("name")
+	if ns == "" || name == "" {
+		badRequest(w, "namespace and name are required")
+		return
+	}
+	nsP, nameP := flightclient.EscapeLike(ns), flightclient.EscapeLike(name)
+	opts := &flightsql.GetTablesOpts{DbSchemaFilterPattern: &nsP, TableNameFilterPattern: &nameP, IncludeSchema: true}
+	rows, err := c.Tables(r.Context(), opts)
+	legacy := status.Code(err) == codes.FailedPrecondition
+	if legacy {
+		opts.IncludeSchema = false
+		rows, err = c.Tables(r.Context(), opts)
+	}
+	if err != nil {
+		discoveryError(w, err)
+		return
+	}
+	if len(rows) != 1 {
+		registerapi.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+		return
+	}
+	t := rows[0]
+	out := TableAnswer{Tenant: t.Catalog, Namespace: t.Namespace, Name: t.Name, Type: t.Type, Legacy: legacy}
+	if legacy {
+		out.Fix = fmt.Sprintf("this table was registered without a schema; run `lake backfill --tenant %s` (or re-register it) to store one", t.Catalog)
+	} else {
+		out.Schema = SchemaTree(t.Schema)
+	}
+	writeJSON(w, out)
+}
+
+func (h *Handler) search(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
+	table, column := r.FormValue("table"), r.FormValue("column")
+	if table == "" && column == "" {
+		badRequest(w, "give table or column (or both): LIKE patterns, % and _ as wildcards")
+		return
+	}
+	res, err := c.Search(r.Context(), table, column)
+	if err != nil {
+		discoveryError(w, err)
+		return
+	}
+	writeJSON(w, SearchAnswer{Matches: res.Matches, Truncated: res.Truncated})
+}
+
+// SearchAnswer is GET /api/search.
+type SearchAnswer struct {
+	Matches []discovery.SearchMatch `json:"matches"`
+	// Truncated is set when discovery returned only the first
+	// discovery.MaxSearchMatches matches.
+	Truncated bool `json:"truncated"`
+}
+
+// SnapshotAnswer is GET /api/snapshot.
+type SnapshotAnswer struct {
+	Generation int64 `json:"generation"`
+	// CreatedAt and AgeSeconds are absent when the tenant has no tables.
+	CreatedAt  *time.Time `json:"created_at,omitempty"`
+	AgeSeconds *float64   `json:"age_seconds,omitempty"`
+	Tables     int64      `json:"tables"`
+}
+
+func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
+	info, err := c.SnapshotInfo(r.Context())
+	if err != nil {
+		discoveryError(w, err)
+		return
+	}
+	out := SnapshotAnswer{Generation: info.Generation, Tables: info.Tables}
+	if !info.CreatedAt.IsZero() {
+		at := info.CreatedAt
+		age := h.opts.Now().Sub(at).Seconds()
+		out.CreatedAt, out.AgeSeconds = &at, &age
+	}
+	writeJSON(w, out)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		registerapi.WriteError(w, http.StatusInternalServerError, "internal", "encoding the response failed")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(append(b, '\n'))
+}

@@ -1,0 +1,174 @@
+// lake catalog browser: talks to /api/ with the bearer token of the
+// tenant picked above. No framework, no build step, no network beyond
+// this server. Data is inserted as text, never as HTML.
+"use strict";
+(function () {
+  const PAGE = 100;
+  const $ = (id) => document.getElementById(id);
+  let token = "";
+  let nsOffset = 0, tablesOffset = 0, currentNS = null;
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "class") e.className = v; else if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
+    }
+    for (const k of kids) if (k != null) e.append(k);
+    return e;
+  }
+
+  function showError(msg) { const e = $("error"); e.textContent = msg || ""; e.hidden = !msg; }
+
+  async function api(path, opts) {
+    const headers = token ? { Authorization: "Bearer " + token } : {};
+    const r = await fetch(path, Object.assign({ headers }, opts || {}));
+    const body = await r.json().catch(() => ({}));
+    if (!r.ok) throw new Error((body.error && body.error.message) || ("HTTP " + r.status));
+    return body;
+  }
+
+  function escapeLike(s) { return s.replace(/[\\%_]/g, (c) => "\\" + c); }
+
+  function pager(id, offset, total, go) {
+    const p = $(id);
+    p.replaceChildren();
+    if (total <= PAGE) { p.append(total + " in all"); return; }
+    const prev = el("button", { type: "button", onclick: () => go(Math.max(0, offset - PAGE)) }, "Previous");
+    prev.disabled = offset === 0;
+    const next = el("button", { type: "button", onclick: () => go(offset + PAGE) }, "Next");
+    next.disabled = offset + PAGE >= total;
+    p.append(prev, (offset + 1) + "–" + Math.min(offset + PAGE, total) + " of " + total, next);
+  }
+
+  async function loadNamespaces(offset) {
+    nsOffset = offset;
+    const a = await api("/api/namespaces?offset=" + offset + "&limit=" + PAGE);
+    const ul = $("namespaces");
+    ul.replaceChildren();
+    const all = el("button", { type: "button", class: "link", onclick: () => loadTables(null, 0) }, "All namespaces");
+    ul.append(el("li", {}, all));
+    for (const n of a.namespaces) {
+      ul.append(el("li", {}, el("button", { type: "button", class: "link", "data-ns": n.name, onclick: () => loadTables(n.name, 0) }, n.name), " ", el("span", { class: "muted" }, "(" + n.tables + ")")));
+    }
+    if (a.namespaces.length === 0) ul.append(el("li", { class: "muted" }, "This tenant has no tables."));
+    pager("ns-pager", offset, a.total, (o) => loadNamespaces(o).catch((e) => showError(e.message)));
+  }
+
+  async function loadTables(ns, offset) {
+    currentNS = ns; tablesOffset = offset;
+    for (const b of $("namespaces").querySelectorAll("button")) b.setAttribute("aria-current", String(b.dataset.ns === (ns == null ? undefined : ns)));
+    let q = "/api/tables?offset=" + offset + "&limit=" + PAGE;
+    if (ns != null) q += "&namespace=" + encodeURIComponent(ns);
+    const a = await api(q);
+    $("tables-heading").textContent = ns == null ? "Tables" : "Tables in " + ns;
+    const ul = $("tables");
+    ul.replaceChildren();
+    for (const t of a.tables) {
+      ul.append(el("li", {}, el("button", { type: "button", class: "link", onclick: () => openTable(t.namespace, t.name).catch((e) => showError(e.message)) }, ns == null ? t.namespace + "." + t.name : t.name)));
+    }
+    pager("tables-pager", offset, a.total, (o) => loadTables(currentNS, o).catch((e) => showError(e.message)));
+  }
+
+  function metadataList(md) {
+    if (!md) return null;
+    const dl = el("dl", { class: "md" });
+    for (const k of Object.keys(md).sort()) dl.append(el("dt", {}, k), el("dd", {}, md[k]));
+    return dl;
+  }
+
+  function tree(fields) {
+    const ul = el("ul", {});
+    for (const f of fields) {
+      const label = [el("strong", {}, f.name), " ", el("span", { class: "type" }, f.kind === f.type ? f.type : f.kind)];
+      if (!f.nullable) label.push(" ", el("span", { class: "nn", title: "not nullable" }, "NOT NULL"));
+      if (f.comment) label.push(" — ", el("em", {}, f.comment));
+      let md = null;
+      if (f.metadata) {
+        const rest = Object.assign({}, f.metadata);
+        delete rest["ARROW:FLIGHT:SQL:REMARKS"];
+        if (Object.keys(rest).length) md = metadataList(rest);
+      }
+      let node;
+      if (f.children) {
+        node = el("details", { open: "" }, el("summary", {}, ...label), md, tree(f.children));
+      } else {
+        node = el("div", {}, ...label, md);
+      }
+      ul.append(el("li", {}, node));
+    }
+    return ul;
+  }
+
+  async function openTable(ns, name) {
+    const t = await api("/api/table?namespace=" + encodeURIComponent(ns) + "&name=" + encodeURIComponent(name));
+    const d = $("detail");
+    d.replaceChildren(el("h2", { tabindex: "-1" }, t.namespace + "." + t.name), el("p", { class: "muted" }, "tenant " + t.tenant + " · " + t.table_type));
+    // Description, properties, location, version and update time are not
+    // served by discovery yet: this is their place.
+    d.append(el("div", { class: "placeholder" }, "Description and properties: not served by discovery yet."));
+    if (t.legacy) {
+      d.append(el("p", { class: "legacy" }, "Legacy table: no schema stored. ", el("code", {}, t.fix)));
+    } else {
+      d.append(el("h3", {}, "Schema"), el("div", { class: "tree" }, tree(t.schema.fields)));
+      if (t.schema.metadata) d.append(el("h3", {}, "Schema metadata"), metadataList(t.schema.metadata));
+    }
+    d.querySelector("h2").focus();
+  }
+
+  async function search(ev) {
+    ev.preventDefault();
+    const q = $("search").value.trim();
+    if (!q) return;
+    const by = $("search-by").value;
+    const a = await api("/api/search?" + by + "=" + encodeURIComponent("%" + escapeLike(q) + "%"));
+    const d = $("detail");
+    const ul = el("ul", {});
+    for (const m of a.matches) {
+      const cols = m.columns.map((c) => c.path).join(", ");
+      ul.append(el("li", {}, el("button", { type: "button", class: "link", onclick: () => openTable(m.namespace, m.table).catch((e) => showError(e.message)) }, m.namespace + "." + m.table), cols ? el("span", { class: "muted" }, " — " + cols) : null));
+    }
+    d.replaceChildren(el("h2", { tabindex: "-1" }, "Search: " + by + " like “" + q + "”"), a.matches.length ? ul : el("p", {}, "No matches."));
+    if (a.truncated) d.append(el("p", { class: "muted" }, "Only the first matches are shown; narrow the search."));
+    d.querySelector("h2").focus();
+  }
+
+  async function snapshot() {
+    const s = await api("/api/snapshot");
+    let txt = "generation " + s.generation + " · " + s.tables + " tables";
+    if (s.created_at) txt += " · updated " + Math.round(s.age_seconds) + " s ago (" + s.created_at + ")";
+    $("snapshot").textContent = txt;
+  }
+
+  async function open(ev) {
+    ev.preventDefault();
+    showError("");
+    try {
+      if (!$("dev-tenants").hidden) {
+        const t = await api("/api/dev-token?tenant=" + encodeURIComponent($("tenant").value), { method: "POST" });
+        token = t.token;
+      } else {
+        token = $("token").value.trim();
+      }
+      await Promise.all([snapshot(), loadNamespaces(0), loadTables(null, 0)]);
+      $("detail").replaceChildren(el("p", {}, "Pick a table, or search by table or column name."));
+      $("main").hidden = false;
+    } catch (e) {
+      $("main").hidden = true;
+      showError(e.message);
+    }
+  }
+
+  async function init() {
+    $("tenant-form").addEventListener("submit", open);
+    $("search-form").addEventListener("submit", (ev) => search(ev).catch((e) => showError(e.message)));
+    try {
+      const c = await api("/api/config");
+      if (c.dev_tenants.length) {
+        for (const t of c.dev_tenants) $("tenant").append(el("option", { value: t }, t));
+        $("dev-tenants").hidden = false;
+        $("paste-token").hidden = true;
+      }
+    } catch (e) { showError(e.message); }
+  }
+  init();
+})();
