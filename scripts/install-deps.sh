@@ -2,6 +2,8 @@
 # Installs what lake's build and tests need on a Debian 12 machine with Go 1.26
 # and Node 20, and nothing that is already there:
 #   - Debian's librocksdb-dev 7.8.3 (grocksdb v1.7.14 builds against it);
+#   - Debian's chromium, which the catalog browser's test drives headless
+#     (through the pinned playwright-core, which never downloads a browser);
 #   - the pinned npm tools (tools/npm/package-lock.json) with `npm ci`, kept
 #     outside the Go module;
 #   - staticcheck, versitygw (an S3-protocol server) and aws-lambda-rie (the
@@ -33,7 +35,18 @@ fi
 
 [ "${1:-}" = "run" ] && exit 0
 
-command -v node >/dev/null || { say "node is missing: lake's tests need Node 20 for dynalite"; exit 1; }
+if [ ! -x /usr/bin/chromium ]; then
+  say "chromium is missing: installing Debian's chromium with apt-get (the catalog browser's test drives it headless)"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { say "not root and no sudo: install chromium yourself"; exit 1; }
+    SUDO="sudo"
+  fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+fi
+
+command -v node >/dev/null || { say "node is missing: lake's tests need Node 20 for dynalite and the browser test"; exit 1; }
 if [ ! -f tools/npm/node_modules/.package-lock.json ] || [ tools/npm/package-lock.json -nt tools/npm/node_modules/.package-lock.json ]; then
   say "installing the pinned npm tools in tools/npm (npm ci, alongside the Go tools' builds)"
   npm ci --prefix tools/npm --no-audit --no-fund --loglevel=error >/dev/null &
