@@ -1,0 +1,133 @@
+// The catalog browser in a real browser: Debian's headless Chromium driven
+// by playwright-core (which never downloads a browser), with axe-core's
+// accessibility checks. TestInChromium (browser_test.go) runs it against the
+// package's local instance:
+//
+//   NODE_PATH=tools/npm/node_modules node browser.test.mjs BROWSER_URL SCREENSHOT_DIR
+//
+// It prints each step and exits non-zero at the first failed check.
+import { createRequire } from "node:module";
+import path from "node:path";
+
+// ES imports ignore NODE_PATH; require honours it.
+const require = createRequire(import.meta.url);
+const { chromium } = require("playwright-core");
+const axePath = require.resolve("axe-core/axe.min.js");
+
+const [url, shots] = process.argv.slice(2);
+if (!url || !shots) {
+  console.error("usage: node browser.test.mjs BROWSER_URL SCREENSHOT_DIR");
+  process.exit(2);
+}
+
+function check(ok, msg) {
+  if (!ok) throw new Error("check failed: " + msg);
+}
+const step = (msg) => console.log("step: " + msg);
+
+// axe runs axe-core on the page as it is and fails on any serious or
+// critical violation, printing each.
+async function axe(page, where) {
+  if (!(await page.evaluate(() => typeof window.axe !== "undefined"))) await page.addScriptTag({ path: axePath });
+  const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const bad = res.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  for (const v of res.violations) {
+    console.log(`axe (${where}): ${v.impact} ${v.id}: ${v.help}`);
+    for (const n of v.nodes) console.log(`    ${n.target.join(" ")}: ${n.failureSummary.replace(/\n/g, " ")}`);
+  }
+  console.log(`axe (${where}): ${res.violations.length} violations, ${res.passes.length} rules passed`);
+  check(bad.length === 0, `${where}: ${bad.length} serious or critical accessibility violations (listed above)`);
+}
+
+// openTenant picks tenant in the dev-tenant picker and opens it, waiting
+// for its namespace wantNS to be listed.
+async function openTenant(page, tenant, wantNS) {
+  await page.selectOption("#tenant", tenant);
+  await page.getByRole("button", { name: "Open" }).click();
+  await page.locator(`#namespaces button[data-ns="${wantNS}"]`).waitFor();
+}
+
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"], headless: true });
+let failed = false;
+try {
+  // bypassCSP lets axe-core in as an inline script; the page's own
+  // Content-Security-Policy (default-src 'self') forbids it.
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 }, bypassCSP: true });
+  page.setDefaultTimeout(10000);
+  page.on("pageerror", (e) => { failed = true; console.error("page error: " + e.message); });
+
+  step("load the page");
+  await page.goto(url);
+  await page.locator("#dev-tenants:not([hidden])").waitFor();
+  await axe(page, "tenant picker");
+
+  step("open tenant acme");
+  await openTenant(page, "acme", "nested");
+  check(/generation \d+ · 253 tables/.test(await page.locator("#snapshot").innerText()), "acme's snapshot line names 253 tables");
+
+  step("open the nested table nested.rich");
+  await page.locator('#namespaces button[data-ns="nested"]').click();
+  await page.getByRole("button", { name: "rich", exact: true }).click();
+  const detail = page.locator("#detail");
+  await detail.getByRole("heading", { name: "nested.rich" }).waitFor();
+  // A struct's child (struct.a, not null) and a list's item, inside their
+  // parents' expanded trees.
+  const structChild = detail.locator("details:has(> summary > strong:text-is('struct')) > ul > li strong:text-is('a')");
+  const listItem = detail.locator("details:has(> summary > strong:text-is('list')) > ul > li strong:text-is('item')");
+  check(await structChild.isVisible(), "struct's child a is shown");
+  check(await listItem.isVisible(), "list's item is shown");
+  check((await detail.innerText()).includes("the customer's id"), "the column comment is shown");
+  await axe(page, "table view");
+  // The page from the top down to the end of the struct's subtree: the
+  // picker, the namespaces and the schema's nested lists and struct.
+  const structBox = await detail.locator("details:has(> summary > strong:text-is('struct'))").boundingBox();
+  await page.screenshot({ path: path.join(shots, "table.png"), fullPage: true, clip: { x: 0, y: 0, width: 1200, height: Math.ceil(structBox.y + structBox.height + 4) } });
+
+  step("search by column customer_id");
+  await page.fill("#search", "customer_id");
+  await page.selectOption("#search-by", "column");
+  await page.getByRole("button", { name: "Search", exact: true }).click();
+  await detail.getByRole("heading", { name: /^Search:/ }).waitFor();
+  const hits = await detail.locator("li button").allInnerTexts();
+  check(hits.length === 1 && hits[0] === "sales.orders", `search finds only sales.orders, got ${JSON.stringify(hits)}`);
+  await axe(page, "search results");
+  await page.screenshot({ path: path.join(shots, "search.png") });
+
+  step("keyboard: Tab to the first match, Enter opens it");
+  // The results' heading has focus after a search; Tab moves to the match.
+  await page.keyboard.press("Tab");
+  const focused = await page.evaluate(() => document.activeElement && document.activeElement.textContent);
+  check(focused === "sales.orders", `Tab focuses the match, got ${JSON.stringify(focused)}`);
+  await page.keyboard.press("Enter");
+  await detail.getByRole("heading", { name: "sales.orders" }).waitFor();
+  check((await detail.innerText()).includes("customer_id"), "the opened table shows its column customer_id");
+
+  step("switch to tenant globex");
+  await openTenant(page, "globex", "secret");
+  await page.locator("#tables").getByRole("button", { name: "secret.globex_only" }).waitFor();
+  // A column search that matches tables in both tenants.
+  await page.fill("#search", "id");
+  await page.getByRole("button", { name: "Search", exact: true }).click();
+  await detail.getByRole("heading", { name: /^Search:/ }).waitFor();
+  const globexHits = await detail.locator("li button").allInnerTexts();
+  check(globexHits.includes("sales.globex_orders"), `globex's search finds sales.globex_orders, got ${JSON.stringify(globexHits)}`);
+  // All the page's text, hidden parts included, but the dev-tenant picker
+  // (which lists acme by name).
+  const text = await page.evaluate(() => {
+    const b = document.body.cloneNode(true);
+    b.querySelector("#tenant").remove();
+    return b.textContent;
+  });
+  for (const acme of ["acme", "rich", "t0000", "t0249", "events", "nested", "legacy", "many", "sales.orders"]) {
+    check(!new RegExp("\\b" + acme.replace(".", "\\.") + "\\b").test(text), `globex's page names acme's ${acme}`);
+  }
+  await axe(page, "globex search results");
+  check(!failed, "no errors in the page");
+  console.log("ok: screenshots in " + shots);
+} catch (e) {
+  console.error(e.stack || String(e));
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}
+if (failed) process.exitCode = 1;
