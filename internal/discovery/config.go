@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -42,6 +44,9 @@ type ProgramConfig struct {
 	// DefaultCacheBytes() (40% of the container's memory limit).
 	CacheBytes  int64
 	S3PathStyle bool
+	// BrowserListen is the catalog browser's HTTP address (MainWith's
+	// Browser); "" serves none.
+	BrowserListen string
 }
 
 // ParseConfig reads the program's flags from args, with defaults from
@@ -59,6 +64,7 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.Listen, "listen", env("LAKE_LISTEN", ":50051"), "Flight SQL (gRPC) listen address [LAKE_LISTEN]")
 	fs.StringVar(&c.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", ":8080"), "HTTP address for /healthz alone (the load balancer's check); - disables [LAKE_HTTP_LISTEN]")
 	fs.StringVar(&c.AdminListen, "admin-listen", env("LAKE_ADMIN_LISTEN", "127.0.0.1:8081"), "HTTP address for /healthz, /status and /metrics, which show the blob location, errors and catalog-wide counts: keep it unreachable from the load balancer and clients; - disables [LAKE_ADMIN_LISTEN]")
+	fs.StringVar(&c.BrowserListen, "browser-listen", env("LAKE_BROWSER_LISTEN", ""), "HTTP address for the catalog browser (page and JSON API; every answer asks this server with the token the page sends); plaintext HTTP: put it on a private address or behind a TLS listener; not with -tls-cert; default off; - disables [LAKE_BROWSER_LISTEN]")
 	fs.StringVar(&c.Snapshot, "snapshot", env("LAKE_SNAPSHOT", ""), "snapshot blob: s3://bucket/key, file:///path or a path (required) [LAKE_SNAPSHOT]")
 	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", DefaultPollInterval.String()), "how often to check the blob for a new version: a conditional GET, answered 304 with no body while it is unchanged [LAKE_POLL_INTERVAL]")
 	staleness := fs.String("max-staleness", env("LAKE_MAX_STALENESS", ""), "health turns unhealthy (/healthz 503, gRPC NOT_SERVING) when the last successful poll is older than this; requests are still answered from the last good snapshot; more than -poll-interval; 0 disables (default 5m, or 3 × -poll-interval when that is longer) [LAKE_MAX_STALENESS]")
@@ -114,6 +120,12 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	if c.AdminListen == "-" {
 		c.AdminListen = ""
 	}
+	if c.BrowserListen == "-" {
+		c.BrowserListen = ""
+	}
+	if c.BrowserListen != "" && (c.BrowserListen == c.HTTPListen || c.BrowserListen == c.AdminListen) {
+		return c, fmt.Errorf("-browser-listen %q: must differ from -http-listen and -admin-listen", c.BrowserListen)
+	}
 	if c.AdminListen != "" && c.AdminListen == c.HTTPListen {
 		return c, fmt.Errorf("-admin-listen %q: must differ from -http-listen, which load balancers reach", c.AdminListen)
 	}
@@ -122,6 +134,9 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, errors.New("-tls-cert and -tls-key go together")
+	}
+	if c.BrowserListen != "" && c.TLSCert != "" {
+		return c, errors.New("-browser-listen with -tls-cert: the browser asks this server on 127.0.0.1 and cannot verify its certificate for that address; serve discovery without TLS (behind a TLS load balancer or on a private network) or run the browser apart")
 	}
 	if c.HS256SecretFile == "" && c.HS256Secret == "" && c.JWKSFile == "" && c.JWKSURL == "" {
 		return c, errors.New("configure token validation: -jwt-hs256-secret-file, LAKE_JWT_HS256_SECRET, -jwks-file or -jwks-url")
@@ -190,25 +205,45 @@ var version = "dev"
 // (blobstore.Open), serves until ctx ends, SIGTERM or Ctrl-C, and drains for
 // the shutdown grace. Logs are JSON lines on stdout; -h prints the flags on
 // stderr. It returns the exit code: 0 after a clean stop or -h, 2 for a
-// configuration error, 1 for a failure to start.
+// configuration error, 1 for a failure to start. It serves no catalog
+// browser: -browser-listen is a configuration error (see MainWith).
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return MainWith(ctx, args, getenv, stdout, stderr, nil)
+}
+
+// BrowserFunc builds the catalog browser's handler for -browser-listen.
+// flightAddr is this server's own Flight SQL address as the browser should
+// dial it: grpc://host:port, plaintext, on loopback when discovery listens
+// on every interface. A returned handler that is an io.Closer is closed
+// after its listener stops.
+type BrowserFunc func(flightAddr string) (http.Handler, error)
+
+// MainWith is Main that also serves the handler browser builds on
+// -browser-listen, when that is set. The command (functions/discovery)
+// passes the catalog browser; this package cannot import it (the browser
+// imports discovery). A nil browser makes -browser-listen a configuration
+// error.
+func MainWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, browser BrowserFunc) int {
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
 	c, err := ParseConfig(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
+	if err == nil && c.BrowserListen != "" && browser == nil {
+		err = errors.New("-browser-listen: this program has no catalog browser")
+	}
 	if err != nil {
 		log.Error("discovery: configuration", slog.String("error", err.Error()))
 		return 2
 	}
-	if err := run(ctx, c, log); err != nil {
+	if err := run(ctx, c, browser, log); err != nil {
 		log.Error("discovery", slog.String("error", err.Error()))
 		return 1
 	}
 	return 0
 }
 
-func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
+func run(ctx context.Context, c ProgramConfig, browser BrowserFunc, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	authCfg, err := c.authConfig(log)
@@ -240,10 +275,78 @@ func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	var web *browserServer
+	if c.BrowserListen != "" {
+		if web, err = serveBrowser(c.BrowserListen, srv.Addr(), browser, log); err != nil {
+			srv.Shutdown(ctx)
+			return err
+		}
+		log.InfoContext(ctx, "discovery browser listening", slog.String("browser", web.l.Addr().String()))
+	}
 	<-ctx.Done()
 	log.Info("discovery shutting down", slog.Duration("grace", c.ShutdownGrace))
 	sctx, cancel := context.WithTimeout(context.Background(), c.ShutdownGrace)
 	defer cancel()
+	if web != nil {
+		web.shutdown(sctx)
+	}
 	srv.Shutdown(sctx)
 	return nil
+}
+
+// browserServer is the catalog browser's listener (-browser-listen).
+type browserServer struct {
+	l    net.Listener
+	srv  *http.Server
+	h    http.Handler
+	done chan struct{}
+}
+
+// serveBrowser listens on addr and serves the handler browser builds for
+// the Flight SQL server at flightListen.
+func serveBrowser(addr, flightListen string, browser BrowserFunc, log *slog.Logger) (*browserServer, error) {
+	h, err := browser(loopbackFlight(flightListen))
+	if err != nil {
+		return nil, fmt.Errorf("catalog browser: %w", err)
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		closeHandler(h)
+		return nil, fmt.Errorf("catalog browser: %w", err)
+	}
+	b := &browserServer{l: l, h: h, done: make(chan struct{}),
+		srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}}
+	go func() {
+		defer close(b.done)
+		if err := b.srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("discovery: catalog browser", slog.String("error", err.Error()))
+		}
+	}()
+	return b, nil
+}
+
+func (b *browserServer) shutdown(ctx context.Context) {
+	_ = b.srv.Shutdown(ctx)
+	<-b.done
+	closeHandler(b.h)
+}
+
+func closeHandler(h http.Handler) {
+	if c, ok := h.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+// loopbackFlight is the plaintext address at which this process reaches its
+// own Flight SQL listener: the listen address itself, or loopback when it
+// listens on every interface.
+func loopbackFlight(listen string) string {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "grpc://" + listen
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "grpc://" + net.JoinHostPort(host, port)
 }

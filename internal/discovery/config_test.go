@@ -35,8 +35,11 @@ func TestParseConfig(t *testing.T) {
 		{name: "defaults", args: []string{"-snapshot", "s3://b/k"}, env: secret, check: func(c ProgramConfig) bool {
 			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 2*time.Second && c.MaxStaleness == 5*time.Minute && c.ShutdownGrace == 20*time.Second &&
 				c.BatchBytes == DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != "" &&
-				c.JWKSURL == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh && c.MaxLifetime == auth.DefaultMaxLifetime
+				c.JWKSURL == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh && c.MaxLifetime == auth.DefaultMaxLifetime && c.BrowserListen == ""
 		}},
+		{name: "browser listen", args: []string{"-snapshot", "x", "-browser-listen", "10.0.0.5:8443"}, env: secret, check: func(c ProgramConfig) bool { return c.BrowserListen == "10.0.0.5:8443" }},
+		{name: "browser listen from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_BROWSER_LISTEN": ":8090"}, check: func(c ProgramConfig) bool { return c.BrowserListen == ":8090" }},
+		{name: "browser listen dash is off", args: []string{"-snapshot", "x", "-browser-listen", "-"}, env: secret, check: func(c ProgramConfig) bool { return c.BrowserListen == "" }},
 		{name: "every env variable", env: map[string]string{
 			"LAKE_SNAPSHOT": "/data/blob", "LAKE_LISTEN": ":1", "LAKE_HTTP_LISTEN": "-", "LAKE_ADMIN_LISTEN": "-", "LAKE_POLL_INTERVAL": "2s", "LAKE_SHUTDOWN_GRACE": "1s",
 			"LAKE_JWKS_FILE": "/keys.json", "LAKE_JWT_ISSUER": "iss", "LAKE_JWT_AUDIENCE": "aud", "LAKE_TENANT_CLAIM": "org",
@@ -69,6 +72,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "cache bytes", args: []string{"-snapshot", "x", "-cache-bytes", "1048576"}, env: secret, check: func(c ProgramConfig) bool { return c.CacheBytes == 1<<20 }},
 		{name: "cache bytes negative", args: []string{"-snapshot", "x", "-cache-bytes", "-1"}, env: secret, wantErr: `-cache-bytes "-1"`},
 		{name: "admin on the health address", args: []string{"-snapshot", "x", "-http-listen", ":9000", "-admin-listen", ":9000"}, env: secret, wantErr: "must differ from -http-listen"},
+		{name: "browser on the health address", args: []string{"-snapshot", "x", "-http-listen", ":9000", "-browser-listen", ":9000"}, env: secret, wantErr: "-browser-listen \":9000\": must differ"},
+		{name: "browser on the admin address", args: []string{"-snapshot", "x", "-browser-listen", "127.0.0.1:8081"}, env: secret, wantErr: "must differ from -http-listen and -admin-listen"},
+		{name: "browser with TLS", args: []string{"-snapshot", "x", "-browser-listen", ":8090", "-tls-cert", "c.pem", "-tls-key", "k.pem"}, env: secret, wantErr: "-browser-listen with -tls-cert"},
 		{name: "no snapshot", env: secret, wantErr: "-snapshot (LAKE_SNAPSHOT) is required"},
 		{name: "no keys", args: []string{"-snapshot", "x"}, wantErr: "configure token validation"},
 		{name: "short poll", args: []string{"-snapshot", "x", "-poll-interval", "10ms"}, env: secret, wantErr: "at least 100ms"},
@@ -124,6 +130,7 @@ func TestMainConfiguration(t *testing.T) {
 		{name: "no snapshot", args: nil, wantCode: 2, wantOut: `"error":"-snapshot (LAKE_SNAPSHOT) is required`},
 		{name: "bad blob URI", args: []string{"-snapshot", "gs://b/k", "-http-listen", "-", "-admin-listen", "-", "-listen", "127.0.0.1:0"}, wantCode: 1, wantOut: `unsupported scheme`},
 		{name: "help", args: []string{"-h"}, wantCode: 0, wantErrW: "LAKE_BATCH_BYTES"},
+		{name: "browser without one", args: []string{"-snapshot", "x", "-browser-listen", "127.0.0.1:0"}, wantCode: 2, wantOut: `"error":"-browser-listen: this program has no catalog browser`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder
@@ -238,5 +245,22 @@ func TestMainFetchesJWKSURL(t *testing.T) {
 					code, stdout.String(), fetches.Load(), tc.wantOut, tc.wantFetches)
 			}
 		})
+	}
+}
+
+// loopbackFlight gives the browser an address it can dial: the listen
+// address, with every interface replaced by loopback.
+func TestLoopbackFlight(t *testing.T) {
+	for _, tc := range []struct{ listen, want string }{
+		{"[::]:50051", "grpc://127.0.0.1:50051"},
+		{"0.0.0.0:50051", "grpc://127.0.0.1:50051"},
+		{":50051", "grpc://127.0.0.1:50051"},
+		{"127.0.0.1:4000", "grpc://127.0.0.1:4000"},
+		{"[::1]:4000", "grpc://[::1]:4000"},
+		{"10.0.0.5:50051", "grpc://10.0.0.5:50051"},
+	} {
+		if got := loopbackFlight(tc.listen); got != tc.want {
+			t.Errorf("loopbackFlight(%q): got %q, want %q", tc.listen, got, tc.want)
+		}
 	}
 }
