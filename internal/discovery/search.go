@@ -81,21 +81,34 @@ type SearchTruncated struct {
 const searchActionDescription = `Search the caller's tenant: body {"table_pattern": LIKE, "column_pattern": LIKE}; ` +
 	`each Result is one JSON match {"namespace","table","table_type","columns":[{"path","type","nullable"}]}`
 
-// DoAction answers the search action and passes every other action to the
-// Flight SQL server.
+// DoAction answers the search and describe actions and passes every other
+// action to the Flight SQL server.
 func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
-	if a.GetType() != SearchActionType {
-		return f.FlightServer.DoAction(a, stream)
-	}
-	return f.svc.search(stream.Context(), a.GetBody(), func(body []byte) error {
+	switch a.GetType() {
+	case SearchActionType:
+		return f.svc.search(stream.Context(), a.GetBody(), func(body []byte) error {
+			return stream.Send(&flight.Result{Body: body})
+		})
+	case DescribeActionType:
+		body, err := f.svc.describe(stream.Context(), a.GetBody())
+		if err != nil {
+			return err
+		}
 		return stream.Send(&flight.Result{Body: body})
-	})
+	}
+	return f.FlightServer.DoAction(a, stream)
 }
 
-// ListActions lists the search action, then the Flight SQL server's.
+// ListActions lists the search and describe actions, then the Flight SQL
+// server's.
 func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_ListActionsServer) error {
-	if err := stream.Send(&flight.ActionType{Type: SearchActionType, Description: searchActionDescription}); err != nil {
-		return err
+	for _, a := range []*flight.ActionType{
+		{Type: SearchActionType, Description: searchActionDescription},
+		{Type: DescribeActionType, Description: describeActionDescription},
+	} {
+		if err := stream.Send(a); err != nil {
+			return err
+		}
 	}
 	return f.FlightServer.ListActions(e, stream)
 }

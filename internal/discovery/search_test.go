@@ -291,8 +291,8 @@ func TestSearchTenantIsolation(t *testing.T) {
 			}
 			types = append(types, a.Type)
 		}
-		if !slices.Contains(types, discovery.SearchActionType) || !slices.Contains(types, flight.CancelFlightInfoActionType) {
-			t.Fatalf("got actions %q, want %q and Flight SQL's", types, discovery.SearchActionType)
+		if !slices.Contains(types, discovery.SearchActionType) || !slices.Contains(types, discovery.DescribeActionType) || !slices.Contains(types, flight.CancelFlightInfoActionType) {
+			t.Fatalf("got actions %q, want %q, %q and Flight SQL's", types, discovery.SearchActionType, discovery.DescribeActionType)
 		}
 		// An unknown action is the Flight SQL server's answer, not search's.
 		s, err := e.client.Client.DoAction(as(t, "acme"), &flight.Action{Type: "lake.nothing"})
