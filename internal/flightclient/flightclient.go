@@ -294,6 +294,39 @@ func (d *Client) Search(ctx context.Context, tablePattern, columnPattern string)
 	}
 }
 
+// Describe runs discovery's describe action (discovery.DescribeActionType)
+// for one table of the token's tenant. A table the tenant does not have is
+// codes.NotFound; invalid names are codes.InvalidArgument.
+func (d *Client) Describe(ctx context.Context, namespace, table string) (*discovery.TableDescription, error) {
+	body, err := json.Marshal(discovery.DescribeRequest{Namespace: namespace, Table: table})
+	if err != nil {
+		return nil, fmt.Errorf("flightclient: describe: %w", err)
+	}
+	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: discovery.DescribeActionType, Body: body})
+	if err != nil {
+		return nil, err
+	}
+	r, err := stream.Recv()
+	if errors.Is(err, io.EOF) {
+		return nil, errors.New("flightclient: describe: no result")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out discovery.TableDescription
+	if err := json.Unmarshal(r.Body, &out); err != nil {
+		return nil, fmt.Errorf("flightclient: describe: %w", err)
+	}
+	// Drain the stream so the server's status is seen.
+	for {
+		if _, err := stream.Recv(); errors.Is(err, io.EOF) {
+			return &out, nil
+		} else if err != nil {
+			return nil, err
+		}
+	}
+}
+
 // WithToken returns a client that shares d's connection and sends token as
 // the bearer credential. Closing either closes the shared connection.
 func (d *Client) WithToken(token string) *Client { return &Client{c: d.c, token: token} }
