@@ -486,3 +486,96 @@ func TestDiscoveryTLS(t *testing.T) {
 		t.Fatal("a plaintext client was answered by a TLS server")
 	}
 }
+
+// The discovery binary serves the catalog browser on LAKE_BROWSER_LISTEN:
+// the page, and an API that asks discovery with the caller's token, so a
+// tenant sees its own namespaces alone and no token gets 401.
+func TestDiscoveryBinaryBrowser(t *testing.T) {
+	blob := filepath.Join(t.TempDir(), "catalog.lakesnap")
+	st := memstore.New(memstore.Options{})
+	c := catalog.New(st, catalog.Options{})
+	for i, ref := range []catalog.TableRef{
+		{Tenant: "acme", Namespace: "sales", Name: "orders"},
+		{Tenant: "acme", Namespace: "sales", Name: "returns"},
+		{Tenant: "acme", Namespace: "web", Name: "clicks"},
+		{Tenant: "globex", Namespace: "ops", Name: "jobs"},
+	} {
+		if _, _, err := c.Register(context.Background(), ref, catalog.TableSpec{Location: "/d/" + ref.Name, Schema: catalogtest.WideSchema(i, 3)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, _, err := catalog.Refresh(context.Background(), st, 1, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := catalog.EncodeBlob(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blob, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	web := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
+	d := startDiscovery(t, blob, "LAKE_BROWSER_LISTEN="+web)
+	d.proc.WaitTCP(t, web, 30*time.Second)
+	waitFor(t, 20*time.Second, "the snapshot", func() bool { return d.serving(t) == healthpb.HealthCheckResponse_SERVING })
+
+	token := func(tenant string) string {
+		tok, err := auth.IssueHS256([]byte(discoverySecret), "", tenant, "", "", time.Hour, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	for _, tc := range []struct {
+		name, path, token string
+		wantCode          int
+		wantType          string
+		wantBody          []string
+		wantNot           []string
+	}{
+		{name: "page", path: "/", wantCode: 200, wantType: "text/html", wantBody: []string{"<html"}},
+		{name: "config offers no dev tenants", path: "/api/config", wantCode: 200, wantType: "application/json", wantBody: []string{`"dev_tenants":[]`}, wantNot: []string{"acme", "globex"}},
+		{name: "no token", path: "/api/namespaces", wantCode: 401, wantType: "application/json", wantBody: []string{`"unauthenticated"`}},
+		{name: "bad token", path: "/api/namespaces", token: "not-a-token", wantCode: 401, wantType: "application/json"},
+		{name: "acme", path: "/api/namespaces", token: token("acme"), wantCode: 200, wantType: "application/json",
+			wantBody: []string{`"tenant":"acme"`, `{"name":"sales","tables":2}`, `{"name":"web","tables":1}`, `"total":2`}, wantNot: []string{"ops", "globex"}},
+		{name: "globex", path: "/api/namespaces", token: token("globex"), wantCode: 200, wantType: "application/json",
+			wantBody: []string{`"tenant":"globex"`, `{"name":"ops","tables":1}`, `"total":1`}, wantNot: []string{"sales", "web", "acme"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodGet, "http://"+web+tc.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := resp.StatusCode; got != tc.wantCode {
+				t.Fatalf("got status %d, want %d (body %s)", got, tc.wantCode, body)
+			}
+			if got := resp.Header.Get("Content-Type"); !strings.HasPrefix(got, tc.wantType) {
+				t.Errorf("got Content-Type %q, want %s", got, tc.wantType)
+			}
+			for _, want := range tc.wantBody {
+				if !strings.Contains(string(body), want) {
+					t.Errorf("got body %s, want it to contain %s", body, want)
+				}
+			}
+			for _, not := range tc.wantNot {
+				if strings.Contains(string(body), not) {
+					t.Errorf("got body %s, want no %s", body, not)
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,8 @@
 // Command discovery is lake's Arrow Flight SQL discovery server: it loads the
 // snapshot blob (from S3 or a file), polls it for new versions, and answers
 // tenant-filtered metadata requests from memory. It never talks to DynamoDB.
-// The program is discovery.Main.
+// The program is discoverybrowser.Main: discovery.MainWith serving the
+// catalog browser on -browser-listen.
 //
 // Every flag has an environment variable; a flag on the command line wins
 // (README, Configuration; run with -h for the list):
@@ -25,6 +26,7 @@
 //	-batch-bytes            LAKE_BATCH_BYTES            bytes per record batch at most (default 1 MiB)
 //	-cache-bytes            LAKE_CACHE_BYTES            prepared tenants kept in memory (default 0: 40% of the memory limit)
 //	-s3-path-style          LAKE_S3_PATH_STYLE          path-style S3 addressing (default false)
+//	-browser-listen         LAKE_BROWSER_LISTEN         catalog browser page and API, plaintext HTTP; not with TLS (default off)
 //
 // Logs are JSON lines on stdout.
 package main
@@ -33,9 +35,9 @@ import (
 	"context"
 	"os"
 
-	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/discoverybrowser"
 )
 
 func main() {
-	os.Exit(discovery.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(discoverybrowser.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
