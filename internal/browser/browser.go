@@ -12,7 +12,9 @@
 //	/api/dev-token?tenant=T          a dev token (POST; local mode only; no token needed)
 //	/api/namespaces?offset=&limit=   the tenant's namespaces with table counts
 //	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's
-//	/api/table?namespace=&name=      one table: its schema as a tree, or legacy
+//	/api/table?namespace=&name=      one table: its schema as a tree, or legacy;
+//	                                 its description, properties, location,
+//	                                 version and times (lake.describe action)
 //	/api/search?table=&column=       discovery's lake.search action
 //	/api/snapshot                    the tenant's snapshot generation and age
 //
@@ -300,6 +302,19 @@ type TableAnswer struct {
 	Legacy bool    `json:"legacy"`
 	Fix    string  `json:"fix,omitempty"`
 	Schema *Schema `json:"schema,omitempty"`
+
+	// The rest is discovery's lake.describe answer, all absent when it
+	// failed (DescribeError then says so); Description, Properties and the
+	// times are also absent when the registration has none.
+	Location    string            `json:"location,omitempty"`
+	Version     int64             `json:"version,omitempty"`
+	CreatedAt   *time.Time        `json:"created_at,omitempty"`
+	UpdatedAt   *time.Time        `json:"updated_at,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Properties  map[string]string `json:"properties,omitempty"`
+	// DescribeError is why the fields above are missing: the schema view
+	// does not depend on them.
+	DescribeError string `json:"describe_error,omitempty"`
 }
 
 func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
@@ -331,7 +346,22 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.
 	} else {
 		out.Schema = SchemaTree(t.Schema)
 	}
+	if d, err := c.Describe(r.Context(), t.Namespace, t.Name); err != nil {
+		out.DescribeError = fmt.Sprintf("discovery did not describe the table (%s); description, properties, location, version and times are not shown", status.Code(err))
+	} else {
+		out.Location, out.Version, out.Description, out.Properties = d.Location, d.Version, d.Description, d.Properties
+		out.CreatedAt, out.UpdatedAt = knownTime(d.CreatedAt), knownTime(d.UpdatedAt)
+	}
 	writeJSON(w, out)
+}
+
+// knownTime is &t, or nil for the zero time (a legacy registration's
+// missing update time).
+func knownTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 func (h *Handler) search(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {

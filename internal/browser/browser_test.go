@@ -68,6 +68,11 @@ func richWithComment() *arrow.Schema {
 // start seeds a data folder (acme: a rich nested table, a legacy table
 // without a schema, manyTables small tables, a customer_id column; globex:
 // a table of its own) and starts local mode on it.
+// nested.rich's registration has a description and properties.
+const richDescription = "Every Arrow type, nested.\nOne row per test."
+
+var richProperties = map[string]string{"owner": "data-eng", "tier": "gold"}
+
 func start(dir string) error {
 	ctx := context.Background()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -91,7 +96,11 @@ func start(dir string) error {
 		regs[catalog.TableRef{Tenant: "acme", Namespace: "many", Name: fmt.Sprintf("t%04d", i)}] = small("id")
 	}
 	for ref, s := range regs {
-		if _, _, err = cat.Register(ctx, ref, catalog.TableSpec{Location: "s3://b/" + ref.Name + "/", Schema: s}); err != nil {
+		spec := catalog.TableSpec{Location: "s3://b/" + ref.Name + "/", Schema: s}
+		if ref.Name == "rich" {
+			spec.Description, spec.Properties = richDescription, richProperties
+		}
+		if _, _, err = cat.Register(ctx, ref, spec); err != nil {
 			break
 		}
 	}
@@ -239,6 +248,25 @@ func TestTableSchemaTree(t *testing.T) {
 	if got.Legacy || got.Schema == nil || got.Tenant != "acme" || got.Type != "TABLE" {
 		t.Fatalf("got %+v, want a table with a schema", got)
 	}
+	t.Run("description", func(t *testing.T) {
+		if got.DescribeError != "" {
+			t.Fatalf("got describe error %q, want none", got.DescribeError)
+		}
+		if got.CreatedAt == nil || got.UpdatedAt == nil || got.CreatedAt.IsZero() || got.UpdatedAt.Before(*got.CreatedAt) {
+			t.Errorf("got created_at %v, updated_at %v, want both, updated not before created", got.CreatedAt, got.UpdatedAt)
+		}
+		tests := []struct{ name, got, want string }{
+			{"description", got.Description, richDescription},
+			{"properties", fmt.Sprint(got.Properties), fmt.Sprint(richProperties)},
+			{"location", got.Location, "s3://b/rich/"},
+			{"version", fmt.Sprint(got.Version), "1"},
+		}
+		for _, tt := range tests {
+			if tt.got != tt.want {
+				t.Errorf("%s: got %q, want %q", tt.name, tt.got, tt.want)
+			}
+		}
+	})
 	if got, want := len(got.Schema.Fields), len(richWithComment().Fields()); got != want {
 		t.Fatalf("got %d fields, want %d", got, want)
 	}
@@ -298,6 +326,10 @@ func TestTableLegacyAndNotFound(t *testing.T) {
 	getJSON(t, "/api/table?namespace=legacy&name=events", "acme", http.StatusOK, &got)
 	if !got.Legacy || got.Schema != nil || !strings.Contains(got.Fix, "lake backfill") {
 		t.Fatalf("got %+v, want legacy with a lake backfill fix", got)
+	}
+	if got.Location != "s3://b/events/" || got.Version != 1 || got.Description != "" || got.Properties != nil || got.DescribeError != "" {
+		t.Fatalf("got location %q, version %d, description %q, properties %v, describe error %q, want the legacy location and version alone",
+			got.Location, got.Version, got.Description, got.Properties, got.DescribeError)
 	}
 	for _, q := range []string{"namespace=nested&name=nope", "namespace=nested&name=ric_", "namespace=secret&name=globex_only"} {
 		t.Run(q, func(t *testing.T) {
