@@ -99,13 +99,30 @@
     return ul;
   }
 
+  // about is the table's description, properties, location, version and
+  // times, as discovery's describe action gave them.
+  function about(t) {
+    if (t.describe_error) return [el("p", { class: "muted" }, t.describe_error)];
+    const out = [];
+    if (t.description) out.push(el("p", { class: "description" }, t.description));
+    const facts = el("dl", { class: "facts" });
+    const fact = (k, v) => { if (v != null && v !== "") facts.append(el("dt", {}, k), el("dd", {}, v)); };
+    fact("Location", t.location ? el("code", {}, t.location) : null);
+    fact("Version", t.version ? String(t.version) : null);
+    fact("Created", t.created_at ? when(t.created_at) : null);
+    fact("Updated", t.updated_at ? when(t.updated_at) : null);
+    out.push(facts);
+    if (t.properties) out.push(el("h3", {}, "Properties"), metadataList(t.properties));
+    return out;
+  }
+
+  function when(iso) { return el("time", { datetime: iso }, iso.replace("T", " ").replace(/\.\d+/, "")); }
+
   async function openTable(ns, name) {
     const t = await api("/api/table?namespace=" + encodeURIComponent(ns) + "&name=" + encodeURIComponent(name));
     const d = $("detail");
     d.replaceChildren(el("h2", { tabindex: "-1" }, t.namespace + "." + t.name), el("p", { class: "muted" }, "tenant " + t.tenant + " · " + t.table_type));
-    // Description, properties, location, version and update time are not
-    // served by discovery yet: this is their place.
-    d.append(el("div", { class: "placeholder" }, "Description and properties: not served by discovery yet."));
+    d.append(...about(t));
     if (t.legacy) {
       d.append(el("p", { class: "legacy" }, "Legacy table: no schema stored. ", el("code", {}, t.fix)));
     } else {

@@ -77,6 +77,10 @@ try {
   check(await structChild.isVisible(), "struct's child a is shown");
   check(await listItem.isVisible(), "list's item is shown");
   check((await detail.innerText()).includes("the customer's id"), "the column comment is shown");
+  check((await detail.locator(".description").innerText()) === "Every Arrow type, nested.\nOne row per test.", "the description is shown with its line break");
+  const facts = await detail.locator("dl.facts").innerText();
+  check(facts.includes("s3://b/rich/") && /Version\s+1/.test(facts) && facts.includes("Created") && facts.includes("Updated"), "location, version and times are shown");
+  check(/tier\s*gold/.test(await detail.innerText()), "the properties are shown");
   await axe(page, "table view");
   // The page from the top down to the end of the struct's subtree: the
   // picker, the namespaces and the schema's nested lists and struct.
