@@ -39,10 +39,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/flightclient"
-	"github.com/lake-catalog/lake/internal/registerapi"
 )
 
 // Page sizes.
@@ -102,7 +102,7 @@ func New(opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /api/search", h.authed(h.search))
 	h.mux.HandleFunc("GET /api/snapshot", h.authed(h.snapshot))
 	h.mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
-		registerapi.WriteError(w, http.StatusNotFound, "not_found", "no such API endpoint")
+		apierror.Write(w, http.StatusNotFound, "not_found", "no such API endpoint")
 	})
 	return h, nil
 }
@@ -124,7 +124,7 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *flightcl
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
 		if !ok || tok == "" {
-			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "send a token: Authorization: Bearer <token>")
+			apierror.Write(w, http.StatusUnauthorized, "unauthenticated", "send a token: Authorization: Bearer <token>")
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -137,18 +137,18 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *flightcl
 func discoveryError(w http.ResponseWriter, err error) {
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied:
-		registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "the token was refused: missing, invalid or expired")
+		apierror.Write(w, http.StatusUnauthorized, "unauthenticated", "the token was refused: missing, invalid or expired")
 	case codes.InvalidArgument:
-		registerapi.WriteError(w, http.StatusBadRequest, "invalid", status.Convert(err).Message())
+		apierror.Write(w, http.StatusBadRequest, "invalid", status.Convert(err).Message())
 	case codes.Unavailable:
-		registerapi.WriteError(w, http.StatusServiceUnavailable, "unavailable", "discovery has no snapshot yet or cannot be reached; retry")
+		apierror.Write(w, http.StatusServiceUnavailable, "unavailable", "discovery has no snapshot yet or cannot be reached; retry")
 	default:
-		registerapi.WriteError(w, http.StatusBadGateway, "discovery_failed", "discovery failed to answer")
+		apierror.Write(w, http.StatusBadGateway, "discovery_failed", "discovery failed to answer")
 	}
 }
 
 func badRequest(w http.ResponseWriter, msg string) {
-	registerapi.WriteError(w, http.StatusBadRequest, "invalid", msg)
+	apierror.Write(w, http.StatusBadRequest, "invalid", msg)
 }
 
 // page reads offset and limit.
@@ -188,7 +188,7 @@ func (h *Handler) config(w http.ResponseWriter, _ *http.Request) {
 
 func (h *Handler) devToken(w http.ResponseWriter, r *http.Request) {
 	if h.opts.DevToken == nil {
-		registerapi.WriteError(w, http.StatusNotFound, "not_found", "dev tokens exist only in local mode")
+		apierror.Write(w, http.StatusNotFound, "not_found", "dev tokens exist only in local mode")
 		return
 	}
 	tenant := r.FormValue("tenant")
@@ -198,7 +198,7 @@ func (h *Handler) devToken(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := h.opts.DevToken(tenant)
 	if err != nil {
-		registerapi.WriteError(w, http.StatusInternalServerError, "internal", "minting the dev token failed")
+		apierror.Write(w, http.StatusInternalServerError, "internal", "minting the dev token failed")
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -336,7 +336,7 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.
 		return
 	}
 	if len(rows) != 1 {
-		registerapi.WriteError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
 		return
 	}
 	t := rows[0]
@@ -413,7 +413,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request, c *flightclie
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		registerapi.WriteError(w, http.StatusInternalServerError, "internal", "encoding the response failed")
+		apierror.Write(w, http.StatusInternalServerError, "internal", "encoding the response failed")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -43,6 +43,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
@@ -540,24 +541,13 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 	return &apiError{http.StatusServiceUnavailable, "unavailable", "the catalog store is unavailable; retry"}
 }
 
-// errorJSON is the one place the error envelope
-// {"error":{"code":"…","message":"…"}} is made.
-func errorJSON(code, message string) []byte {
-	var body struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	body.Error.Code, body.Error.Message = code, message
-	b, _ := json.Marshal(body) // two strings: cannot fail
-	return b
-}
+// errorJSON is the API's error envelope (apierror.JSON).
+func errorJSON(code, message string) []byte { return apierror.JSON(code, message) }
 
-// WriteError answers status with the API's JSON error envelope; local
-// mode's other routes answer their errors with it too.
+// WriteError answers status with the API's JSON error envelope
+// (apierror.Write).
 func WriteError(w http.ResponseWriter, status int, code, message string) {
-	writeBody(w, status, errorJSON(code, message))
+	apierror.Write(w, status, code, message)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -1,0 +1,23 @@
+package discoverybrowser_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The discovery program never talks to DynamoDB, and does not even link
+// the DynamoDB SDK or the registration API (the browser it can serve
+// answers errors through internal/apierror for that reason).
+func TestDiscoveryLinksNoDynamoDB(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/lake-catalog/lake/functions/discovery").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/aws/aws-sdk-go-v2/service/dynamodb") || pkg == "github.com/lake-catalog/lake/internal/registerapi" ||
+			strings.HasPrefix(pkg, "github.com/lake-catalog/lake/pkg/metastore/") {
+			t.Errorf("functions/discovery links %s", pkg)
+		}
+	}
+}
