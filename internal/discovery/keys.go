@@ -36,13 +36,6 @@ func emptyColumns(mem memory.Allocator, schema *arrow.Schema) []arrow.Array {
 	return cols
 }
 
-func (s *Service) infoFor(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema) (*flight.FlightInfo, error) {
-	if _, _, err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	return s.info(desc, schema), nil
-}
-
 // GetFlightInfoPrimaryKeys implements flightsql.Server.
 func (s *Service) GetFlightInfoPrimaryKeys(ctx context.Context, _ flightsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	return s.infoFor(ctx, desc, schema_ref.PrimaryKeys)

@@ -207,6 +207,15 @@ func (s *Service) tenantState(ctx context.Context, v *View, tenant string) (*ten
 	}
 }
 
+// infoFor checks the caller and the snapshot, then answers the FlightInfo
+// of a command whose result schema is schema.
+func (s *Service) infoFor(ctx context.Context, desc *flight.FlightDescriptor, schema *arrow.Schema) (*flight.FlightInfo, error) {
+	if _, _, err := s.begin(ctx); err != nil {
+		return nil, err
+	}
+	return s.info(desc, schema), nil
+}
+
 func (s *Service) info(desc *flight.FlightDescriptor, schema *arrow.Schema) *flight.FlightInfo {
 	return &flight.FlightInfo{
 		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
@@ -252,10 +261,7 @@ func compile(pattern *string, what string) (*like.Pattern, error) {
 
 // GetFlightInfoCatalogs implements flightsql.Server.
 func (s *Service) GetFlightInfoCatalogs(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	if _, _, err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	return s.info(desc, schema_ref.Catalogs), nil
+	return s.infoFor(ctx, desc, schema_ref.Catalogs)
 }
 
 // DoGetCatalogs returns the caller's tenant: the one catalog it can see.
@@ -377,10 +383,7 @@ func (s *Service) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*ar
 
 // GetFlightInfoTableTypes implements flightsql.Server.
 func (s *Service) GetFlightInfoTableTypes(ctx context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	if _, _, err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	return s.info(desc, schema_ref.TableTypes), nil
+	return s.infoFor(ctx, desc, schema_ref.TableTypes)
 }
 
 // DoGetTableTypes returns the table types of the caller's tables, and TABLE.

@@ -189,10 +189,7 @@ func newSqlInfoTable(mem memory.Allocator, serverName, version string) (*sqlInfo
 
 // GetFlightInfoSqlInfo implements flightsql.Server.
 func (s *Service) GetFlightInfoSqlInfo(ctx context.Context, _ flightsql.GetSqlInfo, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	if _, _, err := s.begin(ctx); err != nil {
-		return nil, err
-	}
-	return s.info(desc, schema_ref.SqlInfo), nil
+	return s.infoFor(ctx, desc, schema_ref.SqlInfo)
 }
 
 // DoGetSqlInfo answers the requested ids lake knows, each once, in the

@@ -156,14 +156,8 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) error {
 // CompareAndSwap implements metastore.Store.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte) error {
 	return s.write(ctx, key, func() error {
-		cur, ok, err := s.get(key)
-		switch {
-		case err != nil:
+		if err := s.holds(key, old, "swap"); err != nil {
 			return err
-		case !ok:
-			return fmt.Errorf("rocksdb: swap %q: %w", key, metastore.ErrNotFound)
-		case !bytes.Equal(cur, old):
-			return fmt.Errorf("rocksdb: swap %q: %w", key, metastore.ErrConflict)
 		}
 		return s.put(key, value)
 	})
@@ -172,20 +166,29 @@ func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byt
 // CompareAndDelete implements metastore.Store.
 func (s *Store) CompareAndDelete(ctx context.Context, key string, old []byte) error {
 	return s.write(ctx, key, func() error {
-		cur, ok, err := s.get(key)
-		switch {
-		case err != nil:
+		if err := s.holds(key, old, "delete"); err != nil {
 			return err
-		case !ok:
-			return fmt.Errorf("rocksdb: delete %q: %w", key, metastore.ErrNotFound)
-		case !bytes.Equal(cur, old):
-			return fmt.Errorf("rocksdb: delete %q: %w", key, metastore.ErrConflict)
 		}
 		if err := s.db.Delete(s.wo, []byte(key)); err != nil {
 			return fmt.Errorf("rocksdb: delete %q: %w", key, err)
 		}
 		return nil
 	})
+}
+
+// holds checks, under the write lock, that key holds exactly old:
+// ErrNotFound when it holds nothing, ErrConflict when something else.
+func (s *Store) holds(key string, old []byte, op string) error {
+	cur, ok, err := s.get(key)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return fmt.Errorf("rocksdb: %s %q: %w", op, key, metastore.ErrNotFound)
+	case !bytes.Equal(cur, old):
+		return fmt.Errorf("rocksdb: %s %q: %w", op, key, metastore.ErrConflict)
+	}
+	return nil
 }
 
 // Delete implements metastore.Store.
