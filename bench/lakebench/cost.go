@@ -216,19 +216,13 @@ func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 	if err := dynamo.CreateTable(ctx, d.client(), table); err != nil {
 		return err
 	}
-	s3Dir := filepath.Join(dir, "s3")
-	_ = os.MkdirAll(filepath.Join(s3Dir, bucket), 0o755) // the bucket, in versitygw's posix layout
-	s3Addr := "127.0.0.1:" + strconv.Itoa(freePort())
-	vgw, err := procs.start(nil, "bin/versitygw", "--access", "test", "--secret", "testsecret", "--port", s3Addr, "posix", s3Dir)
+	s3Addr, _, err := startVersitygw(procs, dir, bucket)
 	if err != nil {
 		return err
 	}
-	if err := waitTCP(vgw, s3Addr, 30*time.Second); err != nil {
-		return err
-	}
-	env := []string{"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=testsecret", "AWS_REGION=us-east-1",
-		"LAKE_TABLE=" + table, "LAKE_BUCKET=" + bucket, "LAKE_SNAPSHOT_KEY=" + key, "AWS_ENDPOINT_URL_DYNAMODB=" + d.endpoint,
-		"AWS_ENDPOINT_URL_S3=http://" + s3Addr, "LAKE_S3_PATH_STYLE=true"}
+	env := lambdaEnv("AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=testsecret", "AWS_REGION=us-east-1",
+		"LAKE_TABLE="+table, "LAKE_BUCKET="+bucket, "LAKE_SNAPSHOT_KEY="+key, "AWS_ENDPOINT_URL_DYNAMODB="+d.endpoint,
+		"AWS_ENDPOINT_URL_S3=http://"+s3Addr, "LAKE_S3_PATH_STYLE=true")
 	lambdas := map[string]string{}
 	for _, fn := range []string{"register", "refresh"} {
 		bin := filepath.Join(dir, fn, "bootstrap")
@@ -236,15 +230,11 @@ func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 		if out, err := build.CombinedOutput(); err != nil {
 			return fmt.Errorf("build %s: %v %s", fn, err, out)
 		}
-		addr := "127.0.0.1:" + strconv.Itoa(freePort())
-		p, err := procs.start(env, rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", "127.0.0.1:"+strconv.Itoa(freePort()), bin)
+		url, _, err := startRIE(procs, env, bin)
 		if err != nil {
 			return err
 		}
-		if err := waitTCP(p, addr, 30*time.Second); err != nil {
-			return err
-		}
-		lambdas[fn] = "http://" + addr + "/2015-03-31/functions/function/invocations"
+		lambdas[fn] = url
 	}
 	invoke := func(fn string, event any) ([]byte, error) {
 		body, _ := json.Marshal(event)

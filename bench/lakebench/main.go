@@ -883,17 +883,11 @@ func benchLambda(c config, r *report, procs *procSet, d *dynalite) error {
 		{"refresh", "./functions/refresh", map[string]any{"detail-type": "Scheduled Event", "source": "aws.events", "detail": map[string]any{}}},
 	}
 	// A real S3-protocol server, so refresh's first invoke does real work.
-	s3Dir := filepath.Join(dir, "s3")
-	_ = os.MkdirAll(filepath.Join(s3Dir, "bench-lambda"), 0o755) // the bucket, in versitygw's posix layout
-	s3Port := freePort()
-	vgw, err := procs.start(nil, "bin/versitygw", "--access", "test", "--secret", "testsecret", "--port", "127.0.0.1:"+strconv.Itoa(s3Port), "posix", s3Dir)
+	s3Addr, vgw, err := startVersitygw(procs, dir, "bench-lambda")
 	if err != nil {
 		return err
 	}
 	defer vgw.Stop()
-	if err := waitTCP(vgw, "127.0.0.1:"+strconv.Itoa(s3Port), 30*time.Second); err != nil {
-		return err
-	}
 	r.printf("## 4. Lambda: bootstrap size and first invoke under the runtime interface emulator\n\n")
 	// The full run measures the shipped build; the quick run (CI) builds with
 	// the tests' settings so it reuses their build cache instead of
@@ -929,23 +923,18 @@ func benchLambda(c config, r *report, procs *procSet, d *dynalite) error {
 	}
 	env := lambdaEnv("AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=testsecret", "AWS_REGION=us-east-1",
 		"LAKE_TABLE=bench-lambda", "LAKE_BUCKET=bench-lambda", "AWS_ENDPOINT_URL_DYNAMODB="+d.endpoint,
-		"AWS_ENDPOINT_URL_S3=http://127.0.0.1:"+strconv.Itoa(s3Port), "LAKE_S3_PATH_STYLE=true")
+		"AWS_ENDPOINT_URL_S3=http://"+s3Addr, "LAKE_S3_PATH_STYLE=true")
 	times := make([][]float64, len(fns))
 	for round := range c.invokes {
 		for k := range fns {
 			i := (round + k) % len(fns) // each round starts with the next function
-			port, api := freePort(), freePort()
-			addr := "127.0.0.1:" + strconv.Itoa(port)
-			p, err := procs.start(env, rie, "--runtime-interface-emulator-address", addr, "--runtime-api-address", "127.0.0.1:"+strconv.Itoa(api), bins[i])
+			url, p, err := startRIE(procs, env, bins[i])
 			if err != nil {
-				return err
-			}
-			if err := waitTCP(p, addr, 30*time.Second); err != nil {
 				return err
 			}
 			body, _ := json.Marshal(fns[i].event)
 			t0 := time.Now()
-			resp, err := http.Post("http://"+addr+"/2015-03-31/functions/function/invocations", "application/json", bytes.NewReader(body))
+			resp, err := http.Post(url, "application/json", bytes.NewReader(body))
 			el := time.Since(t0)
 			if err != nil {
 				return err
@@ -972,6 +961,33 @@ func benchLambda(c config, r *report, procs *procSet, d *dynalite) error {
 	reg, ref := med[2]/med[0], med[3]/med[0]
 	r.target("register / refresh first invoke ÷ hello-world", "3.45× / 4.26×", "≤ 1.5×", reg <= 1.5 && ref <= 1.5, "%.2f× / %.2f×", reg, ref)
 	return nil
+}
+
+// startVersitygw serves an S3-protocol server on loopback over a folder
+// of dir holding bucket (versitygw's posix layout), and returns its address.
+func startVersitygw(procs *procSet, dir, bucket string) (string, *testenv.Process, error) {
+	s3Dir := filepath.Join(dir, "s3")
+	if err := os.MkdirAll(filepath.Join(s3Dir, bucket), 0o755); err != nil {
+		return "", nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(freePort())
+	p, err := procs.start(nil, "bin/versitygw", "--access", "test", "--secret", "testsecret", "--port", addr, "posix", s3Dir)
+	if err != nil {
+		return "", nil, err
+	}
+	return addr, p, waitTCP(p, addr, 30*time.Second)
+}
+
+// startRIE runs bootstrap under the Lambda runtime interface emulator
+// (started on its first invoke) and returns the URL that invokes it.
+func startRIE(procs *procSet, env []string, bootstrap string) (string, *testenv.Process, error) {
+	addr := "127.0.0.1:" + strconv.Itoa(freePort())
+	p, err := procs.start(env, "bin/aws-lambda-rie", "--runtime-interface-emulator-address", addr,
+		"--runtime-api-address", "127.0.0.1:"+strconv.Itoa(freePort()), bootstrap)
+	if err != nil {
+		return "", nil, err
+	}
+	return "http://" + addr + "/2015-03-31/functions/function/invocations", p, waitTCP(p, addr, 30*time.Second)
 }
 
 // lambdaEnv is set plus an empty value for every other AWS_* variable of
