@@ -111,18 +111,7 @@ func TestRefreshRefusedByAnOlderBlobFails(t *testing.T) {
 // with every change at a generation that only grew.
 func TestIncrementalAndFullRefreshRace(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
-	reg := s.register(t)
-	registerTable(t, reg, "acme", "first", ipcB64(t, 1))
-	if _, err := invokeRefresh(t, s.refresher(t)); err != nil {
-		t.Fatal(err)
-	}
-	registerTable(t, reg, "acme", "second", ipcB64(t, 2))
-
-	barrier := putBarrier(t, s.s3.Endpoint)
-	bootstrap := testenv.Binary(t, "refresh")
-	incremental := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
-	full := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
+	s, incremental, full := racingRefreshers(t)
 	var wg sync.WaitGroup
 	var incRes, fullRes refresh.Result
 	var incErr, fullErr error

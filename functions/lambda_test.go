@@ -278,18 +278,7 @@ func TestRefreshScanFaults(t *testing.T) {
 // nothing changed publishes nothing.
 func TestRefreshRace(t *testing.T) {
 	t.Parallel()
-	s := newStack(t)
-	reg := s.register(t)
-	registerTable(t, reg, "acme", "first", ipcB64(t, 1))
-	if _, err := invokeRefresh(t, s.refresher(t)); err != nil {
-		t.Fatal(err)
-	}
-	registerTable(t, reg, "acme", "second", ipcB64(t, 2))
-
-	barrier := putBarrier(t, s.s3.Endpoint)
-	bootstrap := testenv.Binary(t, "refresh")
-	a := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
-	b := testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
+	s, a, b := racingRefreshers(t)
 
 	var wg sync.WaitGroup
 	results := make([]refresh.Result, 2)
@@ -320,6 +309,23 @@ func TestRefreshRace(t *testing.T) {
 	if _, etag2 := s.blob(t); res.Outcome != refresh.Unchanged || res.Generation != 2 || etag2 != etag {
 		t.Fatalf("refresh with no change = %+v (etag %s → %s), want unchanged", res, etag, etag2)
 	}
+}
+
+// racingRefreshers is a stack with table "first" published and "second"
+// registered since, and two refresh functions whose PUTs a barrier holds
+// until both have arrived.
+func racingRefreshers(t *testing.T) (s *stack, a, b *testenv.Lambda) {
+	t.Helper()
+	s = newStack(t)
+	reg := s.register(t)
+	registerTable(t, reg, "acme", "first", ipcB64(t, 1))
+	if _, err := invokeRefresh(t, s.refresher(t)); err != nil {
+		t.Fatal(err)
+	}
+	registerTable(t, reg, "acme", "second", ipcB64(t, 2))
+	barrier := putBarrier(t, s.s3.Endpoint)
+	bootstrap := testenv.Binary(t, "refresh")
+	return s, testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...), testenv.StartLambda(t, bootstrap, s.env("", barrier.URL)...)
 }
 
 // putBarrier is an S3 proxy that holds the first two PUTs until both have
