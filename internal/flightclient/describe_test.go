@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"net"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -40,20 +37,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := &searchServer{results: tt.results, err: tt.err, got: make(chan *flight.Action, 1), auth: make(chan []string, 1)}
-			g := grpc.NewServer()
-			flight.RegisterFlightServiceServer(g, srv)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go func() { _ = g.Serve(ln) }()
-			defer g.Stop()
-			c, err := Dial(ln.Addr().String(), "tok")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			srv, c := startActionServer(t, tt.results, tt.err)
 
 			got, err := c.Describe(context.Background(), "sales", "orders")
 			a := <-srv.got

@@ -71,20 +71,7 @@ func TestSearch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := &searchServer{results: tt.results, err: tt.err, got: make(chan *flight.Action, 1), auth: make(chan []string, 1)}
-			g := grpc.NewServer()
-			flight.RegisterFlightServiceServer(g, srv)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			go func() { _ = g.Serve(ln) }()
-			defer g.Stop()
-			c, err := Dial(ln.Addr().String(), "tok")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
+			srv, c := startActionServer(t, tt.results, tt.err)
 
 			res, err := c.Search(context.Background(), `order\_items`, "%id")
 			if tt.wantCode != codes.OK {
@@ -115,4 +102,25 @@ func TestSearch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startActionServer serves a searchServer answering every action with
+// results then err, and returns it with a client dialled with token "tok".
+func startActionServer(t *testing.T, results [][]byte, err error) (*searchServer, *Client) {
+	t.Helper()
+	srv := &searchServer{results: results, err: err, got: make(chan *flight.Action, 1), auth: make(chan []string, 1)}
+	g := grpc.NewServer()
+	flight.RegisterFlightServiceServer(g, srv)
+	ln, lerr := net.Listen("tcp", "127.0.0.1:0")
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	go func() { _ = g.Serve(ln) }()
+	t.Cleanup(g.Stop)
+	c, derr := Dial(ln.Addr().String(), "tok")
+	if derr != nil {
+		t.Fatal(derr)
+	}
+	t.Cleanup(func() { c.Close() })
+	return srv, c
 }
