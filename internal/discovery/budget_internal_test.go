@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"google.golang.org/grpc"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
@@ -75,5 +76,64 @@ func TestSearchChecksCancellationPerField(t *testing.T) {
 	}
 	if got := ctx.calls.Load(); got > 10 {
 		t.Errorf("the context was asked %d times after it ended, want the walk to stop at once", got)
+	}
+}
+
+// fakeStream is a server stream with a context, for interceptor tests.
+type fakeStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s fakeStream) Context() context.Context { return s.ctx }
+
+// The deadline interceptor gives Flight calls, unary and streaming, a
+// deadline no later than the timeout, keeps a client's sooner one, and
+// leaves the health service's calls alone.
+func TestDeadlineInterceptor(t *testing.T) {
+	const d = 30 * time.Second
+	tests := []struct {
+		method       string
+		clientBudget time.Duration // 0: no client deadline
+		wantDeadline bool
+	}{
+		{"/arrow.flight.protocol.FlightService/DoAction", 0, true},
+		{"/arrow.flight.protocol.FlightService/DoGet", time.Second, true},
+		{"/arrow.flight.protocol.FlightService/GetFlightInfo", time.Hour, true},
+		{"/grpc.health.v1.Health/Watch", 0, false},
+	}
+	check := func(t *testing.T, ctx context.Context, client context.Context, want bool) {
+		t.Helper()
+		dl, ok := ctx.Deadline()
+		if ok != want {
+			t.Fatalf("deadline set %v, want %v", ok, want)
+		}
+		if !ok {
+			return
+		}
+		if latest := time.Now().Add(d); dl.After(latest) {
+			t.Fatalf("deadline %v is later than the timeout allows (%v)", dl, latest)
+		}
+		if cdl, ok := client.Deadline(); ok && dl.After(cdl) {
+			t.Fatalf("deadline %v is later than the client's %v", dl, cdl)
+		}
+	}
+	for _, tt := range tests {
+		t.Run(tt.method, func(t *testing.T) {
+			ctx := context.Background()
+			if tt.clientBudget > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tt.clientBudget)
+				defer cancel()
+			}
+			_, _ = deadline(d).unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: tt.method}, func(hctx context.Context, _ any) (any, error) {
+				check(t, hctx, ctx, tt.wantDeadline)
+				return nil, nil
+			})
+			_ = deadline(d).stream(nil, fakeStream{ctx: ctx}, &grpc.StreamServerInfo{FullMethod: tt.method}, func(_ any, ss grpc.ServerStream) error {
+				check(t, ss.Context(), ctx, tt.wantDeadline)
+				return nil
+			})
+		})
 	}
 }

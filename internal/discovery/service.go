@@ -45,6 +45,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -76,7 +77,16 @@ type Options struct {
 	Metrics *Metrics
 	// Log reports segments that fail to prepare. Default slog.Default().
 	Log *slog.Logger
+	// RequestTimeout is the server-side deadline of every Flight call
+	// (NewGRPCServer applies it; a client's shorter deadline still wins).
+	// 0 means DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is the server-side deadline of a Flight call: far
+// above what any answer from memory takes (milliseconds), short enough
+// that no request can hold a core for long.
+const DefaultRequestTimeout = 30 * time.Second
 
 // Service implements the Flight SQL commands lake supports. Every other
 // command answers UNIMPLEMENTED (from the embedded BaseServer).
@@ -109,6 +119,9 @@ func NewService(opts Options) *Service {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{}}
 	s.Alloc = s.mem
