@@ -97,13 +97,10 @@ func TestGetTablesRefusesTooManyWildcards(t *testing.T) {
 	}
 }
 
-// One match's JSON must fit the client's 4 MiB receive limit: a table whose
-// matching columns would take more is answered with the columns that fit
-// and columns_truncated (issue 24: the browser answered 502).
-func TestSearchMatchFitsTheReceiveLimit(t *testing.T) {
-	e := newEnv(t, discovery.Options{})
-	// 60 nested structs with 1,000-byte names, 150 leaves at the bottom:
-	// each leaf's path is about 61 KB, the match's columns about 9 MB.
+// deepSchema has 60 nested structs with 1,000-byte names and 150 leaves at
+// the bottom: each leaf's path is about 61 KB, all 210 paths about 9 MB of
+// JSON.
+func deepSchema() *arrow.Schema {
 	level := func(i int) string { return fmt.Sprintf("%04d", i) + strings.Repeat("n", 996) }
 	var leaves []arrow.Field
 	for i := range 150 {
@@ -113,7 +110,15 @@ func TestSearchMatchFitsTheReceiveLimit(t *testing.T) {
 	for d := 59; d >= 0; d-- {
 		typ = arrow.StructOf(arrow.Field{Name: level(d), Type: typ})
 	}
-	s := arrow.NewSchema([]arrow.Field{{Name: "deep", Type: typ}}, nil)
+	return arrow.NewSchema([]arrow.Field{{Name: "deep", Type: typ}}, nil)
+}
+
+// One match's JSON must fit the client's 4 MiB receive limit: a table whose
+// matching columns would take more is answered with the columns that fit
+// and columns_truncated (issue 24: the browser answered 502).
+func TestSearchMatchFitsTheReceiveLimit(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	s := deepSchema()
 	e.storeRaw(catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: "deep"}, flight.SerializeSchema(s, memory.DefaultAllocator))
 	e.register("acme", "ns", "plain", wide(1))
 	e.publish()
@@ -203,4 +208,30 @@ func BenchmarkSearchPathological(b *testing.B) {
 			return err
 		})
 	})
+}
+
+// A search's matches together stay within MaxSearchBytes: 20 tables whose
+// matches take about 1 MiB each end after 16 with the truncation marker.
+func TestSearchBoundsTheWholeAnswer(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	ipc := flight.SerializeSchema(deepSchema(), memory.DefaultAllocator)
+	for i := range 20 {
+		e.storeRaw(catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: fmt.Sprintf("deep%02d", i)}, ipc)
+	}
+	e.publish()
+	ms, trunc, err := e.search(as(t, "acme"), searchBody(t, "", "%n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trunc == nil || trunc.Limit != len(ms) || len(ms) == 0 || len(ms) >= 20 {
+		t.Fatalf("got %d matches, truncation %+v; want fewer than 20 and a marker counting them", len(ms), trunc)
+	}
+	total := 0
+	for _, m := range ms {
+		b, _ := json.Marshal(m)
+		total += len(b)
+	}
+	if total > discovery.MaxSearchBytes {
+		t.Fatalf("matches of %d bytes, limit %d", total, discovery.MaxSearchBytes)
+	}
 }

@@ -21,8 +21,8 @@ import (
 // caller's tenant by table name and column name. Its body is a JSON
 // SearchRequest; its answer is a stream of Results, each one JSON
 // SearchMatch, in (namespace, table) order. When more than MaxSearchMatches
-// tables match, the stream carries the first MaxSearchMatches and ends with
-// one more Result, a JSON SearchTruncated.
+// tables match, or their JSON passes MaxSearchBytes, the stream carries the
+// first ones and ends with one more Result, a JSON SearchTruncated.
 //
 // Like every other answer it comes from the snapshot in memory, for the
 // tenant of the bearer token alone. A pattern that does not compile, or a
@@ -32,6 +32,11 @@ const SearchActionType = "lake.search"
 
 // MaxSearchMatches is the most tables one search returns.
 const MaxSearchMatches = 1000
+
+// MaxSearchBytes bounds the JSON of one search's matches together: a
+// search stops, with a SearchTruncated whose Limit is the matches sent,
+// before passing it (each match is at most MaxMatchBytes).
+const MaxSearchBytes = 16 << 20
 
 // MaxSearchBody bounds a search action's body.
 const MaxSearchBody = 2*like.MaxPatternBytes + 256
@@ -79,7 +84,8 @@ type SearchColumn struct {
 }
 
 // SearchTruncated is the last Result of a search that stopped at Limit
-// matches.
+// matches: MaxSearchMatches, or fewer when their JSON reached
+// MaxSearchBytes.
 type SearchTruncated struct {
 	Truncated bool `json:"truncated"`
 	Limit     int  `json:"limit"`
@@ -170,7 +176,7 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 	}
 	// Each distinct schema is decoded and walked once per request.
 	columns := map[int32]matchedColumns{}
-	matches := 0
+	matches, sent := 0, 0
 	for _, r := range ts.selectTables(ts.nsSpan, tableP, nil) {
 		for i := r.lo; i < r.hi; i++ {
 			if err := ctx.Err(); err != nil {
@@ -207,10 +213,15 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 			if err != nil {
 				return status.Errorf(codes.Internal, "search: encode match: %v", err)
 			}
+			if sent+len(b) > MaxSearchBytes {
+				b, _ := json.Marshal(SearchTruncated{Truncated: true, Limit: matches})
+				return send(b)
+			}
 			if err := send(b); err != nil {
 				return err
 			}
 			matches++
+			sent += len(b)
 		}
 	}
 	return nil
