@@ -37,6 +37,17 @@
 // The Flight action SearchActionType ("lake.search") finds the caller's
 // tables by table-name and column LIKE patterns (columns at any depth, by
 // name or dotted path), from the same prepared tenant state; see search.go.
+// DescribeActionType ("lake.describe") answers one table from it too: the
+// prepared state holds describe's columns (location, version, times,
+// description, properties), so a describe is a binary search, not a
+// segment decode.
+//
+// # Work per request
+//
+// Every Flight call runs under a server-side deadline
+// (Options.RequestTimeout); LIKE patterns are bounded and matched in linear
+// time (package like); search checks its context at every field and bounds
+// each match (MaxMatchBytes) and the whole answer (MaxSearchBytes).
 package discovery
 
 import (
