@@ -66,6 +66,9 @@ type config struct {
 	plot         string
 	heapSize     int
 	only         map[string]bool // empty: every section
+	// todayDiscovery, when set, is a discovery binary built from main
+	// before a change, run side by side in the sections that compare.
+	todayDiscovery string
 }
 
 func main() {
@@ -73,7 +76,8 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
 	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, refresh, lambda, cost, freshness")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, budget, refresh, lambda, cost, freshness")
+	flag.StringVar(&c.todayDiscovery, "today-discovery", "", "a discovery binary built from main before the change, measured beside bin/discovery in the budget section")
 	flag.Parse()
 	if c.quick {
 		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
@@ -122,6 +126,11 @@ func run(c config, r *report) error {
 	if want("scale") {
 		if err := benchScale(c, r, procs); err != nil {
 			return fmt.Errorf("scale: %w", err)
+		}
+	}
+	if want("budget") {
+		if err := benchBudget(c, r, procs); err != nil {
+			return fmt.Errorf("work per request: %w", err)
 		}
 	}
 	if want("heap") {

@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"encoding/json"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -27,24 +29,41 @@ func (x blobIndex) segment(name string) (segmentColumns, error) {
 
 // columnsOf lays out a tenant's tables, straight from the decoded segment
 // (walk is Blob.VisitTenant), as the columns serving reads: each distinct
-// schema stored once, no table structs in between.
+// schema stored once, describe's columns beside the names (properties
+// encoded once as JSON), no table structs in between.
 func columnsOf(walk func(func(*catalog.Table) error) error) (segmentColumns, error) {
 	mem := memory.DefaultAllocator
 	nsb, nb, tb := array.NewStringBuilder(mem), array.NewStringBuilder(mem), array.NewStringBuilder(mem)
 	rb := array.NewInt32Builder(mem)
 	sb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	lb, db := array.NewStringBuilder(mem), array.NewStringBuilder(mem)
+	vb, cb, ub := array.NewInt64Builder(mem), array.NewInt64Builder(mem), array.NewInt64Builder(mem)
+	pb := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	builders := []array.Builder{nsb, nb, tb, rb, sb, lb, db, vb, cb, ub, pb}
 	defer func() {
-		nsb.Release()
-		nb.Release()
-		tb.Release()
-		rb.Release()
-		sb.Release()
+		for _, b := range builders {
+			b.Release()
+		}
 	}()
 	seen := map[string]int32{}
 	err := walk(func(t *catalog.Table) error {
 		nsb.Append(t.Ref.Namespace)
 		nb.Append(t.Ref.Name)
 		tb.Append(t.TableType)
+		lb.Append(t.Location)
+		vb.Append(t.Version)
+		cb.Append(t.CreatedAt.UnixMicro())
+		ub.Append(t.UpdatedAt.UnixMicro())
+		db.Append(t.Description)
+		if len(t.Properties) == 0 {
+			pb.AppendNull()
+		} else {
+			j, err := json.Marshal(t.Properties) // sorted keys
+			if err != nil {
+				return err
+			}
+			pb.Append(j)
+		}
 		if t.SchemaIPC == nil {
 			rb.AppendNull()
 			return nil
@@ -64,5 +83,7 @@ func columnsOf(walk func(func(*catalog.Table) error) error) (segmentColumns, err
 	return segmentColumns{
 		Namespace: nsb.NewStringArray(), Name: nb.NewStringArray(), TableType: tb.NewStringArray(),
 		SchemaRef: rb.NewInt32Array(), Schemas: sb.NewBinaryArray(),
+		Location: lb.NewStringArray(), Description: db.NewStringArray(), Version: vb.NewInt64Array(),
+		CreatedAt: cb.NewInt64Array(), UpdatedAt: ub.NewInt64Array(), Properties: pb.NewBinaryArray(),
 	}, nil
 }

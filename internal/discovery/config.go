@@ -42,8 +42,11 @@ type ProgramConfig struct {
 	BatchBytes  int
 	// CacheBytes bounds the prepared tenants kept in memory; 0 means
 	// DefaultCacheBytes() (40% of the container's memory limit).
-	CacheBytes  int64
-	S3PathStyle bool
+	CacheBytes int64
+	// RequestTimeout is every Flight call's server-side deadline
+	// (Options.RequestTimeout).
+	RequestTimeout time.Duration
+	S3PathStyle    bool
 	// BrowserListen is the catalog browser's HTTP address (MainWith's
 	// Browser); "" serves none.
 	BrowserListen string
@@ -81,6 +84,7 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.TenantClaim, "tenant-claim", env("LAKE_TENANT_CLAIM", "tenant"), "token claim holding the tenant [LAKE_TENANT_CLAIM]")
 	cache := fs.String("cache-bytes", env("LAKE_CACHE_BYTES", "0"), "bytes of prepared tenants kept in memory; 0: 40% of the container's memory limit (cgroup, GOMEMLIMIT), 256 MiB without one [LAKE_CACHE_BYTES]")
 	batch := fs.String("batch-bytes", env("LAKE_BATCH_BYTES", strconv.Itoa(DefaultBatchBytes)), "bytes (names, schemas, offsets) per record batch at most [LAKE_BATCH_BYTES]")
+	reqTimeout := fs.String("request-timeout", env("LAKE_REQUEST_TIMEOUT", DefaultRequestTimeout.String()), "server-side deadline of every Flight SQL call (a client's shorter deadline still wins), 1s to 1h [LAKE_REQUEST_TIMEOUT]")
 	pathStyle := fs.String("s3-path-style", env("LAKE_S3_PATH_STYLE", "false"), "path-style S3 addressing for S3-compatible servers [LAKE_S3_PATH_STYLE]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -110,6 +114,9 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	}
 	if c.BatchBytes, err = strconv.Atoi(*batch); err != nil || c.BatchBytes < 4<<10 || c.BatchBytes > 3<<20 {
 		return c, fmt.Errorf("-batch-bytes %q: want a whole number of bytes from 4096 to 3145728 (gRPC's default receive limit is 4 MiB)", *batch)
+	}
+	if c.RequestTimeout, err = time.ParseDuration(*reqTimeout); err != nil || c.RequestTimeout < time.Second || c.RequestTimeout > time.Hour {
+		return c, fmt.Errorf("-request-timeout %q: want a duration from 1s to 1h, such as 30s", *reqTimeout)
 	}
 	if c.S3PathStyle, err = strconv.ParseBool(*pathStyle); err != nil {
 		return c, fmt.Errorf("-s3-path-style %q: want true or false", *pathStyle)
@@ -270,7 +277,7 @@ func run(ctx context.Context, c ProgramConfig, browser BrowserFunc, log *slog.Lo
 	srv, err := Start(ctx, Config{
 		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, Blobs: blobs, PollInterval: c.PollInterval,
 		MaxStaleness: c.MaxStaleness, Auth: validator, TLS: tlsCfg, Log: log,
-		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes},
+		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout},
 	})
 	if err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -21,7 +19,8 @@ import (
 // answer is one Result, a JSON TableDescription.
 //
 // Like every other answer it comes from the snapshot in memory, for the
-// tenant of the bearer token alone: a table the tenant does not have is
+// tenant of the bearer token alone, from the tenant's prepared state in the
+// tenant cache (a describe costs a binary search, not a segment decode): a table the tenant does not have is
 // NOT_FOUND, whoever else has one of that name. A body that is not a
 // DescribeRequest with two valid names is INVALID_ARGUMENT; no token is
 // UNAUTHENTICATED; before the first snapshot it is UNAVAILABLE.
@@ -85,7 +84,24 @@ func parseDescribe(body []byte) (DescribeRequest, error) {
 	return req, nil
 }
 
-// describe answers a describe action for the tenant in ctx.
+// describeAnswer is a TableDescription as it is encoded, with the
+// properties as the JSON object the prepared tenant holds.
+type describeAnswer struct {
+	Namespace   string          `json:"namespace"`
+	Table       string          `json:"table"`
+	TableType   string          `json:"table_type"`
+	Location    string          `json:"location"`
+	Version     int64           `json:"version"`
+	CreatedAt   time.Time       `json:"created_at"`
+	UpdatedAt   time.Time       `json:"updated_at"`
+	Description string          `json:"description,omitempty"`
+	Properties  json.RawMessage `json:"properties,omitempty"`
+	HasSchema   bool            `json:"has_schema"`
+}
+
+// describe answers a describe action for the tenant in ctx from its
+// prepared state (the tenant cache): a binary search for the row, and only
+// that row is read. Nothing is decompressed or decoded per call.
 func (s *Service) describe(ctx context.Context, body []byte) ([]byte, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
@@ -95,59 +111,30 @@ func (s *Service) describe(ctx context.Context, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t, ok, err := v.index.table(tenant, req.Namespace, req.Table)
-	switch {
-	case err != nil:
-		s.opts.Log.ErrorContext(ctx, "describe: tenant segment does not decode", slog.Uint64("generation", v.Generation), slog.String("error", err.Error()))
-		return nil, status.Error(codes.Internal, "this catalog's snapshot segment is unreadable; a newer snapshot will replace it")
-	case !ok:
+	ts, err := s.tenantState(ctx, v, tenant)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := 0, false
+	if ts != nil {
+		i, ok = ts.find(req.Namespace, req.Table)
+	}
+	if !ok {
 		return nil, status.Errorf(codes.NotFound, "describe: no table %s.%s", req.Namespace, req.Table)
 	}
-	b, err := json.Marshal(TableDescription{
-		Namespace: t.Ref.Namespace, Table: t.Ref.Name, TableType: t.TableType,
-		Location: t.Location, Version: t.Version, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
-		Description: t.Description, Properties: t.Properties, HasSchema: t.HasSchema(),
-	})
+	c := ts.cols
+	a := describeAnswer{
+		Namespace: c.Namespace.Value(i), Table: c.Name.Value(i), TableType: c.TableType.Value(i),
+		Location: c.Location.Value(i), Version: c.Version.Value(i),
+		CreatedAt: time.UnixMicro(c.CreatedAt.Value(i)).UTC(), UpdatedAt: time.UnixMicro(c.UpdatedAt.Value(i)).UTC(),
+		Description: c.Description.Value(i), HasSchema: !c.SchemaRef.IsNull(i),
+	}
+	if c.Properties.IsValid(i) {
+		a.Properties = c.Properties.Value(i)
+	}
+	b, err := json.Marshal(a)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "describe: encode: %v", err)
 	}
 	return b, nil
-}
-
-// errFound stops a segment walk at the table looked for.
-var errFound = errors.New("found")
-
-func (x blobIndex) table(tenant, namespace, name string) (catalog.Table, bool, error) {
-	if _, ok := x.blob.Tenant(tenant); !ok {
-		return catalog.Table{}, false, nil
-	}
-	var out catalog.Table
-	err := x.blob.VisitTenant(tenant, func(t *catalog.Table) error {
-		if t.Ref.Namespace != namespace || t.Ref.Name != name {
-			return nil
-		}
-		// The row points into the decoded segment: copy what is kept.
-		out = catalog.Table{
-			Ref:       catalog.TableRef{Tenant: tenant, Namespace: namespace, Name: name},
-			Location:  strings.Clone(t.Location),
-			TableType: strings.Clone(t.TableType),
-			Version:   t.Version, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
-			SchemaIPC:   bytes.Clone(t.SchemaIPC),
-			Description: strings.Clone(t.Description),
-		}
-		if len(t.Properties) > 0 {
-			out.Properties = make(map[string]string, len(t.Properties))
-			for k, v := range t.Properties {
-				out.Properties[strings.Clone(k)] = strings.Clone(v)
-			}
-		}
-		return errFound
-	})
-	switch {
-	case errors.Is(err, errFound):
-		return out, true, nil
-	case err != nil:
-		return catalog.Table{}, false, err
-	}
-	return catalog.Table{}, false, nil
 }

@@ -64,6 +64,9 @@ func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 		m.preEncoded.WithLabelValues(commandName(t.GetTicket())).Inc()
 	}
 	for _, m := range msgs {
+		if err := stream.Context().Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
 		if err := stream.SendMsg(encodedMessage(m)); err != nil {
 			return err
 		}

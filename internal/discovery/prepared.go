@@ -23,11 +23,23 @@ import (
 // segmentColumns are the columns of a tenant's decoded segment that serving
 // reads, sorted by (namespace, name). Schemas holds each distinct schema IPC
 // message once; SchemaRef indexes it per row and is null where the schema is
-// unavailable.
+// unavailable. The rest is what describe answers: CreatedAt and UpdatedAt
+// in Unix microseconds, Description empty when there is none, Properties a
+// JSON object of strings (null when there are none).
 type segmentColumns struct {
 	Namespace, Name, TableType *array.String
 	SchemaRef                  *array.Int32
 	Schemas                    *array.Binary
+
+	Location, Description         *array.String
+	Version, CreatedAt, UpdatedAt *array.Int64
+	Properties                    *array.Binary
+}
+
+// arrays are the columns, for checks and sizes.
+func (c segmentColumns) arrays() []arrow.Array {
+	return []arrow.Array{c.Namespace, c.Name, c.TableType, c.SchemaRef, c.Schemas,
+		c.Location, c.Description, c.Version, c.CreatedAt, c.UpdatedAt, c.Properties}
 }
 
 // tenantState is one tenant prepared for serving: the segment's Arrow
@@ -60,15 +72,19 @@ type rowRange struct{ lo, hi int }
 // indexes, then the whole-tenant answers encoded once, in batches of at most
 // batchBytes.
 func prepareTenant(tenant string, cols segmentColumns, batchBytes int, mem memory.Allocator) (*tenantState, error) {
-	if cols.Namespace == nil || cols.Name == nil || cols.TableType == nil || cols.SchemaRef == nil || cols.Schemas == nil {
+	if cols.Namespace == nil || cols.Name == nil || cols.TableType == nil || cols.SchemaRef == nil || cols.Schemas == nil ||
+		cols.Location == nil || cols.Description == nil || cols.Version == nil || cols.CreatedAt == nil ||
+		cols.UpdatedAt == nil || cols.Properties == nil {
 		return nil, fmt.Errorf("discovery: tenant %q: segment is missing a column", tenant)
 	}
 	n := cols.Name.Len()
-	if cols.Namespace.Len() != n || cols.TableType.Len() != n || cols.SchemaRef.Len() != n {
-		return nil, fmt.Errorf("discovery: tenant %q: segment columns differ in length", tenant)
-	}
-	if cols.Namespace.NullN() != 0 || cols.Name.NullN() != 0 || cols.TableType.NullN() != 0 || cols.Schemas.NullN() != 0 {
-		return nil, fmt.Errorf("discovery: tenant %q: segment has null names", tenant)
+	for _, a := range cols.arrays() {
+		if a != cols.Schemas && a.Len() != n {
+			return nil, fmt.Errorf("discovery: tenant %q: segment columns differ in length", tenant)
+		}
+		if a != cols.SchemaRef && a != cols.Properties && a.NullN() != 0 {
+			return nil, fmt.Errorf("discovery: tenant %q: segment has nulls where it may not", tenant)
+		}
 	}
 	ts := &tenantState{tenant: tenant, cols: cols, n: n}
 	types := map[string]bool{}
@@ -123,7 +139,7 @@ func prepareTenant(tenant string, cols segmentColumns, batchBytes int, mem memor
 func (ts *tenantState) size() int64 {
 	seen := map[*memory.Buffer]bool{}
 	var total int64
-	for _, a := range []arrow.Array{ts.cols.Namespace, ts.cols.Name, ts.cols.TableType, ts.cols.SchemaRef, ts.cols.Schemas} {
+	for _, a := range ts.cols.arrays() {
 		total += arrayBytes(a.Data(), seen)
 	}
 	for _, msgs := range [][][]byte{ts.tables, ts.tablesWithSchema, ts.dbSchemas, ts.catalogs} {
@@ -151,6 +167,21 @@ func arrayBytes(d arrow.ArrayData, seen map[*memory.Buffer]bool) int64 {
 		total += arrayBytes(dict, seen)
 	}
 	return total
+}
+
+// find returns the row of table namespace.name: a binary search for the
+// namespace, then for the name within its span.
+func (ts *tenantState) find(namespace, name string) (int, bool) {
+	k, ok := slices.BinarySearch(ts.namespaces, namespace)
+	if !ok {
+		return 0, false
+	}
+	span, names := ts.nsSpan[k], ts.cols.Name
+	i := span.lo + sort.Search(span.hi-span.lo, func(j int) bool { return names.Value(span.lo+j) >= name })
+	if i < span.hi && names.Value(i) == name {
+		return i, true
+	}
+	return 0, false
 }
 
 // schemaLen is row i's schema IPC length, or -1 when unavailable.

@@ -21,8 +21,8 @@ import (
 // caller's tenant by table name and column name. Its body is a JSON
 // SearchRequest; its answer is a stream of Results, each one JSON
 // SearchMatch, in (namespace, table) order. When more than MaxSearchMatches
-// tables match, the stream carries the first MaxSearchMatches and ends with
-// one more Result, a JSON SearchTruncated.
+// tables match, or their JSON passes MaxSearchBytes, the stream carries the
+// first ones and ends with one more Result, a JSON SearchTruncated.
 //
 // Like every other answer it comes from the snapshot in memory, for the
 // tenant of the bearer token alone. A pattern that does not compile, or a
@@ -32,6 +32,11 @@ const SearchActionType = "lake.search"
 
 // MaxSearchMatches is the most tables one search returns.
 const MaxSearchMatches = 1000
+
+// MaxSearchBytes bounds the JSON of one search's matches together: a
+// search stops, with a SearchTruncated whose Limit is the matches sent,
+// before passing it (each match is at most MaxMatchBytes).
+const MaxSearchBytes = 16 << 20
 
 // MaxSearchBody bounds a search action's body.
 const MaxSearchBody = 2*like.MaxPatternBytes + 256
@@ -57,9 +62,17 @@ type SearchMatch struct {
 	Namespace string `json:"namespace"`
 	Table     string `json:"table"`
 	TableType string `json:"table_type"`
-	// Columns are the matching columns in schema order (depth first).
+	// Columns are the matching columns in schema order (depth first), as
+	// many as fit MaxMatchBytes.
 	Columns []SearchColumn `json:"columns"`
+	// ColumnsTruncated is true when more columns matched than fit: the
+	// match's JSON stays within MaxMatchBytes, far below a client's 4 MiB
+	// receive limit, whatever the schema.
+	ColumnsTruncated bool `json:"columns_truncated,omitempty"`
 }
+
+// MaxMatchBytes bounds one SearchMatch's JSON (one Result).
+const MaxMatchBytes = 1 << 20
 
 // SearchColumn is one column a column pattern matched.
 type SearchColumn struct {
@@ -71,7 +84,8 @@ type SearchColumn struct {
 }
 
 // SearchTruncated is the last Result of a search that stopped at Limit
-// matches.
+// matches: MaxSearchMatches, or fewer when their JSON reached
+// MaxSearchBytes.
 type SearchTruncated struct {
 	Truncated bool `json:"truncated"`
 	Limit     int  `json:"limit"`
@@ -161,8 +175,8 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 		return err
 	}
 	// Each distinct schema is decoded and walked once per request.
-	columns := map[int32][]SearchColumn{}
-	matches := 0
+	columns := map[int32]matchedColumns{}
+	matches, sent := 0, 0
 	for _, r := range ts.selectTables(ts.nsSpan, tableP, nil) {
 		for i := r.lo; i < r.hi; i++ {
 			if err := ctx.Err(); err != nil {
@@ -175,18 +189,21 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 					continue
 				}
 				ref := ts.cols.SchemaRef.Value(i)
-				cols, ok := columns[ref]
+				found, ok := columns[ref]
 				if !ok {
-					if cols, err = matchColumns(ts.cols.Schemas.Value(int(ref)), columnP); err != nil {
+					if found, err = matchColumns(ctx, ts.cols.Schemas.Value(int(ref)), columnP); err != nil {
+						if ctx.Err() != nil {
+							return status.FromContextError(ctx.Err()).Err()
+						}
 						s.opts.Log.ErrorContext(ctx, "search: stored schema does not decode", slog.String("error", err.Error()))
 						return status.Error(codes.Internal, "search: a stored schema is unreadable")
 					}
-					columns[ref] = cols
+					columns[ref] = found
 				}
-				if len(cols) == 0 {
+				if len(found.cols) == 0 {
 					continue
 				}
-				m.Columns = cols
+				m.Columns, m.ColumnsTruncated = found.cols, found.truncated
 			}
 			if matches == MaxSearchMatches {
 				b, _ := json.Marshal(SearchTruncated{Truncated: true, Limit: MaxSearchMatches})
@@ -196,39 +213,82 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 			if err != nil {
 				return status.Errorf(codes.Internal, "search: encode match: %v", err)
 			}
+			if sent+len(b) > MaxSearchBytes {
+				b, _ := json.Marshal(SearchTruncated{Truncated: true, Limit: matches})
+				return send(b)
+			}
 			if err := send(b); err != nil {
 				return err
 			}
 			matches++
+			sent += len(b)
 		}
 	}
 	return nil
 }
 
+// matchedColumns are the columns of one schema a column pattern matched,
+// cut at maxColumnBytes of JSON (truncated).
+type matchedColumns struct {
+	cols      []SearchColumn
+	truncated bool
+}
+
+// maxColumnBytes is what a match's columns may take as JSON: MaxMatchBytes
+// less room for its names (three names of catalog.MaxNameBytes, each
+// escaped at most six bytes to one) and keys.
+const maxColumnBytes = MaxMatchBytes - 3*6*catalog.MaxNameBytes - 256
+
 // matchColumns decodes a schema IPC message and returns the columns p
-// matches by name or dotted path, depth first in schema order.
-func matchColumns(ipc []byte, p *like.Pattern) ([]SearchColumn, error) {
+// matches by name or dotted path, depth first in schema order, until their
+// JSON would pass maxColumnBytes. It stops with ctx's error when ctx ends,
+// checked at every field.
+func matchColumns(ctx context.Context, ipc []byte, p *like.Pattern) (matchedColumns, error) {
 	sc, err := catalog.DecodeSchema(ipc)
 	if err != nil {
-		return nil, err
+		return matchedColumns{}, err
 	}
-	var out []SearchColumn
-	var walk func(prefix string, fs []arrow.Field)
-	walk = func(prefix string, fs []arrow.Field) {
+	var (
+		out  matchedColumns
+		size int
+	)
+	var walk func(prefix string, fs []arrow.Field) error
+	walk = func(prefix string, fs []arrow.Field) error {
 		for _, f := range fs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			path := f.Name
 			if prefix != "" {
 				path = prefix + "." + f.Name
 			}
 			if p.Match(f.Name) || p.Match(path) {
-				out = append(out, SearchColumn{Path: path, Type: f.Type.String(), Nullable: f.Nullable})
+				c := SearchColumn{Path: path, Type: f.Type.String(), Nullable: f.Nullable}
+				b, err := json.Marshal(c)
+				if err != nil {
+					return err
+				}
+				if size+len(b)+1 > maxColumnBytes {
+					out.truncated = true
+					return errColumnsFull
+				}
+				size += len(b) + 1
+				out.cols = append(out.cols, c)
 			}
-			walk(path, children(f.Type))
+			if err := walk(path, children(f.Type)); err != nil {
+				return err
+			}
 		}
+		return nil
 	}
-	walk("", sc.Fields())
+	if err := walk("", sc.Fields()); err != nil && !errors.Is(err, errColumnsFull) {
+		return matchedColumns{}, err
+	}
 	return out, nil
 }
+
+// errColumnsFull stops a walk whose matched columns reached maxColumnBytes.
+var errColumnsFull = errors.New("search: columns full")
 
 // children are a type's child fields: a struct's, union's or list's
 // fields, a map's key and value, a dictionary's or extension's underlying

@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -39,12 +40,12 @@ func TestMatchColumnsWalksEveryNestedType(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cols, err := matchColumns(ipc, p)
+			cols, err := matchColumns(context.Background(), ipc, p)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var got []string
-			for _, c := range cols {
+			for _, c := range cols.cols {
 				got = append(got, c.Path)
 			}
 			if !slices.Equal(got, tt.want) {

@@ -49,7 +49,9 @@ const (
 // bearer-token authentication, and the gRPC health service (which needs no
 // token). It bounds request size, streams per connection and idle time,
 // enforces a keepalive policy, and turns a handler panic into INTERNAL for
-// that call alone. opts are added after those defaults (TLS credentials,
+// that call alone. Every Flight call runs under a server-side deadline of
+// the Service's RequestTimeout (the health service's Watch streams are
+// exempt). opts are added after those defaults (TLS credentials,
 // other limits). Requests are counted in svc's Metrics, when it has them.
 func NewGRPCServer(svc *Service, authn Authenticator, hs *health.Server, log *slog.Logger, opts ...grpc.ServerOption) *grpc.Server {
 	if log == nil {
@@ -57,6 +59,7 @@ func NewGRPCServer(svc *Service, authn Authenticator, hs *health.Server, log *sl
 	}
 	a := &interceptor{authn: authn, log: log, metrics: svc.opts.Metrics}
 	r := recoverer{log: log}
+	d := deadline(svc.opts.RequestTimeout)
 	defaults := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(MaxRecvMsgSize),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
@@ -64,7 +67,7 @@ func NewGRPCServer(svc *Service, authn Authenticator, hs *health.Server, log *sl
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: MaxConnectionIdle}),
 	}
 	opts = append(defaults, opts...)
-	opts = append(opts, grpc.ChainUnaryInterceptor(r.unary, a.unary), grpc.ChainStreamInterceptor(r.stream, a.stream),
+	opts = append(opts, grpc.ChainUnaryInterceptor(r.unary, d.unary, a.unary), grpc.ChainStreamInterceptor(r.stream, d.stream, a.stream),
 		grpc.ForceServerCodecV2(newWireCodec()))
 	srv := grpc.NewServer(opts...)
 	flight.RegisterFlightServiceServer(srv, newFlightServer(svc, flightsql.NewFlightServer(svc)))
@@ -93,6 +96,38 @@ func (r recoverer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServer
 	defer r.recovered(ss.Context(), info.FullMethod, &err)
 	return h(srv, ss)
 }
+
+// deadline gives every Flight call a server-side deadline: a call's
+// context ends after this long (or at the client's own deadline, when
+// sooner), so work driven by a request stops at every context check
+// however long the client would wait.
+type deadline time.Duration
+
+func (d deadline) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	if exempt(info.FullMethod) {
+		return h(ctx, req)
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(d))
+	defer cancel()
+	return h(ctx, req)
+}
+
+func (d deadline) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	if exempt(info.FullMethod) {
+		return h(srv, ss)
+	}
+	ctx, cancel := context.WithTimeout(ss.Context(), time.Duration(d))
+	defer cancel()
+	return h(srv, &deadlineStream{ServerStream: ss, ctx: ctx})
+}
+
+// deadlineStream is a server stream whose context has the call's deadline.
+type deadlineStream struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s *deadlineStream) Context() context.Context { return s.ctx }
 
 // interceptor authenticates every Flight call and counts requests: each
 // DoGet, and each other call that fails (rejected tokens included), under

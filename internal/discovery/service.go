@@ -37,6 +37,17 @@
 // The Flight action SearchActionType ("lake.search") finds the caller's
 // tables by table-name and column LIKE patterns (columns at any depth, by
 // name or dotted path), from the same prepared tenant state; see search.go.
+// DescribeActionType ("lake.describe") answers one table from it too: the
+// prepared state holds describe's columns (location, version, times,
+// description, properties), so a describe is a binary search, not a
+// segment decode.
+//
+// # Work per request
+//
+// Every Flight call runs under a server-side deadline
+// (Options.RequestTimeout); LIKE patterns are bounded and matched in linear
+// time (package like); search checks its context at every field and bounds
+// each match (MaxMatchBytes) and the whole answer (MaxSearchBytes).
 package discovery
 
 import (
@@ -45,6 +56,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -76,7 +88,16 @@ type Options struct {
 	Metrics *Metrics
 	// Log reports segments that fail to prepare. Default slog.Default().
 	Log *slog.Logger
+	// RequestTimeout is the server-side deadline of every Flight call
+	// (NewGRPCServer applies it; a client's shorter deadline still wins).
+	// 0 means DefaultRequestTimeout.
+	RequestTimeout time.Duration
 }
+
+// DefaultRequestTimeout is the server-side deadline of a Flight call: far
+// above what any answer from memory takes (milliseconds), short enough
+// that no request can hold a core for long.
+const DefaultRequestTimeout = 30 * time.Second
 
 // Service implements the Flight SQL commands lake supports. Every other
 // command answers UNIMPLEMENTED (from the embedded BaseServer).
@@ -109,6 +130,9 @@ func NewService(opts Options) *Service {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = DefaultRequestTimeout
 	}
 	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{}}
 	s.Alloc = s.mem

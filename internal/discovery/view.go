@@ -39,7 +39,4 @@ type tenantIndex interface {
 	tenant(name string) (tenantInfo, bool)
 	// segment decodes a tenant's segment (memory only).
 	segment(name string) (segmentColumns, error)
-	// table returns one table of a tenant (memory only; the result is the
-	// caller's), false when the tenant has no such table.
-	table(tenant, namespace, name string) (catalog.Table, bool, error)
 }

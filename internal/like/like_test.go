@@ -134,3 +134,29 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
+
+// A pattern with more than MaxWildcards '%' is refused: the issue-24 probe
+// '%a'×511 + '%b' and the GetTables pattern '_%'×240 + 'Q'. Escaped '%'
+// are literals and do not count.
+func TestCompileBoundsWildcards(t *testing.T) {
+	tests := []struct {
+		pattern string
+		ok      bool
+	}{
+		{strings.Repeat("%a", 511) + "%b", false},
+		{strings.Repeat("_%", 240) + "Q", false},
+		{strings.Repeat("%", 33), false},
+		{strings.Repeat("%a", 32), true},
+		{strings.Repeat(`\%`, 200), true},
+		{strings.Repeat("_", 500), true},
+	}
+	for _, tt := range tests {
+		_, err := like.Compile(tt.pattern)
+		if got := err == nil; got != tt.ok {
+			t.Errorf("Compile(%.20q… %d bytes): error %v, want ok %v", tt.pattern, len(tt.pattern), err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, like.ErrPattern) {
+			t.Errorf("Compile(%.20q…): untyped error %v", tt.pattern, err)
+		}
+	}
+}

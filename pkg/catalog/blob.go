@@ -408,6 +408,13 @@ func walkPayload(payload []byte, wantRows int, batch func(*array.Binary), row fu
 	if wantRows < 0 || wantRows > len(payload)/8 {
 		return fmt.Errorf("%d tables cannot fit in a %d-byte payload", wantRows, len(payload))
 	}
+	// The stream's schema message is checked as a table schema is before
+	// the IPC reader sees it: the reader recurses into field children with
+	// no depth limit, and a stack overflow is a fatal error no recover()
+	// catches.
+	if err := verifySchemaMessage(payload); err != nil {
+		return fmt.Errorf("payload schema message: %v", err)
+	}
 	rdr, err := ipc.NewReader(bytes.NewReader(payload), ipc.WithAllocator(memory.DefaultAllocator),
 		ipc.WithMetadataSizeLimit(int64(len(payload))), ipc.WithBodySizeLimit(int64(len(payload))))
 	if err != nil {

@@ -19,8 +19,14 @@ var ErrInvalidSchema = errors.New("invalid schema")
 // ErrTooLarge is wrapped when a schema or registration exceeds its limit.
 var ErrTooLarge = errors.New("too large")
 
+// MaxFieldNameBytes bounds a field name at any depth. Names are matched
+// against clients' patterns (search, the browser); a bound keeps that work
+// small. Registrations stored before the bound existed are still served.
+const MaxFieldNameBytes = 1024
+
 // validateSchema checks what lake requires of a table schema beyond Arrow's
-// own rules: at least one field, and unique, non-empty top-level names.
+// own rules: at least one field, unique, non-empty top-level names, and no
+// field name at any depth longer than MaxFieldNameBytes.
 func validateSchema(s *arrow.Schema) error {
 	if s == nil || s.NumFields() == 0 {
 		return kindErrorf(ErrInvalidSchema, "no fields")
@@ -34,6 +40,40 @@ func validateSchema(s *arrow.Schema) error {
 			return kindErrorf(ErrInvalidSchema, "duplicate top-level field name %q", f.Name)
 		}
 		seen[f.Name] = true
+	}
+	return checkFieldNames(s.Fields(), 0)
+}
+
+// checkFieldNames checks the names of fs and their children, to the
+// depth the IPC decode-back check allows.
+func checkFieldNames(fs []arrow.Field, depth int) error {
+	if depth > maxSchemaDepth {
+		return kindErrorf(ErrInvalidSchema, "fields nested deeper than %d", maxSchemaDepth)
+	}
+	for _, f := range fs {
+		if len(f.Name) > MaxFieldNameBytes {
+			return kindErrorf(ErrInvalidSchema, "a field name of %d bytes (%.32q…), limit %d", len(f.Name), f.Name, MaxFieldNameBytes)
+		}
+		if err := checkFieldNames(childFields(f.Type), depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// childFields are a type's child fields: a struct's, union's or list's, a
+// map's key and value, a dictionary's or extension type's underlying
+// type's; none for other types.
+func childFields(t arrow.DataType) []arrow.Field {
+	switch t := t.(type) {
+	case *arrow.MapType:
+		return []arrow.Field{t.KeyField(), t.ItemField()}
+	case *arrow.DictionaryType:
+		return childFields(t.ValueType)
+	case arrow.ExtensionType:
+		return childFields(t.StorageType())
+	case arrow.NestedType:
+		return t.Fields()
 	}
 	return nil
 }

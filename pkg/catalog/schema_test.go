@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -89,4 +90,38 @@ func FuzzDecodeSchema(f *testing.F) {
 			t.Fatalf("re-encode round trip: %v, %v", back, err)
 		}
 	})
+}
+
+// A field name longer than catalog.MaxFieldNameBytes, at any depth, is an
+// invalid schema (issue 24, finding 3: a 200,000-byte field name made one
+// search burn 32 s of CPU).
+func TestEncodeSchemaBoundsFieldNames(t *testing.T) {
+	long := strings.Repeat("x", 1025)
+	ok := strings.Repeat("x", 1024)
+	leaf := func(name string) arrow.Field { return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int8} }
+	tests := []struct {
+		name string
+		s    *arrow.Schema
+		ok   bool
+	}{
+		{"top level", arrow.NewSchema([]arrow.Field{leaf(long)}, nil), false},
+		{"in a struct", arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.StructOf(leaf("a"), leaf(long))}}, nil), false},
+		{"a list's item", arrow.NewSchema([]arrow.Field{{Name: "l", Type: arrow.ListOfField(leaf(long))}}, nil), false},
+		{"in a map's value", arrow.NewSchema([]arrow.Field{{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.StructOf(leaf(long)))}}, nil), false},
+		{"at the limit", arrow.NewSchema([]arrow.Field{leaf(ok), {Name: "s", Type: arrow.StructOf(leaf(ok))}}, nil), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := catalog.EncodeSchema(tt.s)
+			if tt.ok {
+				if err != nil {
+					t.Fatalf("got %v, want no error", err)
+				}
+				return
+			}
+			if !errors.Is(err, catalog.ErrInvalidSchema) || !strings.Contains(err.Error(), "1025 bytes") {
+				t.Fatalf("got %v, want ErrInvalidSchema naming the 1025-byte name", err)
+			}
+		})
+	}
 }
