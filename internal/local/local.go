@@ -324,8 +324,8 @@ func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
 	}
 }
 
-// serveRefresh runs a refresh now (any valid token) and answers its outcome
-// and generation, and the caller's tenant's table count: nothing about
+// serveRefresh runs a refresh now (any valid token) and answers its outcome,
+// and the caller's tenant's generation and table count: nothing about
 // other tenants.
 func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -344,17 +344,20 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 		}
 		// The answer speaks of the caller's tenant alone: catalog-wide
 		// counts and skipped keys (other tenants' names) stay in the log.
-		tables := 0
+		// The generation is the tenant's own (when its tables last
+		// changed): the blob's would tell it when others write.
+		tables, gen := 0, uint64(0)
 		if view := in.disc.View(); view != nil {
-			tables = view.TenantTables(tenant)
+			tables, gen = view.TenantTables(tenant), view.TenantGeneration(tenant)
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(res.Outcome), Generation: res.Generation, Tenant: tenant, TenantTables: tables})
+		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(res.Outcome), Generation: gen, Tenant: tenant, TenantTables: tables})
 	}
 }
 
-// refreshAnswer is POST /v1/refresh's answer: the run's outcome and
-// generation, and the caller's own tenant's table count.
+// refreshAnswer is POST /v1/refresh's answer: the run's outcome, and the
+// caller's own tenant's generation (when its tables last changed; 0 when it
+// has none) and table count.
 type refreshAnswer struct {
 	Outcome      string `json:"outcome"`
 	Generation   uint64 `json:"generation"`
