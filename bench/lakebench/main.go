@@ -460,6 +460,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 			req, _ := http.NewRequest("POST", "http://"+apiAddr+"/v1/tenants/bench/namespaces/main/tables", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("X-Lake-Request", "1") // local mode's guard
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				return err
@@ -477,6 +478,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	}
 	req, _ := http.NewRequest("POST", "http://"+apiAddr+"/v1/refresh", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Lake-Request", "1")
 	if resp, err := http.DefaultClient.Do(req); err != nil {
 		return "", err
 	} else {

@@ -60,6 +60,7 @@ func TestRefreshEndpointAnswersOnlyTheCallersTenant(t *testing.T) {
 			}
 			req, _ := http.NewRequest(http.MethodPost, in.Endpoints().API+"/v1/refresh", nil)
 			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("X-Lake-Request", "1")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
