@@ -734,7 +734,7 @@ func waitLoaded(httpAddr string, limit time.Duration) (float64, error) {
 func benchRefreshHeap(c config, r *report) error {
 	ctx := context.Background()
 	store := memstore.New(memstore.Options{})
-	cat := catalog.New(store, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxSchemaBytes: -1}})
+	cat := catalog.New(store, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxBytes: -1}})
 	// 1,000 registrations made through the catalog; the rest copy their
 	// stored bytes (a registration's value holds no name), which is what a
 	// scan reads.
@@ -822,7 +822,7 @@ func benchRefresh(c config, r *report, d *dynalite) error {
 			return err
 		}
 		seedStore, _ := dynamo.New(d.client(), dynamo.Options{Table: table})
-		cat := catalog.New(seedStore, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxSchemaBytes: -1}})
+		cat := catalog.New(seedStore, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxBytes: -1}})
 		var g errgroup.Group
 		g.SetLimit(16)
 		for i := range n {

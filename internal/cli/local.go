@@ -61,7 +61,9 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.DurationVar(&opts.Config.RefreshInterval, "refresh-interval", 30*time.Second, "periodic refresh (writes also refresh soon after)")
 	fl.BoolVar(&opts.NoDemo, "no-demo", false, "do not register the demo catalog on first start")
 	fl.Int64Var(&opts.Config.Quota.MaxTables, "tenant-max-tables", catalog.DefaultMaxTables, "most tables one tenant may register; -1: no limit")
-	fl.Int64Var(&opts.Config.Quota.MaxSchemaBytes, "tenant-max-schema-bytes", catalog.DefaultMaxSchemaBytes, "most schema IPC bytes one tenant's tables may hold together; -1: no limit")
+	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-bytes", catalog.DefaultMaxBytes, "most bytes one tenant's registrations may take together as stored (schemas, descriptions, properties, locations, names); -1: no limit")
+	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-schema-bytes", catalog.DefaultMaxBytes, "former name of --tenant-max-bytes")
+	_ = fl.MarkDeprecated("tenant-max-schema-bytes", "use --tenant-max-bytes (it counts whole registrations)")
 	return cmd
 }
 

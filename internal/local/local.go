@@ -75,8 +75,8 @@ type Config struct {
 	// Demo registers the demo catalog on first start. Default false here;
 	// `lake local` turns it on.
 	Demo bool
-	// Quota bounds each tenant's tables and schema bytes (zero fields: the
-	// catalog's defaults).
+	// Quota bounds each tenant's tables and registration bytes (zero
+	// fields: the catalog's defaults).
 	Quota catalog.Quota
 	Log   *slog.Logger
 }
@@ -240,6 +240,13 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	in.cancel = cancel
+	// Usage counted before whole registrations were (or before quotas) is
+	// counted again, once: nothing else writes this store yet.
+	if err := recomputeUsage(rctx, store, in.cat, cfg.Log); err != nil {
+		cancel()
+		store.Close()
+		return nil, err
+	}
 	if cfg.Demo {
 		if err := in.seedDemo(rctx); err != nil {
 			cancel()
@@ -292,6 +299,21 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	in.wg.Go(func() { in.refreshLoop(rctx) })
 	return in, nil
+}
+
+// recomputeUsage runs catalog.RecomputeUsage unless the store's usage is
+// already counted in whole registrations.
+func recomputeUsage(ctx context.Context, store *rocksdb.Store, cat *catalog.Catalog, log *slog.Logger) error {
+	counted, err := catalog.UsageCounted(ctx, store)
+	if err != nil || counted {
+		return err
+	}
+	res, err := cat.RecomputeUsage(ctx)
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	log.InfoContext(ctx, "local: counted tenant usage in whole registrations", slog.Int("tenants", res.Tenants), slog.Int("changed", res.Changed))
+	return nil
 }
 
 // DevTenants are the tenants local mode offers dev tokens for (the demo

@@ -128,8 +128,8 @@ type Catalog struct {
 type Options struct {
 	// Now returns the current time. Default time.Now.
 	Now func() time.Time
-	// Quota bounds each tenant's tables and schema bytes (zero fields take
-	// the defaults; see quota.go).
+	// Quota bounds each tenant's tables and registration bytes (zero
+	// fields take the defaults; see quota.go).
 	Quota Quota
 }
 
@@ -177,7 +177,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	if err != nil {
 		return Registration{}, false, err
 	}
-	size := int64(len(reg.schemaIPC))
+	size := registrationBytes(key, val)
 	if err := c.adjustUsage(ctx, tenant, 1, size); err != nil {
 		if errors.Is(err, ErrQuotaExceeded) {
 			// An identical retry adds nothing: answer it as without quotas.
@@ -284,7 +284,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		if err != nil {
 			return Registration{}, err
 		}
-		grow := int64(len(next.schemaIPC)) - int64(len(cur.schemaIPC))
+		grow := registrationBytes(key, val) - registrationBytes(key, raw)
 		if grow > 0 {
 			if err := c.adjustUsage(ctx, tenant, 0, grow); err != nil {
 				return Registration{}, err
@@ -386,9 +386,10 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	err = c.store.CompareAndDelete(ctx, key, raw)
 	switch {
 	case err == nil:
-		// Undecodable registrations are not dropped through here (get
-		// fails), so what cur holds is what its write reserved.
-		c.release(ctx, ref.Tenant, 1, int64(len(cur.schemaIPC)))
+		// What the dropped registration took as stored is what its writes
+		// reserved (undecodable ones are not dropped through here: get
+		// fails).
+		c.release(ctx, ref.Tenant, 1, registrationBytes(key, raw))
 		c.bumpChanges(ctx)
 		return nil
 	case errors.Is(err, metastore.ErrNotFound):
