@@ -53,7 +53,9 @@ import (
 // write and its bump) together with a failed batch: a write of A whose bump
 // never happened leaves c' short of m, and only when another write's failed
 // batch makes up the difference do the two agree. A lost bump alone makes
-// c' ≠ m, so the next run scans (and records the counter again). The
+// c' ≠ m, so the next run scans (and records the counter again). A bump
+// that fails (its compare-and-swap loop gives up, or the store fails) is
+// reported to the writer as ErrUnsignalled, never dropped in silence. The
 // reconciliation, a full scan at a fixed interval whatever the counter
 // says, heals the rest within the interval.
 
@@ -78,15 +80,26 @@ func ReadChanges(ctx context.Context, store metastore.Store) (uint64, error) {
 	return n, nil
 }
 
-// bumpChanges adds one to the change counter after a write. Its failure is
-// dropped: the write has happened, and the reconciliation scan sees it.
-func (c *Catalog) bumpChanges(ctx context.Context) {
+// ErrUnsignalled: the registration was written (or dropped), but the change
+// counter could not be bumped after it (the bump gave up, or the store
+// failed), so a scheduled refresh may not notice the write until a stream
+// batch applies it or the reconciliation scans. The operation returns what
+// it wrote with this error; retrying it is safe.
+var ErrUnsignalled = errors.New("written, but the change was not signalled to refresh")
+
+// bumpChanges adds one to the change counter after a write. A failure is
+// ErrUnsignalled, for the writer to report: the write has happened.
+func (c *Catalog) bumpChanges(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_ = casLoop(ctx, c.store, ChangesKey, func(raw []byte) ([]byte, error) {
+	err := casLoop(ctx, c.store, ChangesKey, func(raw []byte) ([]byte, error) {
 		// An unreadable counter starts again from 0 (refresh then reads
 		// values it may have recorded before; the reconciliation heals).
 		n, _ := strconv.ParseUint(string(raw), 10, 64)
 		return []byte(strconv.FormatUint(n+1, 10)), nil
 	})
+	if err != nil {
+		return kindErrorf(ErrUnsignalled, "the change counter: %s", detailOf(err))
+	}
+	return nil
 }
