@@ -585,25 +585,18 @@ func TestQuotaExceededIs403(t *testing.T) {
 	}
 }
 
-// contendedCounter loses every compare-and-swap of the change counter
-// (fault injection), so every write's bump gives up.
-type contendedCounter struct{ metastore.Store }
+// failingCounter fails every add to the change counter (fault injection),
+// so every write's bump fails after the write.
+type failingCounter struct{ metastore.Store }
 
-func (s contendedCounter) CompareAndSwap(ctx context.Context, key string, old, val []byte) error {
+func (s failingCounter) AddCounter(ctx context.Context, key string, delta uint64) (uint64, error) {
 	if key == catalog.ChangesKey {
-		return metastore.ErrConflict
+		return 0, errors.New("injected: the counter's partition is unavailable")
 	}
-	return s.Store.CompareAndSwap(ctx, key, old, val)
+	return s.Store.AddCounter(ctx, key, delta)
 }
 
-func (s contendedCounter) Create(ctx context.Context, key string, val []byte) error {
-	if key == catalog.ChangesKey {
-		return metastore.ErrExists
-	}
-	return s.Store.Create(ctx, key, val)
-}
-
-// A write whose change-counter bump gave up is answered 503 unsignalled,
+// A write whose change-counter bump failed is answered 503 unsignalled,
 // not success: the producer learns that discovery may not show it before
 // the next full scan (issue 24, check and close).
 func TestUnsignalledWriteIsReported(t *testing.T) {
@@ -612,7 +605,7 @@ func TestUnsignalledWriteIsReported(t *testing.T) {
 	if err := st.Put(context.Background(), catalog.ChangesKey, []byte("1")); err != nil {
 		t.Fatal(err)
 	}
-	h, err := registerapi.New(catalog.New(contendedCounter{st}, catalog.Options{}), registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})
+	h, err := registerapi.New(catalog.New(failingCounter{st}, catalog.Options{}), registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/lake-catalog/lake/pkg/metastore"
@@ -15,7 +14,9 @@ import (
 //
 // Protocol. Every successful write of a registration (a register that
 // creates, an update that changes, a drop) is followed by a bump: the
-// counter at ChangesKey goes up by one (a compare-and-swap loop). A blob
+// counter at ChangesKey goes up by one (one atomic add,
+// metastore.Store.AddCounter: DynamoDB UpdateItem ADD, no retry loop on the
+// item every tenant shares). A blob
 // records a change marker m, the number of writes it accounts for:
 //
 //   - A full scan reads the counter c before it scans and records m = c.
@@ -54,7 +55,7 @@ import (
 // never happened leaves c' short of m, and only when another write's failed
 // batch makes up the difference do the two agree. A lost bump alone makes
 // c' ≠ m, so the next run scans (and records the counter again). A bump
-// that fails (its compare-and-swap loop gives up, or the store fails) is
+// that fails (the store refuses the add or is unreachable) is
 // reported to the writer as ErrUnsignalled, never dropped in silence. The
 // reconciliation, a full scan at a fixed interval whatever the counter
 // says, heals the rest within the interval.
@@ -66,16 +67,9 @@ const ChangesKey = "meta/changes"
 // ReadChanges returns the change counter (0 before the first write) with
 // one strongly consistent read.
 func ReadChanges(ctx context.Context, store metastore.Store) (uint64, error) {
-	raw, err := store.Get(ctx, ChangesKey)
-	if errors.Is(err, metastore.ErrNotFound) {
-		return 0, nil
-	}
+	n, err := store.Counter(ctx, ChangesKey)
 	if err != nil {
 		return 0, fmt.Errorf("catalog: read the change counter: %w", err)
-	}
-	n, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("catalog: the change counter holds %q: %w", raw, err)
 	}
 	return n, nil
 }
@@ -87,18 +81,14 @@ func ReadChanges(ctx context.Context, store metastore.Store) (uint64, error) {
 // it wrote with this error; retrying it is safe.
 var ErrUnsignalled = errors.New("written, but the change was not signalled to refresh")
 
-// bumpChanges adds one to the change counter after a write. A failure is
-// ErrUnsignalled, for the writer to report: the write has happened.
+// bumpChanges adds one to the change counter after a write: one atomic
+// add (metastore.Store.AddCounter), never retried on contention however
+// many writers share the counter. A failure is ErrUnsignalled, for the
+// writer to report: the write has happened.
 func (c *Catalog) bumpChanges(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	err := casLoop(ctx, c.store, ChangesKey, func(raw []byte) ([]byte, error) {
-		// An unreadable counter starts again from 0 (refresh then reads
-		// values it may have recorded before; the reconciliation heals).
-		n, _ := strconv.ParseUint(string(raw), 10, 64)
-		return []byte(strconv.FormatUint(n+1, 10)), nil
-	})
-	if err != nil {
+	if _, err := c.store.AddCounter(ctx, ChangesKey, 1); err != nil {
 		return kindErrorf(ErrUnsignalled, "the change counter: %s", detailOf(err))
 	}
 	return nil

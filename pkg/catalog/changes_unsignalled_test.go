@@ -11,26 +11,19 @@ import (
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 )
 
-// contendedCounter loses every compare-and-swap of the change counter, as
-// a counter moved by other writers on every attempt would (fault
-// injection), so the bump gives up.
-type contendedCounter struct{ metastore.Store }
+// failingCounter fails every add to the change counter, as a store that
+// throttles or is unreachable for that item would (fault injection), so
+// the bump fails after the write.
+type failingCounter struct{ metastore.Store }
 
-func (s contendedCounter) CompareAndSwap(ctx context.Context, key string, old, val []byte) error {
+func (s failingCounter) AddCounter(ctx context.Context, key string, delta uint64) (uint64, error) {
 	if key == catalog.ChangesKey {
-		return metastore.ErrConflict
+		return 0, errors.New("injected: the counter's partition is unavailable")
 	}
-	return s.Store.CompareAndSwap(ctx, key, old, val)
+	return s.Store.AddCounter(ctx, key, delta)
 }
 
-func (s contendedCounter) Create(ctx context.Context, key string, val []byte) error {
-	if key == catalog.ChangesKey {
-		return metastore.ErrExists
-	}
-	return s.Store.Create(ctx, key, val)
-}
-
-// A write whose change-counter bump gives up is never silent: the write is
+// A write whose change-counter bump fails is never silent: the write is
 // stored, and it returns an error of kind ErrUnsignalled (with what it
 // wrote), so the caller learns that refresh may not see it before the
 // reconciliation (issue 24, check and close).
@@ -41,7 +34,7 @@ func TestBumpGivingUpIsReported(t *testing.T) {
 	if err := base.Put(ctx, catalog.ChangesKey, []byte("7")); err != nil {
 		t.Fatal(err)
 	}
-	c := catalog.New(contendedCounter{base}, catalog.Options{})
+	c := catalog.New(failingCounter{base}, catalog.Options{})
 	r := ref("acme", "t")
 	spec := catalog.TableSpec{Location: "/d", Schema: catalogtest.WideSchema(1, 3)}
 

@@ -22,7 +22,8 @@
 // # The change counter
 //
 // Every write that changes a registration (Register that creates, Update
-// that changes, Drop) is followed by a bump of one counter at ChangesKey.
+// that changes, Drop) is followed by a bump of one counter at ChangesKey,
+// one atomic add (metastore.Store.AddCounter).
 // A blob records a change marker: how many writes it accounts for. A full
 // scan records the counter it read before scanning; an incremental apply of
 // a change feed's batch records the previous marker plus the tables the
