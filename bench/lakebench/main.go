@@ -73,7 +73,7 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
 	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, refresh, lambda, cost, freshness")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, refresh, lambda, cost, freshness, writes")
 	flag.Parse()
 	if c.quick {
 		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
@@ -129,7 +129,7 @@ func run(c config, r *report) error {
 			return fmt.Errorf("refresh heap: %w", err)
 		}
 	}
-	if want("refresh") || want("lambda") || want("cost") || want("freshness") {
+	if want("refresh") || want("lambda") || want("cost") || want("freshness") || want("writes") {
 		ddb, err := startDynalite(procs)
 		if err != nil {
 			return err
@@ -152,6 +152,11 @@ func run(c config, r *report) error {
 		if want("lambda") {
 			if err := benchLambda(c, r, procs, ddb); err != nil {
 				return fmt.Errorf("lambda: %w", err)
+			}
+		}
+		if want("writes") {
+			if err := benchWrites(c, r, ddb); err != nil {
+				return fmt.Errorf("writes: %w", err)
 			}
 		}
 	}
