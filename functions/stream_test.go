@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -96,5 +97,44 @@ func TestStreamBatchesRefreshIncrementally(t *testing.T) {
 		if _, now := s.blob(t); now != etag {
 			t.Fatalf("%s: the blob changed", name)
 		}
+	}
+}
+
+// The issue's sequence through the real bootstraps (issue 24, finding 5):
+// W1 is written and its stream batch fails (the invocation errs; the event
+// source mapping gives it up to the on-failure queue); W2, another
+// tenant's, is written and its batch applied. The next scheduled run must
+// scan and publish W1, not answer unchanged until the daily reconciliation.
+func TestFailedStreamBatchIsSeenByTheSchedule(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	reg, fn := s.register(t), s.refresher(t)
+	registerTable(t, reg, "acme", "orders", ipcB64(t, 1))
+	if res, err := invokeRefresh(t, fn); err != nil || res.Outcome != refresh.Published || !res.Scanned {
+		t.Fatalf("first scheduled refresh = %+v, %v", res, err)
+	}
+
+	registerTable(t, reg, "acme", "w1", ipcB64(t, 2))
+	// W1's batch fails: a record the function cannot read fails the
+	// invocation, and the mapping never delivers it again.
+	if _, err := invokeWith(t, fn, json.RawMessage(`{"Records":[{"eventID":"1","eventName":"INSERT","eventSource":"aws:dynamodb","dynamodb":{"Keys":{}}}]}`)); err == nil {
+		t.Fatal("W1's failing batch succeeded")
+	}
+	registerTable(t, reg, "globex", "w2", ipcB64(t, 3))
+	res, err := invokeWith(t, fn, streamBatch([2]string{"INSERT", "tbl/globex/sales/w2"}, [2]string{"MODIFY", catalog.ChangesKey}, [2]string{"INSERT", "quota/globex"}))
+	if err != nil || !res.Incremental || res.Outcome != refresh.Published {
+		t.Fatalf("W2's batch = %+v, %v; want an incremental publish", res, err)
+	}
+
+	res, err = invokeRefresh(t, fn)
+	if err != nil || !res.Scanned || res.Outcome != refresh.Published {
+		t.Fatalf("scheduled refresh after W1's failed batch = %+v, %v; want a scan that publishes W1", res, err)
+	}
+	snap, _ := s.blob(t)
+	if !slices.ContainsFunc(snap.Tenant("acme"), func(t catalog.Table) bool { return t.Ref.Name == "w1" }) {
+		t.Fatalf("W1 is not in the blob: acme has %v", snap.Tenant("acme"))
+	}
+	if res, err := invokeRefresh(t, fn); err != nil || res.Scanned || res.Outcome != refresh.Unchanged {
+		t.Fatalf("the scheduled refresh after = %+v, %v; want idle", res, err)
 	}
 }

@@ -83,7 +83,7 @@ func benchCost(c config, r *report, d *dynalite) error {
 		return err
 	}
 	seed, _ := dynamo.New(d.client(), dynamo.Options{Table: table})
-	cat := catalog.New(seed, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxSchemaBytes: -1}})
+	cat := catalog.New(seed, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxBytes: -1}})
 	var itemBytes int64
 	for i := range n {
 		ref := catalog.TableRef{Tenant: "bench", Namespace: "main", Name: fmt.Sprintf("t%05d", i)}

@@ -76,7 +76,7 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
 	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, budget, refresh, lambda, cost, freshness")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, budget, refresh, lambda, cost, freshness, writes")
 	flag.StringVar(&c.todayDiscovery, "today-discovery", "", "a discovery binary built from main before the change, measured beside bin/discovery in the budget section")
 	flag.Parse()
 	if c.quick {
@@ -138,7 +138,7 @@ func run(c config, r *report) error {
 			return fmt.Errorf("refresh heap: %w", err)
 		}
 	}
-	if want("refresh") || want("lambda") || want("cost") || want("freshness") {
+	if want("refresh") || want("lambda") || want("cost") || want("freshness") || want("writes") {
 		ddb, err := startDynalite(procs)
 		if err != nil {
 			return err
@@ -161,6 +161,11 @@ func run(c config, r *report) error {
 		if want("lambda") {
 			if err := benchLambda(c, r, procs, ddb); err != nil {
 				return fmt.Errorf("lambda: %w", err)
+			}
+		}
+		if want("writes") {
+			if err := benchWrites(c, r, ddb); err != nil {
+				return fmt.Errorf("writes: %w", err)
 			}
 		}
 	}
@@ -469,6 +474,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 			req, _ := http.NewRequest("POST", "http://"+apiAddr+"/v1/tenants/bench/namespaces/main/tables", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("X-Lake-Request", "1") // local mode's guard
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				return err
@@ -486,6 +492,7 @@ func benchPeer(c config, r *report, procs *procSet) (string, error) {
 	}
 	req, _ := http.NewRequest("POST", "http://"+apiAddr+"/v1/refresh", nil)
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("X-Lake-Request", "1")
 	if resp, err := http.DefaultClient.Do(req); err != nil {
 		return "", err
 	} else {
@@ -741,7 +748,7 @@ func waitLoaded(httpAddr string, limit time.Duration) (float64, error) {
 func benchRefreshHeap(c config, r *report) error {
 	ctx := context.Background()
 	store := memstore.New(memstore.Options{})
-	cat := catalog.New(store, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxSchemaBytes: -1}})
+	cat := catalog.New(store, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxBytes: -1}})
 	// 1,000 registrations made through the catalog; the rest copy their
 	// stored bytes (a registration's value holds no name), which is what a
 	// scan reads.
@@ -829,7 +836,7 @@ func benchRefresh(c config, r *report, d *dynalite) error {
 			return err
 		}
 		seedStore, _ := dynamo.New(d.client(), dynamo.Options{Table: table})
-		cat := catalog.New(seedStore, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxSchemaBytes: -1}})
+		cat := catalog.New(seedStore, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxBytes: -1}})
 		var g errgroup.Group
 		g.SetLimit(16)
 		for i := range n {

@@ -250,30 +250,59 @@ func (v *Validator) keyFor(t *jwt.Token) (any, error) {
 // naming a key ID the set lacks may wait up to 10 s for a fetch of the set
 // (at most one a minute; the others are refused at once).
 func (v *Validator) Tenant(token string) (string, error) {
+	id, err := v.Identity(token)
+	return id.Tenant, err
+}
+
+// Identity is what a valid token says of its bearer.
+type Identity struct {
+	// Tenant is the tenant claim's value.
+	Tenant string
+	// Audience is the token's aud (none when it has none).
+	Audience []string
+}
+
+// Identity validates a token as Tenant does and returns its tenant and
+// audience, for a caller that grants less to some audiences (local mode's
+// registration API refuses the catalog browser's read-only dev tokens).
+func (v *Validator) Identity(token string) (Identity, error) {
+	tenant, claims, err := v.tenantOf(token)
+	if err != nil {
+		return Identity{}, err
+	}
+	aud, err := claims.GetAudience()
+	if err != nil {
+		return Identity{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	}
+	return Identity{Tenant: tenant, Audience: aud}, nil
+}
+
+// tenantOf checks token (see Tenant) and returns its tenant and claims.
+func (v *Validator) tenantOf(token string) (string, jwt.MapClaims, error) {
 	if token == "" {
-		return "", fmt.Errorf("%w: no token", ErrUnauthenticated)
+		return "", nil, fmt.Errorf("%w: no token", ErrUnauthenticated)
 	}
 	if len(token) > MaxTokenBytes {
-		return "", fmt.Errorf("%w: token of %d bytes", ErrUnauthenticated, len(token))
+		return "", nil, fmt.Errorf("%w: token of %d bytes", ErrUnauthenticated, len(token))
 	}
 	claims := jwt.MapClaims{}
 	if _, err := v.parser.ParseWithClaims(token, claims, v.keyFor); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	if err := v.checkPayload(token); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	if err := v.checkLifetime(claims); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	tenant, ok := claims[v.cfg.TenantClaim].(string)
 	if !ok {
-		return "", fmt.Errorf("%w: no string claim %q", ErrUnauthenticated, v.cfg.TenantClaim)
+		return "", nil, fmt.Errorf("%w: no string claim %q", ErrUnauthenticated, v.cfg.TenantClaim)
 	}
 	if err := catalog.ValidateName("tenant", tenant); err != nil {
-		return "", fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
-	return tenant, nil
+	return tenant, claims, nil
 }
 
 // checkPayload decodes the claims segment of a token that parsed and

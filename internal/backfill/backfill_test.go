@@ -288,7 +288,7 @@ func TestDroppedAndS3WithoutClient(t *testing.T) {
 	var out bytes.Buffer
 	rep, err := backfill.Run(context.Background(), []catalog.TableRef{ref("lake", "gone"), ref("lake", "remote")},
 		backfill.Options{API: e.api, Out: &out, S3: func(context.Context) (parquetschema.S3API, error) { return nil, errors.New("no credentials") },
-			Scope: backfill.Scope{S3Prefixes: []string{"s3://bucket/"}}})
+			Scope: backfill.Scope{Tenant: "acme", S3Prefixes: []string{"acme=s3://bucket/"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

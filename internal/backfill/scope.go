@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lake-catalog/lake/internal/parquetschema"
+	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
 // Scope is where a backfill may read. A registration's location is written
@@ -21,13 +22,19 @@ import (
 // first: one outside it is refused (reported, never read). The zero Scope
 // refuses every location.
 type Scope struct {
-	// S3Prefixes are the s3:// locations that may be read, each
-	// s3://bucket/ or s3://bucket/key-prefix. A location is inside one when
+	// Tenant is the tenant whose registrations are backfilled: only the
+	// S3Prefixes allowed to it admit its locations.
+	Tenant string
+	// S3Prefixes are the s3:// locations that may be read, each allowed to
+	// one tenant: TENANT=s3://bucket/ or TENANT=s3://bucket/key-prefix (a
+	// location is written by its tenant, so a prefix allowed for the run
+	// would let one tenant point a table at another's files and copy their
+	// schema). A location of Tenant is inside one of Tenant's prefixes when
 	// it names the same bucket and its key starts with the prefix's key,
 	// character by character as S3 lists and IAM matches: s3://lake/orders
 	// also admits s3://lake/orders-archive/, s3://lake/orders/ does not.
-	// Neither may hold a "." or ".." segment. Empty: every s3:// location
-	// is refused.
+	// Neither may hold a "." or ".." segment, and no tenant's prefix may
+	// cover another tenant's. Empty: every s3:// location is refused.
 	S3Prefixes []string
 	// LocalRoot is the folder local locations (paths and file:// URLs) must
 	// lie in. A location is cleaned (so ".." cannot climb out) and read
@@ -51,13 +58,14 @@ func (e *RefusedError) Error() string {
 }
 
 // s3Prefix is one parsed Scope.S3Prefixes entry.
-type s3Prefix struct{ bucket, key string }
+type s3Prefix struct{ entry, tenant, bucket, key string }
 
 // scope is a checked Scope, with its local root open.
 type scope struct {
-	s3       []s3Prefix
-	rootPath string   // absolute and clean; "" when no local root
-	root     *os.Root // nil when no local root
+	tenant   string
+	s3       []s3Prefix // the tenant's
+	rootPath string     // absolute and clean; "" when no local root
+	root     *os.Root   // nil when no local root
 }
 
 // Validate reports what Run would refuse of sc: a prefix that is not
@@ -74,13 +82,29 @@ func (sc Scope) Validate() error {
 
 // open checks sc and opens its local root. The caller closes it.
 func (sc Scope) open() (*scope, error) {
-	s := &scope{}
+	s := &scope{tenant: sc.Tenant}
+	var all []s3Prefix
 	for _, p := range sc.S3Prefixes {
-		bucket, key, ok := parseS3(p)
+		tenant, loc, ok := strings.Cut(p, "=")
+		if !ok || catalog.ValidateName("tenant", tenant) != nil {
+			return nil, fmt.Errorf("backfill: --allow-prefix %q: name the tenant it is for: TENANT=s3://bucket/prefix/", p)
+		}
+		bucket, key, ok := parseS3(loc)
 		if !ok || bucket == "" || hasDotSegment(key) {
 			return nil, fmt.Errorf("backfill: --allow-prefix %q: want s3://bucket/ or s3://bucket/key-prefix, without . or .. segments", p)
 		}
-		s.s3 = append(s.s3, s3Prefix{bucket, key})
+		all = append(all, s3Prefix{p, tenant, bucket, key})
+	}
+	for _, a := range all {
+		for _, b := range all {
+			if a.tenant != b.tenant && a.bucket == b.bucket && strings.HasPrefix(b.key, a.key) {
+				_, bLoc, _ := strings.Cut(b.entry, "=")
+				return nil, fmt.Errorf("backfill: --allow-prefix %q covers %s's %q: a tenant's prefix may not reach another's data", a.entry, b.tenant, bLoc)
+			}
+		}
+		if a.tenant == sc.Tenant {
+			s.s3 = append(s.s3, a)
+		}
 	}
 	if sc.LocalRoot != "" {
 		abs, err := filepath.Abs(sc.LocalRoot)
@@ -142,14 +166,14 @@ func (s *scope) check(location string) (target, error) {
 		case hasDotSegment(key):
 			return refuse("has a . or .. segment")
 		case len(s.s3) == 0:
-			return refuse("is on S3 and no s3:// prefix is allowed: set --allow-prefix s3://bucket/prefix/ (LAKE_BACKFILL_ALLOW_PREFIXES) to read it")
+			return refuse("is on S3 and no s3:// prefix is allowed to tenant %s: set --allow-prefix %s=s3://bucket/prefix/ (LAKE_BACKFILL_ALLOW_PREFIXES) to read it", s.tenant, s.tenant)
 		}
 		for _, p := range s.s3 {
 			if bucket == p.bucket && strings.HasPrefix(key, p.key) {
 				return target{s3: true}, nil
 			}
 		}
-		return refuse("is outside every --allow-prefix")
+		return refuse("is outside every --allow-prefix of tenant %s", s.tenant)
 	}
 	p := location
 	if u, err := url.Parse(location); err == nil && u.Scheme != "" {

@@ -40,8 +40,8 @@ func TestScopeRefusesLocationsOutside(t *testing.T) {
 	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	inRoot := backfill.Scope{LocalRoot: root}
-	onS3 := backfill.Scope{S3Prefixes: []string{"s3://lake/orders/", "s3://other"}}
+	inRoot := backfill.Scope{Tenant: "acme", LocalRoot: root}
+	onS3 := backfill.Scope{Tenant: "acme", S3Prefixes: []string{"acme=s3://lake/orders/", "acme=s3://other", "globex=s3://lake/globex/"}}
 	tests := []struct {
 		name     string
 		scope    backfill.Scope
@@ -61,13 +61,14 @@ func TestScopeRefusesLocationsOutside(t *testing.T) {
 		{"relative path", inRoot, "../outside", `refused acme/legacy/t: "../outside" is outside --local-root ` + root},
 		{"symbolic link out of the root", inRoot, filepath.Join(root, "link"), "skip    acme/legacy/t: backfill: " + filepath.Join(root, "link") + ": "},
 		{"local path without a root", onS3, filepath.Join(root, "events"), `refused acme/legacy/t: "` + filepath.Join(root, "events") + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it`},
-		{"s3 without an allow-list", inRoot, "s3://lake/orders/", `refused acme/legacy/t: "s3://lake/orders/" is on S3 and no s3:// prefix is allowed: set --allow-prefix s3://bucket/prefix/ (LAKE_BACKFILL_ALLOW_PREFIXES) to read it`},
+		{"s3 without an allow-list", inRoot, "s3://lake/orders/", `refused acme/legacy/t: "s3://lake/orders/" is on S3 and no s3:// prefix is allowed to tenant acme: set --allow-prefix acme=s3://bucket/prefix/ (LAKE_BACKFILL_ALLOW_PREFIXES) to read it`},
 		{"s3 under an allowed prefix", onS3, "s3://lake/orders/2024/", "skip    acme/legacy/t: no credentials"},
 		{"s3 in an allowed bucket", onS3, "s3://other/anything/", "skip    acme/legacy/t: no credentials"},
 		{"s3a under an allowed prefix", onS3, "s3a://lake/orders/", "skip    acme/legacy/t: no credentials"},
-		{"s3 beside an allowed prefix", onS3, "s3://lake/orders-archive/", `refused acme/legacy/t: "s3://lake/orders-archive/" is outside every --allow-prefix`},
-		{"s3 above an allowed prefix", onS3, "s3://lake/", `refused acme/legacy/t: "s3://lake/" is outside every --allow-prefix`},
-		{"s3 in a bucket an allowed one prefixes", onS3, "s3://otherbucket/x/", `refused acme/legacy/t: "s3://otherbucket/x/" is outside every --allow-prefix`},
+		{"s3 beside an allowed prefix", onS3, "s3://lake/orders-archive/", `refused acme/legacy/t: "s3://lake/orders-archive/" is outside every --allow-prefix of tenant acme`},
+		{"s3 above an allowed prefix", onS3, "s3://lake/", `refused acme/legacy/t: "s3://lake/" is outside every --allow-prefix of tenant acme`},
+		{"s3 under another tenant's prefix", onS3, "s3://lake/globex/t/", `refused acme/legacy/t: "s3://lake/globex/t/" is outside every --allow-prefix of tenant acme`},
+		{"s3 in a bucket an allowed one prefixes", onS3, "s3://otherbucket/x/", `refused acme/legacy/t: "s3://otherbucket/x/" is outside every --allow-prefix of tenant acme`},
 		{"s3 with a dot-dot segment", onS3, "s3://lake/orders/../secrets/", `refused acme/legacy/t: "s3://lake/orders/../secrets/" has a . or .. segment`},
 		{"s3 without a bucket", onS3, "s3:///orders/", `refused acme/legacy/t: "s3:///orders/" names no bucket`},
 		{"another scheme", onS3, "gs://lake/orders/", `refused acme/legacy/t: "gs://lake/orders/" is neither s3:// nor a local path`},
@@ -111,11 +112,14 @@ func TestScopeValidate(t *testing.T) {
 		want  string // "" when valid
 	}{
 		{"empty", backfill.Scope{}, ""},
-		{"prefixes and a root", backfill.Scope{S3Prefixes: []string{"s3://lake/", "s3://lake/orders", "s3a://x/y/"}, LocalRoot: t.TempDir()}, ""},
-		{"prefix without a scheme", backfill.Scope{S3Prefixes: []string{"lake/orders/"}}, `backfill: --allow-prefix "lake/orders/": want s3://bucket/`},
-		{"https prefix", backfill.Scope{S3Prefixes: []string{"https://lake.s3.amazonaws.com/"}}, `backfill: --allow-prefix "https://lake.s3.amazonaws.com/"`},
-		{"prefix without a bucket", backfill.Scope{S3Prefixes: []string{"s3:///orders/"}}, `backfill: --allow-prefix "s3:///orders/"`},
-		{"prefix with dot-dot", backfill.Scope{S3Prefixes: []string{"s3://lake/orders/../"}}, `backfill: --allow-prefix "s3://lake/orders/../"`},
+		{"prefixes and a root", backfill.Scope{S3Prefixes: []string{"acme=s3://lake/", "acme=s3://lake/orders", "globex=s3a://x/y/"}, LocalRoot: t.TempDir()}, ""},
+		{"prefix for no tenant", backfill.Scope{S3Prefixes: []string{"s3://lake/"}}, `backfill: --allow-prefix "s3://lake/": name the tenant it is for`},
+		{"prefix for an invalid tenant", backfill.Scope{S3Prefixes: []string{"a/b=s3://lake/"}}, `backfill: --allow-prefix "a/b=s3://lake/": name the tenant it is for`},
+		{"prefix covering another tenant's", backfill.Scope{S3Prefixes: []string{"globex=s3://lake/acme/x/", "acme=s3://lake/acme"}}, `backfill: --allow-prefix "acme=s3://lake/acme" covers globex's "s3://lake/acme/x/"`},
+		{"prefix without a scheme", backfill.Scope{S3Prefixes: []string{"acme=lake/orders/"}}, `backfill: --allow-prefix "acme=lake/orders/": want s3://bucket/`},
+		{"https prefix", backfill.Scope{S3Prefixes: []string{"acme=https://lake.s3.amazonaws.com/"}}, `backfill: --allow-prefix "acme=https://lake.s3.amazonaws.com/"`},
+		{"prefix without a bucket", backfill.Scope{S3Prefixes: []string{"acme=s3:///orders/"}}, `backfill: --allow-prefix "acme=s3:///orders/"`},
+		{"prefix with dot-dot", backfill.Scope{S3Prefixes: []string{"acme=s3://lake/orders/../"}}, `backfill: --allow-prefix "acme=s3://lake/orders/../"`},
 		{"missing root", backfill.Scope{LocalRoot: filepath.Join(file, "nowhere")}, "backfill: --local-root: "},
 		{"root that is a file", backfill.Scope{LocalRoot: file}, "backfill: --local-root: "},
 	}
@@ -169,7 +173,7 @@ func TestS3AllowList(t *testing.T) {
 	rep, err := backfill.Run(context.Background(), []catalog.TableRef{ref("legacy", "allowed"), ref("legacy", "secret")}, backfill.Options{
 		API: e.api, Out: &out, Apply: true,
 		S3:    func(context.Context) (parquetschema.S3API, error) { return c, nil },
-		Scope: backfill.Scope{S3Prefixes: []string{"s3://" + bucket + "/allowed/"}},
+		Scope: backfill.Scope{Tenant: "acme", S3Prefixes: []string{"acme=s3://" + bucket + "/allowed/"}},
 	})
 	if err == nil || err.Error() != "backfill: 1 of 2 tables could not be backfilled" {
 		t.Fatalf("got error %v, want the refused table counted", err)
@@ -179,7 +183,7 @@ func TestS3AllowList(t *testing.T) {
 	}
 	for _, want := range []string{
 		"updated acme/legacy/allowed: 3 columns from s3://" + bucket + "/allowed/events/part-0.parquet\n",
-		`refused acme/legacy/secret: "s3://` + bucket + `/secret/events/" is outside every --allow-prefix` + "\n",
+		`refused acme/legacy/secret: "s3://` + bucket + `/secret/events/" is outside every --allow-prefix of tenant acme` + "\n",
 		"backfill: 1 updated, 0 changed meanwhile and left alone, 0 failed, 1 refused (of 2 without a schema)\n",
 	} {
 		if !strings.Contains(out.String(), want) {

@@ -9,7 +9,7 @@
 // The API (all GET, JSON, `Authorization: Bearer <token>` unless noted):
 //
 //	/api/config                      dev tenants offered (no token needed)
-//	/api/dev-token?tenant=T          a dev token (POST; local mode only; no token needed)
+//	/api/dev-token?tenant=T          a read-only dev token (POST; local mode only; no token needed)
 //	/api/namespaces?offset=&limit=   the tenant's namespaces with table counts
 //	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's
 //	/api/table?namespace=&name=      one table: its schema as a tree, or legacy;

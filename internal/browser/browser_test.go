@@ -140,6 +140,9 @@ func get(t testing.TB, method, path, token string) (int, string, []byte) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if method == http.MethodPost {
+		req.Header.Set("Origin", env.base) // as the page sends (local mode's guard)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

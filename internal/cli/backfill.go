@@ -33,8 +33,8 @@ type BackfillOptions struct {
 	// Apply is --apply; false is a dry run.
 	Apply bool
 	// AllowPrefixes is --allow-prefix (LAKE_BACKFILL_ALLOW_PREFIXES): the
-	// s3:// prefixes whose locations may be read; none refuses every s3://
-	// location.
+	// s3:// prefixes whose locations may be read, each for one tenant
+	// (TENANT=s3://bucket/prefix/); none refuses every s3:// location.
 	AllowPrefixes []string
 	// LocalRoot is --local-root (LAKE_BACKFILL_LOCAL_ROOT): the folder local
 	// locations must lie in; empty refuses every local location.
@@ -55,7 +55,8 @@ registration that changed meanwhile is never overwritten. Without --apply it lis
 would change.
 
 A location is written by its tenant but read with your credentials, so backfill reads only
-s3:// locations under an --allow-prefix and local paths under --local-root; it refuses any
+s3:// locations under an --allow-prefix given for that tenant (--allow-prefix
+acme=s3://bucket/acme/) and local paths under --local-root; it refuses any
 other location (reported, never read).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -70,7 +71,7 @@ other location (reported, never read).`,
 	cmd.Flags().BoolVar(&opts.Apply, "apply", false, "write the schemas (default: dry run)")
 	cmd.Flags().StringVarP(&opts.NamespacePattern, "namespace", "n", "", "only namespaces matching this LIKE pattern")
 	cmd.Flags().StringArrayVar(&opts.AllowPrefixes, "allow-prefix", splitList(f.Getenv("LAKE_BACKFILL_ALLOW_PREFIXES")),
-		"an s3://bucket/prefix/ whose locations may be read; repeat for more (default: none, every s3:// location is refused) [LAKE_BACKFILL_ALLOW_PREFIXES, comma-separated]")
+		"TENANT=s3://bucket/prefix/: an S3 prefix whose locations may be read for that tenant alone; repeat for more (default: none, every s3:// location is refused) [LAKE_BACKFILL_ALLOW_PREFIXES, comma-separated]")
 	cmd.Flags().StringVar(&opts.LocalRoot, "local-root", f.Getenv("LAKE_BACKFILL_LOCAL_ROOT"),
 		"the folder local locations must lie in (default: none, every local location is refused) [LAKE_BACKFILL_LOCAL_ROOT]")
 	return cmd
@@ -93,7 +94,7 @@ func backfillRun(ctx context.Context, opts *BackfillOptions) error {
 	if err != nil {
 		return err
 	}
-	scope := backfill.Scope{S3Prefixes: opts.AllowPrefixes, LocalRoot: opts.LocalRoot}
+	scope := backfill.Scope{Tenant: tenant, S3Prefixes: opts.AllowPrefixes, LocalRoot: opts.LocalRoot}
 	if err := scope.Validate(); err != nil {
 		return err
 	}

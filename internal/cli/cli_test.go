@@ -282,21 +282,34 @@ func TestBackfillRefusesLocationsOutsideScope(t *testing.T) {
 			`refused acme/a/inside: "` + inside + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
 				`refused acme/b/outside: "` + outside + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
 				`refused acme/c/escape: "` + escape + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
-				`refused acme/d/remote: "s3://lake/remote/" is on S3 and no s3:// prefix is allowed: set --allow-prefix s3://bucket/prefix/ (LAKE_BACKFILL_ALLOW_PREFIXES) to read it` + "\n" +
+				`refused acme/d/remote: "s3://lake/remote/" is on S3 and no s3:// prefix is allowed to tenant acme: set --allow-prefix acme=s3://bucket/prefix/ (LAKE_BACKFILL_ALLOW_PREFIXES) to read it` + "\n" +
 				"dry run: 4 of 4 tables lack a schema; 0 can be backfilled, 0 cannot, 4 refused. Run again with --apply.\n", 0, ""},
-		{"flags", nil, []string{"--local-root", root, "--allow-prefix", "s3://lake/orders/", "--allow-prefix", "s3://other/"},
+		{"flags", nil, []string{"--local-root", root, "--allow-prefix", "acme=s3://lake/orders/", "--allow-prefix", "acme=s3://other/"},
 			insideLine + outsideLines +
-				`refused acme/d/remote: "s3://lake/remote/" is outside every --allow-prefix` + "\n" +
+				`refused acme/d/remote: "s3://lake/remote/" is outside every --allow-prefix of tenant acme` + "\n" +
 				"dry run: 4 of 4 tables lack a schema; 1 can be backfilled, 0 cannot, 3 refused. Run again with --apply.\n", 0, ""},
-		{"environment", map[string]string{"LAKE_BACKFILL_LOCAL_ROOT": root, "LAKE_BACKFILL_ALLOW_PREFIXES": "s3://other/, s3://lake/orders/"}, nil,
+		{"environment", map[string]string{"LAKE_BACKFILL_LOCAL_ROOT": root, "LAKE_BACKFILL_ALLOW_PREFIXES": "acme=s3://other/, acme=s3://lake/orders/"}, nil,
 			insideLine + outsideLines +
-				`refused acme/d/remote: "s3://lake/remote/" is outside every --allow-prefix` + "\n" +
+				`refused acme/d/remote: "s3://lake/remote/" is outside every --allow-prefix of tenant acme` + "\n" +
 				"dry run: 4 of 4 tables lack a schema; 1 can be backfilled, 0 cannot, 3 refused. Run again with --apply.\n", 0, ""},
 		{"apply fails on refused tables", nil, []string{"--local-root", root, "--apply", "-n", "b"},
 			`refused acme/b/outside: "` + outside + `" is outside --local-root ` + root + "\n" +
 				"backfill: 0 updated, 0 changed meanwhile and left alone, 0 failed, 1 refused (of 1 without a schema)\n", 1, ""},
-		{"invalid prefix", nil, []string{"--allow-prefix", "lake/orders/"}, "", 1,
-			`lake: backfill: --allow-prefix "lake/orders/": want s3://bucket/ or s3://bucket/key-prefix, without . or .. segments` + "\n"},
+		{"invalid prefix", nil, []string{"--allow-prefix", "acme=lake/orders/"}, "", 1,
+			`lake: backfill: --allow-prefix "acme=lake/orders/": want s3://bucket/ or s3://bucket/key-prefix, without . or .. segments` + "\n"},
+		// Issue 24: a prefix is allowed to one tenant. Another tenant's
+		// prefix does not admit acme's location there (acme could point a
+		// table at globex's files and copy their schema).
+		{"another tenant's prefix", nil, []string{"--allow-prefix", "acme=s3://lake/orders/", "--allow-prefix", "globex=s3://lake/remote/"},
+			`refused acme/a/inside: "` + inside + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
+				`refused acme/b/outside: "` + outside + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
+				`refused acme/c/escape: "` + escape + `" is a local path and no local root is set: set --local-root (LAKE_BACKFILL_LOCAL_ROOT) to the folder that holds it to read it` + "\n" +
+				`refused acme/d/remote: "s3://lake/remote/" is outside every --allow-prefix of tenant acme` + "\n" +
+				"dry run: 4 of 4 tables lack a schema; 0 can be backfilled, 0 cannot, 4 refused. Run again with --apply.\n", 0, ""},
+		{"a prefix for no tenant", nil, []string{"--allow-prefix", "s3://lake/"}, "", 1,
+			`lake: backfill: --allow-prefix "s3://lake/": name the tenant it is for: TENANT=s3://bucket/prefix/` + "\n"},
+		{"one prefix covering another tenant's", nil, []string{"--allow-prefix", "acme=s3://lake/", "--allow-prefix", "globex=s3://lake/remote/"}, "", 1,
+			`lake: backfill: --allow-prefix "acme=s3://lake/" covers globex's "s3://lake/remote/": a tenant's prefix may not reach another's data` + "\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

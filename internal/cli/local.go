@@ -55,11 +55,15 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.StringVar(&opts.Config.APIListen, "api-listen", env("LAKE_API_LISTEN", "127.0.0.1:8181"), "registration API listen address [LAKE_API_LISTEN]")
 	fl.StringVar(&opts.Config.FlightListen, "flight-listen", env("LAKE_FLIGHT_LISTEN", "127.0.0.1:50051"), "Flight SQL listen address [LAKE_FLIGHT_LISTEN]")
 	fl.StringVar(&opts.Config.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", "127.0.0.1:8182"), "health and metrics listen address; - disables [LAKE_HTTP_LISTEN]")
-	fl.StringVar(&opts.Config.BrowserListen, "browser-listen", env("LAKE_BROWSER_LISTEN", "127.0.0.1:8183"), "catalog browser (web page) listen address; - disables [LAKE_BROWSER_LISTEN]")
+	fl.StringVar(&opts.Config.BrowserListen, "browser-listen", env("LAKE_BROWSER_LISTEN", "127.0.0.1:8183"), "catalog browser (web page) listen address; loopback unless --allow-remote-browser; - disables [LAKE_BROWSER_LISTEN]")
+	fl.BoolVar(&opts.Config.AllowRemoteBrowser, "allow-remote-browser", false, "let --browser-listen be an address off loopback: whoever reaches it gets read-only dev tokens (a warning is logged)")
+	fl.StringSliceVar(&opts.Config.AllowHosts, "allow-host", nil, "Host names the listeners answer besides localhost, 127.0.0.1, [::1] and the addresses they listen on; only with a listener off loopback")
 	fl.DurationVar(&opts.Config.RefreshInterval, "refresh-interval", 30*time.Second, "periodic refresh (writes also refresh soon after)")
 	fl.BoolVar(&opts.NoDemo, "no-demo", false, "do not register the demo catalog on first start")
 	fl.Int64Var(&opts.Config.Quota.MaxTables, "tenant-max-tables", catalog.DefaultMaxTables, "most tables one tenant may register; -1: no limit")
-	fl.Int64Var(&opts.Config.Quota.MaxSchemaBytes, "tenant-max-schema-bytes", catalog.DefaultMaxSchemaBytes, "most schema IPC bytes one tenant's tables may hold together; -1: no limit")
+	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-bytes", catalog.DefaultMaxBytes, "most bytes one tenant's registrations may take together as stored (schemas, descriptions, properties, locations, names); -1: no limit")
+	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-schema-bytes", catalog.DefaultMaxBytes, "former name of --tenant-max-bytes")
+	_ = fl.MarkDeprecated("tenant-max-schema-bytes", "use --tenant-max-bytes (it counts whole registrations)")
 	return cmd
 }
 

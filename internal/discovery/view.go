@@ -25,6 +25,14 @@ func (v *View) TenantTables(tenant string) int {
 	return info.Tables
 }
 
+// TenantGeneration is the generation in which the tenant's tables last
+// changed in this view (0 when it has none): what a tenant may learn of
+// the snapshot without learning when other tenants write.
+func (v *View) TenantGeneration(tenant string) uint64 {
+	info, _ := v.index.tenant(tenant)
+	return info.Generation
+}
+
 type tenantInfo struct {
 	Tables     int
 	Hash       [32]byte

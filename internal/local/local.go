@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -55,8 +56,17 @@ type Config struct {
 	// 127.0.0.1:8182; "-" disables it.
 	HTTPListen string
 	// BrowserListen serves the read-only catalog browser (internal/browser).
-	// Default 127.0.0.1:8183; "-" disables it.
+	// Default 127.0.0.1:8183; "-" disables it. An address that is not
+	// loopback is refused unless AllowRemoteBrowser: the browser mints dev
+	// tokens for whoever reaches it.
 	BrowserListen string
+	// AllowRemoteBrowser lets BrowserListen be an address off loopback
+	// (Start then logs a warning).
+	AllowRemoteBrowser bool
+	// AllowHosts are Host names the listeners answer besides localhost,
+	// 127.0.0.1, [::1] and the addresses they listen on; only when a
+	// listener is off loopback (see guard.go).
+	AllowHosts []string
 	// RefreshInterval is the periodic refresh. Default 30 s.
 	RefreshInterval time.Duration
 	// Debounce is how long after a write the refresh runs, so a burst of
@@ -65,8 +75,8 @@ type Config struct {
 	// Demo registers the demo catalog on first start. Default false here;
 	// `lake local` turns it on.
 	Demo bool
-	// Quota bounds each tenant's tables and schema bytes (zero fields: the
-	// catalog's defaults).
+	// Quota bounds each tenant's tables and registration bytes (zero
+	// fields: the catalog's defaults).
 	Quota catalog.Quota
 	Log   *slog.Logger
 }
@@ -107,6 +117,7 @@ func (c *Config) defaults() {
 // Instance is a running local mode.
 type Instance struct {
 	cfg       Config
+	hosts     map[string]bool // Host values the listeners answer
 	store     *rocksdb.Store
 	cat       *catalog.Catalog
 	secret    []byte
@@ -193,6 +204,16 @@ func tighten(ctx context.Context, log *slog.Logger, path string, limit fs.FileMo
 // Start opens the data folder and starts every part. Call Close to stop.
 func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	cfg.defaults()
+	if cfg.BrowserListen != "" && !isLoopback(cfg.BrowserListen) {
+		if !cfg.AllowRemoteBrowser {
+			return nil, fmt.Errorf("local: --browser-listen %q is not a loopback address: the catalog browser hands out dev tokens to whoever reaches it; pass --allow-remote-browser to serve it there anyway", cfg.BrowserListen)
+		}
+		cfg.Log.WarnContext(ctx, "local: the catalog browser listens off loopback: anyone who reaches it gets read-only dev tokens for the dev tenants", slog.String("listen", cfg.BrowserListen))
+	}
+	hosts, err := allowedHosts(cfg.AllowHosts, cfg.APIListen, cfg.BrowserListen)
+	if err != nil {
+		return nil, err
+	}
 	if err := privateDataDir(ctx, cfg.DataDir, cfg.Log); err != nil {
 		return nil, err
 	}
@@ -204,7 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: %w (is another `lake local` using %s?)", err, cfg.DataDir)
 	}
-	in := &Instance{cfg: cfg, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota}), secret: secret, kick: make(chan struct{}, 1)}
+	in := &Instance{cfg: cfg, hosts: hosts, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota}), secret: secret, kick: make(chan struct{}, 1)}
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
 	if err != nil {
 		store.Close()
@@ -219,6 +240,13 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	in.cancel = cancel
+	// Usage counted before whole registrations were (or before quotas) is
+	// counted again, once: nothing else writes this store yet.
+	if err := recomputeUsage(rctx, store, in.cat, cfg.Log); err != nil {
+		cancel()
+		store.Close()
+		return nil, err
+	}
 	if cfg.Demo {
 		if err := in.seedDemo(rctx); err != nil {
 			cancel()
@@ -258,7 +286,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		in.closeParts()
 		return nil, fmt.Errorf("local: listen %s: %w", cfg.APIListen, err)
 	}
-	in.api = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	in.api = &http.Server{Handler: newGuard(mux, hosts), ReadHeaderTimeout: 10 * time.Second}
 	in.wg.Go(func() { _ = in.api.Serve(in.apiLn) })
 	if err := in.startBrowser(); err != nil {
 		in.Close()
@@ -271,6 +299,21 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	in.wg.Go(func() { in.refreshLoop(rctx) })
 	return in, nil
+}
+
+// recomputeUsage runs catalog.RecomputeUsage unless the store's usage is
+// already counted in whole registrations.
+func recomputeUsage(ctx context.Context, store *rocksdb.Store, cat *catalog.Catalog, log *slog.Logger) error {
+	counted, err := catalog.UsageCounted(ctx, store)
+	if err != nil || counted {
+		return err
+	}
+	res, err := cat.RecomputeUsage(ctx)
+	if err != nil {
+		return fmt.Errorf("local: %w", err)
+	}
+	log.InfoContext(ctx, "local: counted tenant usage in whole registrations", slog.Int("tenants", res.Tenants), slog.Int("changed", res.Changed))
+	return nil
 }
 
 // DevTenants are the tenants local mode offers dev tokens for (the demo
@@ -289,7 +332,7 @@ func (in *Instance) startBrowser() error {
 	h, err := browser.New(browser.Options{
 		Discovery:  "grpc://" + in.disc.Addr(),
 		DevTenants: DevTenants(),
-		DevToken:   func(tenant string) (string, error) { return in.Token(tenant, devTokenTTL) },
+		DevToken:   in.devToken,
 	})
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
@@ -300,20 +343,21 @@ func (in *Instance) startBrowser() error {
 		return fmt.Errorf("local: listen %s: %w", in.cfg.BrowserListen, err)
 	}
 	in.browse, in.browserLn = h, ln
-	in.browser = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	in.browser = &http.Server{Handler: newGuard(h, in.hosts), ReadHeaderTimeout: 10 * time.Second}
 	in.wg.Go(func() { _ = in.browser.Serve(ln) })
 	return nil
 }
 
-// tokenAuthorizer allows a request when its bearer token is valid and names
-// the tenant in the path.
+// tokenAuthorizer allows a request when its bearer token is a valid write
+// token (not the browser's read-only dev token) naming the tenant in the
+// path.
 func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
 	return func(r *http.Request, tenant string) (string, error) {
 		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			return "", registerapi.ErrUnauthenticated
 		}
-		t, err := v.Tenant(tok)
+		t, err := writeTenant(v, tok)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", registerapi.ErrUnauthenticated, err)
 		}
@@ -324,13 +368,26 @@ func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
 	}
 }
 
-// serveRefresh runs a refresh now (any valid token) and answers its outcome
-// and generation, and the caller's tenant's table count: nothing about
+// writeTenant validates a token for the registration API: any valid token
+// but the catalog browser's read-only dev tokens (BrowserAudience).
+func writeTenant(v *auth.Validator, tok string) (string, error) {
+	id, err := v.Identity(tok)
+	if err != nil {
+		return "", err
+	}
+	if slices.Contains(id.Audience, BrowserAudience) {
+		return "", errors.New("a catalog browser dev token is read-only")
+	}
+	return id.Tenant, nil
+}
+
+// serveRefresh runs a refresh now (any valid token) and answers its outcome,
+// and the caller's tenant's generation and table count: nothing about
 // other tenants.
 func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := auth.BearerToken(r.Header.Get("Authorization"))
-		tenant, err := v.Tenant(tok)
+		tenant, err := writeTenant(v, tok)
 		if err != nil {
 			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials")
 			return
@@ -344,17 +401,20 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 		}
 		// The answer speaks of the caller's tenant alone: catalog-wide
 		// counts and skipped keys (other tenants' names) stay in the log.
-		tables := 0
+		// The generation is the tenant's own (when its tables last
+		// changed): the blob's would tell it when others write.
+		tables, gen := 0, uint64(0)
 		if view := in.disc.View(); view != nil {
-			tables = view.TenantTables(tenant)
+			tables, gen = view.TenantTables(tenant), view.TenantGeneration(tenant)
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(res.Outcome), Generation: res.Generation, Tenant: tenant, TenantTables: tables})
+		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(res.Outcome), Generation: gen, Tenant: tenant, TenantTables: tables})
 	}
 }
 
-// refreshAnswer is POST /v1/refresh's answer: the run's outcome and
-// generation, and the caller's own tenant's table count.
+// refreshAnswer is POST /v1/refresh's answer: the run's outcome, and the
+// caller's own tenant's generation (when its tables last changed; 0 when it
+// has none) and table count.
 type refreshAnswer struct {
 	Outcome      string `json:"outcome"`
 	Generation   uint64 `json:"generation"`
@@ -438,9 +498,17 @@ func (in *Instance) Endpoints() Endpoints {
 	return ep
 }
 
-// Token mints a dev token for tenant, valid for ttl.
+// Token mints a dev token for tenant, valid for ttl: a write token, as
+// `lake local` prints them.
 func (in *Instance) Token(tenant string, ttl time.Duration) (string, error) {
 	return auth.IssueHS256(in.secret, "", tenant, "", "", ttl, time.Now())
+}
+
+// devToken mints the catalog browser's read-only dev token for tenant:
+// audience BrowserAudience, which discovery takes and the registration API
+// refuses.
+func (in *Instance) devToken(tenant string) (string, error) {
+	return auth.IssueHS256(in.secret, "", tenant, "", BrowserAudience, devTokenTTL, time.Now())
 }
 
 func (in *Instance) closeParts() {

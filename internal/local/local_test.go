@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/lake-catalog/lake/internal/local"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 )
 
 // The data folder is its owner's alone: created 0700, an existing folder
@@ -118,4 +120,46 @@ func tightened(t testing.TB, logs *bytes.Buffer, dir string) []string {
 		paths = append(paths, rel)
 	}
 	return paths
+}
+
+// A data folder whose usage items predate whole-registration counting
+// (schema bytes alone) is counted again at start (issue 24, finding 2).
+func TestStartRecomputesUsage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	cfg := local.Config{DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
+		RefreshInterval: time.Hour, Demo: true, Log: slog.New(slog.DiscardHandler)}
+	in, err := local.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	// What an older lake left: acme's usage in schema bytes, no marker.
+	st, err := rocksdb.Open(filepath.Join(dir, local.MetaDir), rocksdb.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	want, err := catalog.New(st, catalog.Options{}).Usage(ctx, "acme")
+	if err == nil {
+		err = st.Put(ctx, "quota/acme", []byte(`{"tables":4,"schema_bytes":10}`))
+	}
+	if err == nil {
+		err = st.Delete(ctx, catalog.UsageFormatKey)
+	}
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in, err = local.Start(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if st, err = rocksdb.Open(filepath.Join(dir, local.MetaDir), rocksdb.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	got, err := catalog.New(st, catalog.Options{}).Usage(ctx, "acme")
+	if err != nil || got != want || want.Bytes < 1000 {
+		t.Fatalf("usage after start = %+v, %v; want %+v, the demo tables' stored bytes", got, err, want)
+	}
 }

@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,7 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/lake-catalog/lake/internal/local"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 )
 
@@ -55,6 +60,7 @@ func TestRefreshEndpointAnswersOnlyTheCallersTenant(t *testing.T) {
 			}
 			req, _ := http.NewRequest(http.MethodPost, in.Endpoints().API+"/v1/refresh", nil)
 			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("X-Lake-Request", "1")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -78,4 +84,81 @@ func TestRefreshEndpointAnswersOnlyTheCallersTenant(t *testing.T) {
 			}
 		})
 	}
+}
+
+// POST /v1/refresh answers the generation of the caller's own tenant (the
+// snapshot generation in which its tables last changed), not the blob's:
+// another tenant's write moves the blob's generation, and answering it
+// would let a tenant time another's writes (issue 24, finding 7).
+func TestRefreshEndpointAnswersTheCallersTenantGeneration(t *testing.T) {
+	in, err := local.Start(context.Background(), local.Config{
+		DataDir: filepath.Join(t.TempDir(), "data"), APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
+		RefreshInterval: time.Hour, Demo: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	acme, globex := token(t, in, "acme"), token(t, in, "globex")
+
+	before := refreshGeneration(t, in, acme)
+	// globex registers a table; the refresh acme asks for publishes it.
+	schema := base64.StdEncoding.EncodeToString(flight.SerializeSchema(catalogtest.WideSchema(1, 2), memory.DefaultAllocator))
+	reg, _ := json.Marshal(map[string]any{"name": "new_table", "location": "s3://globex/new/", "schema": schema})
+	status, body := do(t, http.MethodPost, in.Endpoints().API+"/v1/tenants/globex/namespaces/sales/tables", globex, string(reg))
+	if status != http.StatusCreated {
+		t.Fatalf("register: status %d: %s", status, body)
+	}
+	if got := refreshGeneration(t, in, acme); got != before {
+		t.Fatalf("got generation %d for acme after globex's write, want acme's own %d", got, before)
+	}
+	if got := refreshGeneration(t, in, globex); got <= before {
+		t.Fatalf("got generation %d for globex after its write, want more than %d", got, before)
+	}
+}
+
+func token(t testing.TB, in *local.Instance, tenant string) string {
+	t.Helper()
+	tok, err := in.Token(tenant, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// do sends a request the way the lake command does (bearer token, the
+// X-Lake-Request header) and returns the status and body.
+func do(t testing.TB, method, url, tok, body string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("X-Lake-Request", "1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func refreshGeneration(t testing.TB, in *local.Instance, tok string) uint64 {
+	t.Helper()
+	status, body := do(t, http.MethodPost, in.Endpoints().API+"/v1/refresh", tok, "")
+	if status != http.StatusOK {
+		t.Fatalf("refresh: status %d: %s", status, body)
+	}
+	var got struct{ Generation uint64 }
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Generation
 }

@@ -15,7 +15,8 @@ import (
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 )
 
-// countingStore counts the reads and scans a run makes of the real store.
+// countingStore counts the reads (Get and Counter) and scans a run makes
+// of the real store.
 type countingStore struct {
 	metastore.Store
 	gets, scans int
@@ -27,6 +28,11 @@ type countingStore struct {
 func (s *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
 	s.gets++
 	return s.Store.Get(ctx, key)
+}
+
+func (s *countingStore) Counter(ctx context.Context, key string) (uint64, error) {
+	s.gets++
+	return s.Store.Counter(ctx, key)
 }
 
 func (s *countingStore) ScanPrefix(ctx context.Context, prefix string) ([]metastore.Entry, error) {

@@ -94,7 +94,8 @@ type Result struct {
 	// Generation is the blob's generation after the run.
 	Generation uint64
 	// Scanned says whether the run scanned the registrations (an idle run
-	// reads the change counter alone); Changes is the counter it read.
+	// reads the change counter alone); Changes is the counter it read, or
+	// for an incremental run the change marker its blob records.
 	Scanned bool
 	Changes uint64
 	// Incremental says the run applied a batch of changed keys to the
@@ -241,7 +242,10 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 // change feed's batch: DynamoDB Streams) read again and applied: only their
 // tenants are decoded and encoded again (catalog.ApplyChanges), and the new
 // blob keeps the current one's full-scan time, so the reconciliation stays
-// due when it was. It falls back to a full scan (Run) when there is no
+// due when it was, and a change marker that counts only the writes it has
+// (the old marker plus the tables the batch changed): a write whose own
+// batch failed keeps the counter ahead of it, so the next scheduled run
+// scans. It falls back to a full scan (Run) when there is no
 // usable current blob, when the batch holds more than MaxIncremental keys,
 // or when the reconciliation is due. A conditional write that loses to
 // another refresh applies the batch again to what that one published (a
@@ -277,18 +281,17 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		}
 		h := base.Header()
 		res := Result{Incremental: true}
-		// The counter before the reads: a write after it bumps past it.
-		if res.Changes, err = catalog.ReadChanges(ctx, p.Store); err != nil {
-			return res, fmt.Errorf("refresh: %w", err)
-		}
 		gen := h.Generation + 1
-		applied, err := catalog.ApplyChanges(ctx, p.Store, base, keys, catalog.ApplyOptions{Generation: gen, CreatedAt: now(),
-			Marker: catalog.ChangeMarker{Changes: max(res.Changes, h.Changes), FullScanAt: h.FullScanAt}})
+		// The new blob's marker is the old one plus the tables this batch
+		// changed, never the live counter, which may count a write whose
+		// batch failed (pkg/catalog/changes.go).
+		applied, err := catalog.ApplyChanges(ctx, p.Store, base, keys, catalog.ApplyOptions{Generation: gen, CreatedAt: now()})
 		if err != nil {
 			return res, fmt.Errorf("refresh: %w", err)
 		}
 		res.Reads, res.Tenants, res.Counts, res.BlobBytes = applied.Reads, applied.Tenants, applied.Header.Counts, len(applied.Blob)
-		if applied.Header.ContentHash == h.ContentHash && res.Changes == h.Changes {
+		res.Changes = applied.Header.Changes
+		if applied.Changed == 0 && applied.Header.ContentHash == h.ContentHash {
 			res.Outcome, res.Generation, res.Duration = Unchanged, h.Generation, now().Sub(start)
 			return res, nil
 		}

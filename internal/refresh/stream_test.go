@@ -3,6 +3,7 @@ package refresh_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 )
 
 // streamEvent is a DynamoDB Streams batch as AWS hands it to Lambda
@@ -193,4 +195,56 @@ func FuzzParseEvent(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The issue's sequence (issue 24, finding 5): write W1, whose stream batch
+// fails; write W2 to another tenant, whose batch is applied. The scheduled
+// run must still see that W1 is not in the blob and scan, not answer
+// unchanged until the daily reconciliation. A batch that only repeats a
+// write the blob already has (a retried or late batch) must not hide W1
+// either.
+func TestFailedBatchIsNotHiddenByALaterOne(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		apply func(t *testing.T, c *catalog.Catalog, p *refresh.Publisher)
+	}{
+		{"another tenant's batch", func(t *testing.T, c *catalog.Catalog, p *refresh.Publisher) {
+			w2 := catalog.TableRef{Tenant: "globex", Namespace: "ns", Name: "w2"}
+			if _, _, err := c.Register(ctx, w2, catalog.TableSpec{Location: "/d/w2", Schema: catalogtest.WideSchema(3, 4)}); err != nil {
+				t.Fatal(err)
+			}
+			if res, err := p.Apply(ctx, []string{"tbl/globex/ns/w2", catalog.ChangesKey, "quota/globex"}); err != nil || res.Outcome != refresh.Published || !res.Incremental {
+				t.Fatalf("W2's batch = %+v, %v; want an incremental publish", res, err)
+			}
+		}},
+		{"a batch the blob already has", func(t *testing.T, _ *catalog.Catalog, p *refresh.Publisher) {
+			if res, err := p.Apply(ctx, []string{"tbl/acme/ns/a"}); err != nil || !res.Incremental {
+				t.Fatalf("the repeated batch = %+v, %v; want it applied incrementally", res, err)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, _, p, blobs, clk := counted(t)
+			register(t, c, "a", 1)
+			if res := run(t, p); !res.Scanned || res.Outcome != refresh.Published {
+				t.Fatalf("first run = %+v", res)
+			}
+			register(t, c, "w1", 2) // its batch fails: never applied
+			clk.t = clk.t.Add(time.Second)
+			tc.apply(t, c, p)
+			clk.t = clk.t.Add(15 * time.Minute)
+			res := run(t, p)
+			if !res.Scanned || res.Outcome != refresh.Published {
+				t.Fatalf("scheduled run after W1's failed batch = %+v; want a scan that publishes W1", res)
+			}
+			if !slices.ContainsFunc(current(t, blobs).Tenant("acme"), func(t catalog.Table) bool { return t.Ref.Name == "w1" }) {
+				t.Fatal("W1 is not in the blob after the scheduled run")
+			}
+			// Then the schedule is idle again.
+			if res := run(t, p); res.Scanned || res.Outcome != refresh.Unchanged {
+				t.Fatalf("the run after = %+v, want idle", res)
+			}
+		})
+	}
 }

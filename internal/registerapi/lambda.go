@@ -26,7 +26,7 @@ type LambdaConfig struct {
 	// Table is the DynamoDB table of registrations (LAKE_TABLE, required).
 	Table string
 	// Quota bounds each tenant (LAKE_TENANT_MAX_TABLES,
-	// LAKE_TENANT_MAX_SCHEMA_BYTES; unset: catalog's defaults; -1: no limit).
+	// LAKE_TENANT_MAX_BYTES; unset: catalog's defaults; -1: no limit).
 	Quota catalog.Quota
 }
 
@@ -43,15 +43,20 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	return c, nil
 }
 
-// QuotaFromEnv reads LAKE_TENANT_MAX_TABLES and LAKE_TENANT_MAX_SCHEMA_BYTES:
-// unset takes the catalog's default, -1 means no limit, else a positive
-// whole number.
+// QuotaFromEnv reads LAKE_TENANT_MAX_TABLES and LAKE_TENANT_MAX_BYTES (or,
+// when that is unset, its former name LAKE_TENANT_MAX_SCHEMA_BYTES, which
+// now bounds whole registrations too): unset takes the catalog's default,
+// -1 means no limit, else a positive whole number.
 func QuotaFromEnv(getenv func(string) string) (catalog.Quota, error) {
 	var q catalog.Quota
+	bytesVar := "LAKE_TENANT_MAX_BYTES"
+	if getenv(bytesVar) == "" && getenv("LAKE_TENANT_MAX_SCHEMA_BYTES") != "" {
+		bytesVar = "LAKE_TENANT_MAX_SCHEMA_BYTES"
+	}
 	for _, v := range []struct {
 		name string
 		dst  *int64
-	}{{"LAKE_TENANT_MAX_TABLES", &q.MaxTables}, {"LAKE_TENANT_MAX_SCHEMA_BYTES", &q.MaxSchemaBytes}} {
+	}{{"LAKE_TENANT_MAX_TABLES", &q.MaxTables}, {bytesVar, &q.MaxBytes}} {
 		s := getenv(v.name)
 		if s == "" {
 			continue

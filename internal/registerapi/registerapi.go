@@ -529,6 +529,11 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):
 		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", catalog.Detail(err)) + "; change it with PUT"}
+	case errors.Is(err, catalog.ErrUnsignalled):
+		// Written, but refresh was not told: the caller must learn it (the
+		// table may show only at the next full scan); a retry is safe.
+		h.opts.Log.ErrorContext(r.Context(), "register api: write not signalled", slog.String("error", err.Error()), slog.String("path", r.URL.Path))
+		return &apiError{http.StatusServiceUnavailable, "unsignalled", about("written, but refresh was not told of it", "") + "; it may show in discovery only at the next full scan; retrying is safe"}
 	case errors.Is(err, catalog.ErrConflict) && r.Header.Get("If-Match") != "":
 		return &apiError{http.StatusPreconditionFailed, "version_mismatch", about("the registration changed since it was read", catalog.Detail(err))}
 	case errors.Is(err, catalog.ErrConflict):

@@ -22,6 +22,7 @@ import (
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
@@ -581,5 +582,38 @@ func TestQuotaExceededIs403(t *testing.T) {
 	}
 	if r := do(t, h, "GET", base+"/t1", "", nil); r.status != http.StatusNotFound {
 		t.Fatalf("the refused table was stored: %d", r.status)
+	}
+}
+
+// failingCounter fails every add to the change counter (fault injection),
+// so every write's bump fails after the write.
+type failingCounter struct{ metastore.Store }
+
+func (s failingCounter) AddCounter(ctx context.Context, key string, delta uint64) (uint64, error) {
+	if key == catalog.ChangesKey {
+		return 0, errors.New("injected: the counter's partition is unavailable")
+	}
+	return s.Store.AddCounter(ctx, key, delta)
+}
+
+// A write whose change-counter bump failed is answered 503 unsignalled,
+// not success: the producer learns that discovery may not show it before
+// the next full scan (issue 24, check and close).
+func TestUnsignalledWriteIsReported(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	if err := st.Put(context.Background(), catalog.ChangesKey, []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := registerapi.New(catalog.New(failingCounter{st}, catalog.Options{}), registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(catalogtest.WideSchema(1, 3))}))
+	if r.status != http.StatusServiceUnavailable || errorCode(t, r) != "unsignalled" {
+		t.Fatalf("register: got %d %s, want 503 unsignalled", r.status, r.body)
+	}
+	if r := do(t, h, "GET", base+"/orders", "", nil); r.status != http.StatusOK {
+		t.Fatalf("the table is not stored: %d %s", r.status, r.body)
 	}
 }

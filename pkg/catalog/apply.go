@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -21,8 +22,6 @@ type ApplyOptions struct {
 	// tables changed gets them as its own generation and change time.
 	Generation uint64
 	CreatedAt  time.Time
-	// Marker is the change marker the new blob records.
-	Marker ChangeMarker
 }
 
 // Applied is what one ApplyChanges read and wrote.
@@ -33,6 +32,9 @@ type Applied struct {
 	// Tenants is how many tenants' segments were encoded again; Reads how
 	// many registrations were read.
 	Tenants, Reads int
+	// Changed is how many tables the batch changed: added, removed, or
+	// with a row that differs from base's.
+	Changed int
 }
 
 // ApplyChanges returns base with the registrations at keys read again from
@@ -44,6 +46,11 @@ type Applied struct {
 // segment and index entry are carried over byte for byte. Counts of
 // malformed registrations (Counts.Skipped) are carried from base: they are
 // known only to a full scan.
+//
+// The new blob's change marker keeps base's full-scan time and adds to
+// base's count of accounted writes the number of tables the batch changed
+// (Applied.Changed), never the live counter: changes.go says why that
+// loses no write whose batch failed.
 func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys []string, opts ApplyOptions) (Applied, error) {
 	var out Applied
 	changed := map[string]map[TableRef]*Table{}
@@ -70,20 +77,26 @@ func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys [
 			changed[ref.Tenant] = rows
 		}
 		out.Reads++
+		before, had := rows[ref]
 		raw, err := store.Get(ctx, key)
-		if errors.Is(err, metastore.ErrNotFound) {
-			delete(rows, ref)
-			continue
-		}
-		if err != nil {
+		if err != nil && !errors.Is(err, metastore.ErrNotFound) {
 			return out, fmt.Errorf("catalog: read %s: %w", key, err)
 		}
-		reg, err := DecodeRegistration(raw)
-		if err != nil {
+		var reg Registration
+		if err == nil {
+			reg, err = DecodeRegistration(raw)
+		}
+		if err != nil { // dropped, or no valid registration
+			if had {
+				out.Changed++
+			}
 			delete(rows, ref)
 			continue
 		}
 		t := tableOf(ref, reg, nil)
+		if !had || !sameRow(*before, t) {
+			out.Changed++
+		}
 		rows[ref] = &t
 	}
 	groups := make(map[string][]Table, len(changed))
@@ -96,9 +109,19 @@ func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys [
 		groups[tenant] = tables
 	}
 	out.Tenants = len(groups)
+	marker := ChangeMarker{Changes: base.header.Changes + uint64(out.Changed), FullScanAt: base.header.FullScanAt}
 	var err error
-	out.Blob, out.Header, err = reencode(base, groups, opts)
+	out.Blob, out.Header, err = reencode(base, groups, opts, marker)
 	return out, err
+}
+
+// sameRow reports whether two rows of one table encode the same in a
+// blob (times at the blob's microseconds).
+func sameRow(a, b Table) bool {
+	return a.Ref == b.Ref && a.Location == b.Location && a.TableType == b.TableType && a.Version == b.Version &&
+		a.CreatedAt.UnixMicro() == b.CreatedAt.UnixMicro() && a.UpdatedAt.UnixMicro() == b.UpdatedAt.UnixMicro() &&
+		bytes.Equal(a.SchemaIPC, b.SchemaIPC) && a.SchemaError == b.SchemaError && a.Description == b.Description &&
+		maps.Equal(a.Properties, b.Properties)
 }
 
 // tableOf is a registration's row in a snapshot; schemas, when not nil,
@@ -128,7 +151,7 @@ func tableOf(ref TableRef, reg Registration, schemas map[string]schemaCheck) Tab
 // tenants in groups replaced by their rows (a tenant with no rows left is
 // dropped; a new one is added in order). A replaced tenant whose segment
 // comes out identical keeps its generation.
-func reencode(base *Blob, groups map[string][]Table, opts ApplyOptions) ([]byte, BlobHeader, error) {
+func reencode(base *Blob, groups map[string][]Table, opts ApplyOptions, marker ChangeMarker) ([]byte, BlobHeader, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	if err != nil {
 		return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob: %w", err)
@@ -182,7 +205,7 @@ func reencode(base *Blob, groups map[string][]Table, opts ApplyOptions) ([]byte,
 		counts.SchemaUnavailable += t.SchemaUnavailable
 		tenants = append(tenants, t)
 	}
-	idx := append(encodeMarker(opts.Marker), encodeIndex(tenants)...)
+	idx := append(encodeMarker(marker), encodeIndex(tenants)...)
 	out := make([]byte, BlobHeaderSize, BlobHeaderSize+len(idx)+segs.Len())
 	out = append(out, idx...)
 	out = append(out, segs.Bytes()...)

@@ -26,7 +26,7 @@ func TestApplyChangesEqualsAFullBuild(t *testing.T) {
 		mustRegister(t, c, r, spec(i))
 	}
 	t1 := time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC)
-	base, err := catalog.BuildBlob(ctx, st, catalog.BuildOptions{Generation: 1, CreatedAt: t1})
+	base, err := catalog.BuildBlob(ctx, st, catalog.BuildOptions{Generation: 1, CreatedAt: t1, Marker: catalog.ChangeMarker{Changes: 7, FullScanAt: t1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +47,7 @@ func TestApplyChangesEqualsAFullBuild(t *testing.T) {
 		catalog.ChangesKey, "quota/acme", "tbl/not a/valid/key/at all"}
 
 	t2 := t1.Add(time.Minute)
-	got, err := catalog.ApplyChanges(ctx, st, baseBlob, keys, catalog.ApplyOptions{Generation: 2, CreatedAt: t2,
-		Marker: catalog.ChangeMarker{Changes: 9, FullScanAt: t1}})
+	got, err := catalog.ApplyChanges(ctx, st, baseBlob, keys, catalog.ApplyOptions{Generation: 2, CreatedAt: t2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,8 +65,10 @@ func TestApplyChangesEqualsAFullBuild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the applied blob does not open: %v", err)
 	}
-	if h := blob.Header(); h.Changes != 9 || !h.FullScanAt.Equal(t1) || h.Generation != 2 {
-		t.Fatalf("header = %+v, want generation 2 and the marker given", h)
+	// The marker: base's (7 writes, scanned at t1) plus the 4 tables the
+	// batch changed (c and h added, g changed, only dropped).
+	if h := blob.Header(); got.Changed != 4 || h.Changes != 7+4 || !h.FullScanAt.Equal(t1) || h.Generation != 2 {
+		t.Fatalf("changed %d, header = %+v; want 4 changed, generation 2 and marker 11 scanned at t1", got.Changed, h)
 	}
 	snap, _, err := catalog.Refresh(ctx, st, 2, t2)
 	if err != nil {

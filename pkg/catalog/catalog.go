@@ -128,8 +128,8 @@ type Catalog struct {
 type Options struct {
 	// Now returns the current time. Default time.Now.
 	Now func() time.Time
-	// Quota bounds each tenant's tables and schema bytes (zero fields take
-	// the defaults; see quota.go).
+	// Quota bounds each tenant's tables and registration bytes (zero
+	// fields take the defaults; see quota.go).
 	Quota Quota
 }
 
@@ -155,14 +155,20 @@ func encodeRegistration(r Registration) ([]byte, error) {
 // Register creates the table ref with spec. It validates the names and the
 // spec and encodes the schema (checked by decoding back) before anything is
 // stored. A retry of an identical registration returns the stored one with
-// created false; a different one already stored is ErrExists.
+// created false; a different one already stored is ErrExists. When the
+// write is stored but the change counter cannot be bumped after it, Register
+// returns the registration with an ErrUnsignalled error (so do Update and
+// Drop).
 func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (Registration, bool, error) {
 	key, err := ref.Key()
 	if err != nil {
 		return Registration{}, false, err
 	}
 	reg, created, err := c.register(ctx, ref.Tenant, key, spec)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnsignalled):
+		return reg, created, &opError{Op: "register", Ref: ref, Err: err}
+	case err != nil:
 		return Registration{}, false, &opError{Op: "register", Ref: ref, Err: err}
 	}
 	return reg, created, nil
@@ -177,7 +183,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	if err != nil {
 		return Registration{}, false, err
 	}
-	size := int64(len(reg.schemaIPC))
+	size := registrationBytes(key, val)
 	if err := c.adjustUsage(ctx, tenant, 1, size); err != nil {
 		if errors.Is(err, ErrQuotaExceeded) {
 			// An identical retry adds nothing: answer it as without quotas.
@@ -189,8 +195,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	}
 	err = c.store.Create(ctx, key, val)
 	if err == nil {
-		c.bumpChanges(ctx)
-		return reg, true, nil
+		return reg, true, c.bumpChanges(ctx)
 	}
 	c.release(ctx, tenant, 1, size)
 	if !errors.Is(err, metastore.ErrExists) {
@@ -238,7 +243,10 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 		return Registration{}, err
 	}
 	reg, err := c.update(ctx, ref.Tenant, key, spec, opts)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrUnsignalled):
+		return reg, &opError{Op: "update", Ref: ref, Err: err}
+	case err != nil:
 		return Registration{}, &opError{Op: "update", Ref: ref, Err: err}
 	}
 	return reg, nil
@@ -284,7 +292,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		if err != nil {
 			return Registration{}, err
 		}
-		grow := int64(len(next.schemaIPC)) - int64(len(cur.schemaIPC))
+		grow := registrationBytes(key, val) - registrationBytes(key, raw)
 		if grow > 0 {
 			if err := c.adjustUsage(ctx, tenant, 0, grow); err != nil {
 				return Registration{}, err
@@ -299,8 +307,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 			if grow < 0 {
 				c.release(ctx, tenant, 0, -grow)
 			}
-			c.bumpChanges(ctx)
-			return next, nil
+			return next, c.bumpChanges(ctx)
 		case errors.Is(err, metastore.ErrNotFound):
 			return Registration{}, &kindError{Kind: ErrNotFound}
 		case errors.Is(err, metastore.ErrConflict):
@@ -386,10 +393,13 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	err = c.store.CompareAndDelete(ctx, key, raw)
 	switch {
 	case err == nil:
-		// Undecodable registrations are not dropped through here (get
-		// fails), so what cur holds is what its write reserved.
-		c.release(ctx, ref.Tenant, 1, int64(len(cur.schemaIPC)))
-		c.bumpChanges(ctx)
+		// What the dropped registration took as stored is what its writes
+		// reserved (undecodable ones are not dropped through here: get
+		// fails).
+		c.release(ctx, ref.Tenant, 1, registrationBytes(key, raw))
+		if err := c.bumpChanges(ctx); err != nil {
+			return fail(err)
+		}
 		return nil
 	case errors.Is(err, metastore.ErrNotFound):
 		return fail(&kindError{Kind: ErrNotFound})

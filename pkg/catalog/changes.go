@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/lake-catalog/lake/pkg/metastore"
@@ -15,23 +14,51 @@ import (
 //
 // Protocol. Every successful write of a registration (a register that
 // creates, an update that changes, a drop) is followed by a bump: the
-// counter at ChangesKey goes up by one (a compare-and-swap loop). Refresh
-// reads the counter c before it scans, builds the blob from the scan and
-// records c in the blob (its change marker). A later refresh reads the
-// counter c' first: when c' equals the recorded c, nothing was written
-// since, and it stops there, without a scan.
+// counter at ChangesKey goes up by one (one atomic add,
+// metastore.Store.AddCounter: DynamoDB UpdateItem ADD, no retry loop on the
+// item every tenant shares). A blob
+// records a change marker m, the number of writes it accounts for:
 //
-// Why no change is lost: a write W happens before its bump B. If refresh R
-// read c before B, R recorded c < c' (the value after B), so the next
-// refresh sees c' ≠ c and scans, and that scan, starting after B and so
-// after W, sees W. If R read c after B, then W happened before R's read and
-// so before R's scan, which sees W (the scan is strongly consistent). A
-// write that lands during R's scan is either in it or bumped the counter
-// past what R recorded. What the protocol cannot see is a write whose bump
-// never happened (the writer died between the two, or the bump failed: a
-// bump failure does not fail the write, which already happened): the
+//   - A full scan reads the counter c before it scans and records m = c.
+//   - An incremental apply of a change feed's batch (ApplyChanges) records
+//     the marker of the blob it applies to plus the number of tables the
+//     batch changed (added, removed, or with a row that differs from the
+//     blob's), never the live counter.
+//
+// A later refresh reads the counter c' first: when c' equals the recorded
+// m, every write is in the blob, and it stops there, without a scan.
+//
+// Why no change is lost. Say a blob accounts for a set A of m distinct
+// writes, each of them in the blob (its table's row there is that write's
+// result or a later one's).
+//
+//   - A full scan: the c writes bumped before its read of the counter
+//     happened before the scan (each write precedes its bump), and the scan
+//     (strongly consistent) sees them; A is those c writes.
+//   - An apply: a table whose row the batch changed holds the result of a
+//     write W later than its row in the base blob, so W is in no set the
+//     base accounted for; A grows by one such W per changed table. A table
+//     the batch leaves as it was (a batch repeated, or one whose write the
+//     blob already has) adds nothing.
+//
+// Every write of A has bumped the counter (a write's bump follows it by a
+// round trip, long before the next scheduled run) unless its bump was lost.
+// So when a run reads c' = m = |A|, the c' writes bumped so far are exactly
+// A, all in the blob. A write whose stream batch failed is not in A but has
+// bumped, so c' > m and the run scans: a failed batch waits for the next
+// scheduled run, not the reconciliation. (Recording the live counter in an
+// apply, as before, was wrong: the counter could already count a write
+// whose own batch failed, and the scheduled runs said unchanged.)
+//
+// What the protocol cannot see is a lost bump (the writer died between its
+// write and its bump) together with a failed batch: a write of A whose bump
+// never happened leaves c' short of m, and only when another write's failed
+// batch makes up the difference do the two agree. A lost bump alone makes
+// c' ≠ m, so the next run scans (and records the counter again). A bump
+// that fails (the store refuses the add or is unreachable) is
+// reported to the writer as ErrUnsignalled, never dropped in silence. The
 // reconciliation, a full scan at a fixed interval whatever the counter
-// says, heals that within the interval.
+// says, heals the rest within the interval.
 
 // ChangesKey is the metastore key of the catalog's change counter, outside
 // the "tbl/" prefix that snapshots scan.
@@ -40,29 +67,29 @@ const ChangesKey = "meta/changes"
 // ReadChanges returns the change counter (0 before the first write) with
 // one strongly consistent read.
 func ReadChanges(ctx context.Context, store metastore.Store) (uint64, error) {
-	raw, err := store.Get(ctx, ChangesKey)
-	if errors.Is(err, metastore.ErrNotFound) {
-		return 0, nil
-	}
+	n, err := store.Counter(ctx, ChangesKey)
 	if err != nil {
 		return 0, fmt.Errorf("catalog: read the change counter: %w", err)
-	}
-	n, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("catalog: the change counter holds %q: %w", raw, err)
 	}
 	return n, nil
 }
 
-// bumpChanges adds one to the change counter after a write. Its failure is
-// dropped: the write has happened, and the reconciliation scan sees it.
-func (c *Catalog) bumpChanges(ctx context.Context) {
+// ErrUnsignalled: the registration was written (or dropped), but the change
+// counter could not be bumped after it (the bump gave up, or the store
+// failed), so a scheduled refresh may not notice the write until a stream
+// batch applies it or the reconciliation scans. The operation returns what
+// it wrote with this error; retrying it is safe.
+var ErrUnsignalled = errors.New("written, but the change was not signalled to refresh")
+
+// bumpChanges adds one to the change counter after a write: one atomic
+// add (metastore.Store.AddCounter), never retried on contention however
+// many writers share the counter. A failure is ErrUnsignalled, for the
+// writer to report: the write has happened.
+func (c *Catalog) bumpChanges(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_ = casLoop(ctx, c.store, ChangesKey, func(raw []byte) ([]byte, error) {
-		// An unreadable counter starts again from 0 (refresh then reads
-		// values it may have recorded before; the reconciliation heals).
-		n, _ := strconv.ParseUint(string(raw), 10, 64)
-		return []byte(strconv.FormatUint(n+1, 10)), nil
-	})
+	if _, err := c.store.AddCounter(ctx, ChangesKey, 1); err != nil {
+		return kindErrorf(ErrUnsignalled, "the change counter: %s", detailOf(err))
+	}
+	return nil
 }

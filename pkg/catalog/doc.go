@@ -22,21 +22,24 @@
 // # The change counter
 //
 // Every write that changes a registration (Register that creates, Update
-// that changes, Drop) is followed by a bump of one counter at ChangesKey.
-// A refresh reads the counter before it scans and records that value in the
-// blob it builds (a version 3 blob's change marker); a later refresh that
-// reads the same value knows that nothing was written since, with one
-// strongly consistent read instead of a scan. No change is lost: a write W
-// precedes its bump B; if the recorded value was read before B, the next
-// refresh reads a larger one and scans, after B and so after W; if it was
-// read after B, the scan that followed saw W. A write whose bump never
-// happened (the writer died between the two) is seen by the periodic full
-// scan, the reconciliation. changes.go has the details; ApplyChanges is how
+// that changes, Drop) is followed by a bump of one counter at ChangesKey,
+// one atomic add (metastore.Store.AddCounter).
+// A blob records a change marker: how many writes it accounts for. A full
+// scan records the counter it read before scanning; an incremental apply of
+// a change feed's batch records the previous marker plus the tables the
+// batch changed, never the live counter. A later refresh that reads a
+// counter equal to the marker knows that every write is in the blob, with
+// one strongly consistent read instead of a scan; a write whose batch
+// failed keeps the counter ahead, so the next scheduled run scans. A write
+// whose bump never happened (the writer died between the two) while
+// another's batch failed is seen by the periodic full scan, the
+// reconciliation. changes.go has the proof; ApplyChanges is how
 // a change feed's batch (DynamoDB Streams) is applied without a scan.
 //
 // # Quotas
 //
-// Each tenant's tables and schema bytes are counted in an item at
+// Each tenant's tables and registration bytes (key and stored value) are
+// counted in an item at
 // QuotaPrefix+tenant, reserved with a compare-and-swap before each write
 // (quota.go), so concurrent writers never pass a limit together.
 package catalog

@@ -1,11 +1,15 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/lake-catalog/lake/pkg/metastore"
@@ -13,31 +17,49 @@ import (
 
 // Per-tenant quotas.
 //
-// Each tenant's usage (tables and schema IPC bytes) lives in one item of
+// Each tenant's usage (tables, and the bytes its registrations take as
+// stored: key and value, so schema IPC, description, properties, location
+// and names alike, which is what the snapshot carries) lives in one item of
 // the same store, at QuotaPrefix+tenant, outside the "tbl/" prefix that
 // snapshots scan. A write reserves what it adds before it writes the
 // registration, with a compare-and-swap on the usage item (Create when
 // there is none), so concurrent writers can never together pass a limit:
-// each reservation is checked against the value it replaces. A write that
-// then fails gives its reservation back; a drop gives back what the
-// dropped registration held.
+// each reservation is checked against the value it replaces. An update
+// reserves what it grows by and gives back what it shrinks by; a write
+// that then fails gives its reservation back; a drop gives back what the
+// dropped registration took.
 //
 // The usage can only drift upwards: a process that dies between its
 // reservation and its write leaves the reservation counted (failing closed,
-// never open). Usage is counted from the first write after quotas were
-// introduced; registrations written before are not in it.
+// never open).
+//
+// Counting before this format. Usage items written before whole
+// registrations were counted hold the schema IPC bytes alone
+// ("schema_bytes"), and registrations written before quotas existed are in
+// no item. RecomputeUsage counts every tenant again from its registrations
+// (one scan) and records UsageFormatKey when done; until then writes count
+// whole registrations on top of what the old items hold. Local mode runs
+// it at start when UsageFormatKey is missing; a deployment runs `lake quota
+// recompute` once after upgrading (README, Security).
 
 // QuotaPrefix is the key prefix of the per-tenant usage items.
 const QuotaPrefix = "quota/"
 
+// UsageFormatKey records that every usage item counts whole registrations
+// (RecomputeUsage wrote it, value UsageFormat).
+const UsageFormatKey = "meta/usage-format"
+
+// UsageFormat is the value at UsageFormatKey.
+const UsageFormat = "2"
+
 // Default per-tenant limits.
 const (
-	DefaultMaxTables      = 10_000
-	DefaultMaxSchemaBytes = 32 << 20
+	DefaultMaxTables = 10_000
+	DefaultMaxBytes  = 32 << 20
 )
 
 // ErrQuotaExceeded: the write would take the tenant past its table count or
-// schema bytes limit. Nothing was written.
+// byte limit. Nothing was written.
 var ErrQuotaExceeded = errors.New("tenant quota exceeded")
 
 // Quota bounds what one tenant may register. A zero field takes its
@@ -46,72 +68,201 @@ type Quota struct {
 	// MaxTables is the most tables a tenant may have. Default
 	// DefaultMaxTables.
 	MaxTables int64
-	// MaxSchemaBytes is the most schema IPC bytes a tenant's tables may hold
-	// together. Default DefaultMaxSchemaBytes.
-	MaxSchemaBytes int64
+	// MaxBytes is the most bytes a tenant's registrations may take together
+	// as stored (each its key and its value: schema, description,
+	// properties, location, names). Default DefaultMaxBytes.
+	MaxBytes int64
 }
 
 func (q Quota) withDefaults() Quota {
 	if q.MaxTables == 0 {
 		q.MaxTables = DefaultMaxTables
 	}
-	if q.MaxSchemaBytes == 0 {
-		q.MaxSchemaBytes = DefaultMaxSchemaBytes
+	if q.MaxBytes == 0 {
+		q.MaxBytes = DefaultMaxBytes
 	}
 	return q
 }
 
 // Usage is what a tenant's registrations hold, as the quota counts it.
 type Usage struct {
-	Tables      int64 `json:"tables"`
-	SchemaBytes int64 `json:"schema_bytes"`
+	Tables int64 `json:"tables"`
+	// Bytes is what the registrations take as stored (keys and values).
+	Bytes int64 `json:"bytes"`
 }
+
+// usageItem is a usage item as stored: Bytes, or in an item written
+// before whole registrations were counted, SchemaBytes.
+type usageItem struct {
+	Tables      int64 `json:"tables"`
+	Bytes       int64 `json:"bytes"`
+	SchemaBytes int64 `json:"schema_bytes,omitempty"`
+}
+
+func decodeUsage(tenant string, raw []byte) (Usage, error) {
+	var it usageItem
+	if err := json.Unmarshal(raw, &it); err != nil {
+		return Usage{}, fmt.Errorf("usage of tenant %q: %w", tenant, err)
+	}
+	return Usage{Tables: it.Tables, Bytes: max(it.Bytes, it.SchemaBytes)}, nil
+}
+
+// registrationBytes is what one stored registration counts against the
+// byte quota.
+func registrationBytes(key string, val []byte) int64 { return int64(len(key) + len(val)) }
 
 // Usage returns the tenant's counted usage (zero when it has none).
 func (c *Catalog) Usage(ctx context.Context, tenant string) (Usage, error) {
 	if err := ValidateName("tenant", tenant); err != nil {
 		return Usage{}, err
 	}
-	u, _, err := c.readUsage(ctx, tenant)
-	return u, err
-}
-
-func (c *Catalog) readUsage(ctx context.Context, tenant string) (Usage, []byte, error) {
 	raw, err := c.store.Get(ctx, QuotaPrefix+tenant)
 	if errors.Is(err, metastore.ErrNotFound) {
-		return Usage{}, nil, nil
+		return Usage{}, nil
 	}
 	if err != nil {
-		return Usage{}, nil, err
+		return Usage{}, err
 	}
-	var u Usage
-	if err := json.Unmarshal(raw, &u); err != nil {
-		return Usage{}, nil, fmt.Errorf("usage of tenant %q: %w", tenant, err)
-	}
-	return u, raw, nil
+	return decodeUsage(tenant, raw)
 }
 
-// adjustUsage adds tables and bytes to the tenant's usage with a
+// UsageCounted reports whether RecomputeUsage has counted every tenant in
+// whole registrations (UsageFormatKey holds UsageFormat).
+func UsageCounted(ctx context.Context, store metastore.Store) (bool, error) {
+	raw, err := store.Get(ctx, UsageFormatKey)
+	if errors.Is(err, metastore.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("catalog: read %s: %w", UsageFormatKey, err)
+	}
+	return string(raw) == UsageFormat, nil
+}
+
+// Recomputed is what RecomputeUsage did.
+type Recomputed struct {
+	// Tenants is how many usage items were written; Changed how many of
+	// them held another value before.
+	Tenants, Changed int
+}
+
+// RecomputeUsage sets every tenant's usage item to what its registrations
+// take now (one ScanPrefix of KeyPrefix; tenants with no registrations left
+// get zero), then records UsageFormatKey. Each item is replaced with a
+// compare-and-swap on the value read before the scan; a tenant written to
+// meanwhile is counted again from a scan of its own prefix. A write
+// reserved before that read and stored after the scan is missed (the
+// usage is short by that write until the tenant drops it): run it while
+// writes are few, or when nothing writes (local mode's start).
+func (c *Catalog) RecomputeUsage(ctx context.Context) (Recomputed, error) {
+	var out Recomputed
+	before, err := c.store.ScanPrefix(ctx, QuotaPrefix)
+	if err != nil {
+		return out, fmt.Errorf("catalog: recompute usage: %w", err)
+	}
+	prior := make(map[string][]byte, len(before))
+	for _, e := range before {
+		prior[e.Key] = e.Value
+	}
+	entries, err := c.store.ScanPrefix(ctx, KeyPrefix)
+	if err != nil {
+		return out, fmt.Errorf("catalog: recompute usage: %w", err)
+	}
+	counted := map[string]Usage{}
+	for _, e := range entries {
+		tenant, _, ok := strings.Cut(e.Key, "/")
+		if !ok {
+			continue
+		}
+		u := counted[tenant]
+		u.Tables++
+		u.Bytes += registrationBytes(KeyPrefix+e.Key, e.Value)
+		counted[tenant] = u
+	}
+	for tenant := range prior {
+		if _, ok := counted[tenant]; !ok {
+			counted[tenant] = Usage{}
+		}
+	}
+	for _, tenant := range slices.Sorted(maps.Keys(counted)) {
+		changed, err := c.recomputeTenant(ctx, tenant, prior[tenant], counted[tenant])
+		if err != nil {
+			return out, fmt.Errorf("catalog: recompute usage of tenant %q: %w", tenant, err)
+		}
+		out.Tenants++
+		if changed {
+			out.Changed++
+		}
+	}
+	if err := c.store.Put(ctx, UsageFormatKey, []byte(UsageFormat)); err != nil {
+		return out, fmt.Errorf("catalog: recompute usage: record %s: %w", UsageFormatKey, err)
+	}
+	return out, nil
+}
+
+// recomputeTenant replaces the tenant's usage item, read as prev before the
+// scan that counted u; when it moved since, it counts the tenant's own
+// prefix again and retries.
+func (c *Catalog) recomputeTenant(ctx context.Context, tenant string, prev []byte, u Usage) (bool, error) {
+	key := QuotaPrefix + tenant
+	for range casAttempts {
+		val, err := json.Marshal(u)
+		if err != nil {
+			return false, err
+		}
+		if prev == nil {
+			err = c.store.Create(ctx, key, val)
+		} else {
+			err = c.store.CompareAndSwap(ctx, key, prev, val)
+		}
+		switch {
+		case err == nil:
+			return !bytes.Equal(prev, val), nil
+		case errors.Is(err, metastore.ErrExists), errors.Is(err, metastore.ErrConflict), errors.Is(err, metastore.ErrNotFound):
+		default:
+			return false, err
+		}
+		// A write moved the item: read it, then count the tenant again.
+		if prev, err = c.store.Get(ctx, key); errors.Is(err, metastore.ErrNotFound) {
+			prev = nil
+		} else if err != nil {
+			return false, err
+		}
+		entries, err := c.store.ScanPrefix(ctx, KeyPrefix+tenant+"/")
+		if err != nil {
+			return false, err
+		}
+		u = Usage{}
+		for _, e := range entries {
+			u.Tables++
+			u.Bytes += registrationBytes(KeyPrefix+tenant+"/"+e.Key, e.Value)
+		}
+	}
+	return false, kindErrorf(ErrConflict, "%s still changing after %d attempts", key, casAttempts)
+}
+
+// adjustUsage adds tables and n bytes to the tenant's usage with a
 // compare-and-swap on the usage item, refusing with ErrQuotaExceeded an
 // increase that would pass a limit (a decrease is never refused, and
 // usage never goes below zero).
-func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, bytes int64) error {
-	if tables == 0 && bytes == 0 {
+func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, n int64) error {
+	if tables == 0 && n == 0 {
 		return nil
 	}
 	return casLoop(ctx, c.store, QuotaPrefix+tenant, func(raw []byte) ([]byte, error) {
 		var cur Usage
 		if raw != nil {
-			if err := json.Unmarshal(raw, &cur); err != nil {
-				return nil, fmt.Errorf("usage of tenant %q: %w", tenant, err)
+			var err error
+			if cur, err = decodeUsage(tenant, raw); err != nil {
+				return nil, err
 			}
 		}
-		next := Usage{Tables: max(cur.Tables+tables, 0), SchemaBytes: max(cur.SchemaBytes+bytes, 0)}
+		next := Usage{Tables: max(cur.Tables+tables, 0), Bytes: max(cur.Bytes+n, 0)}
 		if tables > 0 && c.quota.MaxTables >= 0 && next.Tables > c.quota.MaxTables {
 			return nil, kindErrorf(ErrQuotaExceeded, "%d tables, limit %d", cur.Tables, c.quota.MaxTables)
 		}
-		if bytes > 0 && c.quota.MaxSchemaBytes >= 0 && next.SchemaBytes > c.quota.MaxSchemaBytes {
-			return nil, kindErrorf(ErrQuotaExceeded, "%d schema bytes held and %d more asked for, limit %d", cur.SchemaBytes, bytes, c.quota.MaxSchemaBytes)
+		if n > 0 && c.quota.MaxBytes >= 0 && next.Bytes > c.quota.MaxBytes {
+			return nil, kindErrorf(ErrQuotaExceeded, "%d bytes of registrations held and %d more asked for, limit %d", cur.Bytes, n, c.quota.MaxBytes)
 		}
 		return json.Marshal(next)
 	})
@@ -163,8 +314,8 @@ func casLoop(ctx context.Context, store metastore.Store, key string, fn func(raw
 // release gives back a reservation after a failed write. It runs even when
 // ctx is done (the reservation must not stay counted because the caller
 // gave up); its error is dropped: usage drifts upwards at worst.
-func (c *Catalog) release(ctx context.Context, tenant string, tables, bytes int64) {
+func (c *Catalog) release(ctx context.Context, tenant string, tables, n int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	_ = c.adjustUsage(ctx, tenant, -tables, -bytes)
+	_ = c.adjustUsage(ctx, tenant, -tables, -n)
 }

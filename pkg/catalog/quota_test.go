@@ -65,15 +65,16 @@ func TestQuotaTables(t *testing.T) {
 	}
 }
 
-// Schema bytes are counted per tenant: a registration or an update that
-// would pass the limit is refused and changes nothing; a shrinking update
-// and a drop give bytes back.
-func TestQuotaSchemaBytes(t *testing.T) {
+// Registration bytes are counted per tenant: a registration or an update
+// that would pass the limit is refused and changes nothing; a shrinking
+// update and a drop give bytes back.
+func TestQuotaBytes(t *testing.T) {
 	small, big := catalogtest.WideSchema(1, 2), catalogtest.WideSchema(1, 40)
-	smallIPC, _ := catalog.EncodeSchema(small)
-	bigIPC, _ := catalog.EncodeSchema(big)
-	limit := int64(len(bigIPC) + len(smallIPC)/2)
-	c, _ := quotaCatalog(t, catalog.Quota{MaxSchemaBytes: limit})
+	probe, probeStore := quotaCatalog(t, catalog.Quota{MaxBytes: -1})
+	mustRegister(t, probe, ref("acme", "a"), catalog.TableSpec{Location: "/a", Schema: small})
+	mustRegister(t, probe, ref("acme", "b"), catalog.TableSpec{Location: "/b", Schema: big})
+	smallBytes, bigBytes := storedBytes(t, probeStore, ref("acme", "a")), storedBytes(t, probeStore, ref("acme", "b"))
+	c, st := quotaCatalog(t, catalog.Quota{MaxBytes: bigBytes + smallBytes/2})
 	ctx := context.Background()
 
 	mustRegister(t, c, ref("acme", "a"), catalog.TableSpec{Location: "/a", Schema: small})
@@ -87,8 +88,8 @@ func TestQuotaSchemaBytes(t *testing.T) {
 	if got, _ := c.Get(ctx, ref("acme", "a")); got.Version() != 1 {
 		t.Fatalf("the refused update changed the registration: version %d", got.Version())
 	}
-	if u, _ := c.Usage(ctx, "acme"); u.SchemaBytes != 2*int64(len(smallIPC)) || u.Tables != 2 {
-		t.Fatalf("usage = %+v, want 2 tables of %d bytes", u, len(smallIPC))
+	if u, want := mustUsage(t, c, "acme"), storedBytes(t, st, ref("acme", "a"))+storedBytes(t, st, ref("acme", "b")); u.Bytes != want || u.Tables != 2 {
+		t.Fatalf("usage = %+v, want 2 tables of %d bytes", u, want)
 	}
 	if err := c.Drop(ctx, ref("acme", "b")); err != nil {
 		t.Fatal(err)
@@ -99,9 +100,18 @@ func TestQuotaSchemaBytes(t *testing.T) {
 	if _, err := c.Update(ctx, ref("acme", "a"), catalog.TableSpec{Schema: small}, catalog.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if u, _ := c.Usage(ctx, "acme"); u.SchemaBytes != int64(len(smallIPC)) || u.Tables != 1 {
-		t.Fatalf("usage after shrinking = %+v, want 1 table of %d bytes", u, len(smallIPC))
+	if u, _ := c.Usage(ctx, "acme"); u.Bytes != storedBytes(t, st, ref("acme", "a")) || u.Tables != 1 {
+		t.Fatalf("usage after shrinking = %+v, want 1 table of %d bytes", u, storedBytes(t, st, ref("acme", "a")))
 	}
+}
+
+func mustUsage(tb testing.TB, c *catalog.Catalog, tenant string) catalog.Usage {
+	tb.Helper()
+	u, err := c.Usage(context.Background(), tenant)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return u
 }
 
 // slowReads delays every Get, as a remote store's round trip does, so that
@@ -150,7 +160,7 @@ func TestQuotaUnderConcurrentWriters(t *testing.T) {
 
 // A negative limit is no limit; usage is still counted.
 func TestQuotaUnlimited(t *testing.T) {
-	c, _ := quotaCatalog(t, catalog.Quota{MaxTables: -1, MaxSchemaBytes: -1})
+	c, _ := quotaCatalog(t, catalog.Quota{MaxTables: -1, MaxBytes: -1})
 	spec := catalog.TableSpec{Location: "/d", Schema: catalogtest.WideSchema(1, 3)}
 	for i := range 20 {
 		mustRegister(t, c, ref("acme", fmt.Sprint("t", i)), spec)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -25,6 +26,9 @@ var (
 	ErrInvalidKey = errors.New("metastore: invalid key")
 	// ErrValueTooLarge: the value exceeds what the backend can hold in one item.
 	ErrValueTooLarge = errors.New("metastore: value too large")
+	// ErrNotCounter: a counter call found a key holding a value that is not
+	// a counter.
+	ErrNotCounter = errors.New("metastore: not a counter")
 )
 
 // MaxKeyBytes is the longest key any backend accepts: DynamoDB's limit for a
@@ -70,6 +74,21 @@ type Store interface {
 	// offers one (RocksDB: an implicit snapshot; DynamoDB: a strongly
 	// consistent Scan, consistent per item).
 	ScanPrefix(ctx context.Context, prefix string) ([]Entry, error)
+	// AddCounter adds delta to the counter at key in one atomic write and
+	// returns the counter's new value; a key that holds nothing starts at 0.
+	// It is never a read-modify-write retried on contention (DynamoDB:
+	// UpdateItem ADD; RocksDB and memory: under the store's write lock), so
+	// concurrent adds all count, however many writers share the key. A key
+	// holding a value that is not a counter gives ErrNotCounter (on
+	// DynamoDB the add may then have happened: keep counters at keys of
+	// their own). Counter keys are read with Counter, not Get.
+	AddCounter(ctx context.Context, key string, delta uint64) (uint64, error)
+	// Counter returns the counter at key with one strongly consistent read:
+	// 0 when the key holds nothing, ErrNotCounter when it holds a value
+	// that is not a counter. A counter written as a decimal value with Put
+	// (what lake stored before counters) reads as that number, and
+	// AddCounter adds to it.
+	Counter(ctx context.Context, key string) (uint64, error)
 	// Close releases the store's resources. Calls after Close fail.
 	Close() error
 }
@@ -93,6 +112,27 @@ type ScanStats struct {
 // StatsScanner is implemented by backends that report what a scan read.
 type StatsScanner interface {
 	ScanPrefixStats(ctx context.Context, prefix string) ([]Entry, ScanStats, error)
+}
+
+// ParseCounter reads a counter stored as a decimal value (the form Put
+// wrote before AddCounter existed, and the form memory and RocksDB keep):
+// ErrNotCounter when raw is not one.
+func ParseCounter(key string, raw []byte) (uint64, error) {
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q holds %q", ErrNotCounter, key, truncate(raw, 32))
+	}
+	return n, nil
+}
+
+// FormatCounter is the decimal value of a counter, as ParseCounter reads it.
+func FormatCounter(n uint64) []byte { return strconv.AppendUint(nil, n, 10) }
+
+func truncate(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[:n]
+	}
+	return b
 }
 
 // ValidateKey reports whether key is acceptable to every backend.

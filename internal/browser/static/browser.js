@@ -20,7 +20,9 @@
   function showError(msg) { const e = $("error"); e.textContent = msg || ""; e.hidden = !msg; }
 
   async function api(path, opts) {
-    const headers = token ? { Authorization: "Bearer " + token } : {};
+    // X-Lake-Request: local mode takes a POST from this page by its Origin,
+    // and from a client without one by this header.
+    const headers = token ? { Authorization: "Bearer " + token, "X-Lake-Request": "1" } : { "X-Lake-Request": "1" };
     const r = await fetch(path, Object.assign({ headers }, opts || {}));
     const body = await r.json().catch(() => ({}));
     if (!r.ok) throw new Error((body.error && body.error.message) || ("HTTP " + r.status));

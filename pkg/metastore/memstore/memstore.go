@@ -95,6 +95,39 @@ func (s *Store) Create(ctx context.Context, key string, value []byte) error {
 	return nil
 }
 
+// AddCounter implements metastore.Store under the store's lock.
+func (s *Store) AddCounter(ctx context.Context, key string, delta uint64) (uint64, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(ctx, key, nil); err != nil {
+		return 0, err
+	}
+	n, err := s.counterLocked(key)
+	if err != nil {
+		return 0, err
+	}
+	s.data[key] = metastore.FormatCounter(n + delta)
+	return n + delta, nil
+}
+
+// Counter implements metastore.Store.
+func (s *Store) Counter(ctx context.Context, key string) (uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if err := s.check(ctx, key, nil); err != nil {
+		return 0, err
+	}
+	return s.counterLocked(key)
+}
+
+func (s *Store) counterLocked(key string) (uint64, error) {
+	raw, ok := s.data[key]
+	if !ok {
+		return 0, nil
+	}
+	return metastore.ParseCounter(key, raw)
+}
+
 // CompareAndSwap implements metastore.Store.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte) error {
 	s.mu.Lock()

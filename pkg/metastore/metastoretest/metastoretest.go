@@ -52,6 +52,10 @@ func Run(t *testing.T, s Suite) {
 		{"large_scan_over_3MB", testLargeScan},
 		{"visit_sees_what_scan_returns", testVisit},
 		{"visit_stops_at_an_error", testVisitStops},
+		{"counter_starts_at_zero_and_adds", testCounterAdds},
+		{"counter_concurrent_adds_all_count", testCounterConcurrent},
+		{"counter_continues_a_decimal_value", testCounterDecimal},
+		{"counter_refuses_other_values", testCounterRefuses},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, s) })
@@ -411,6 +415,8 @@ func testCancelled(t *testing.T, s Suite) {
 			return st.CompareAndDelete(ctx, "existing", []byte("v"))
 		},
 		"ScanPrefix": func() error { _, err := st.ScanPrefix(ctx, ""); return err },
+		"AddCounter": func() error { _, err := st.AddCounter(ctx, "new-counter", 1); return err },
+		"Counter":    func() error { _, err := st.Counter(ctx, "new-counter"); return err },
 	}
 	for name, call := range calls {
 		if err := call(); !errors.Is(err, context.Canceled) {
@@ -504,5 +510,106 @@ func testVisitStops(t *testing.T, s Suite) {
 	}
 	if calls != 3 {
 		t.Fatalf("the function ran %d times, want it stopped after the 3rd", calls)
+	}
+}
+
+func wantCounter(t *testing.T, st metastore.Store, key string, want uint64) {
+	t.Helper()
+	got, err := st.Counter(context.Background(), key)
+	if err != nil {
+		t.Fatalf("Counter(%q): %v", key, err)
+	}
+	if got != want {
+		t.Fatalf("Counter(%q) = %d, want %d", key, got, want)
+	}
+}
+
+func add(t *testing.T, st metastore.Store, key string, delta, want uint64) {
+	t.Helper()
+	got, err := st.AddCounter(context.Background(), key, delta)
+	if err != nil {
+		t.Fatalf("AddCounter(%q, %d): %v", key, delta, err)
+	}
+	if got != want {
+		t.Fatalf("AddCounter(%q, %d) = %d, want %d", key, delta, got, want)
+	}
+}
+
+func testCounterAdds(t *testing.T, s Suite) {
+	st := open(t, s)
+	wantCounter(t, st, "meta/c", 0)
+	add(t, st, "meta/c", 1, 1)
+	add(t, st, "meta/c", 5, 6)
+	add(t, st, "meta/c", 0, 6)
+	wantCounter(t, st, "meta/c", 6)
+	wantCounter(t, st, "meta/other", 0)
+	if _, err := st.AddCounter(context.Background(), "", 1); !errors.Is(err, metastore.ErrInvalidKey) {
+		t.Errorf("AddCounter(\"\") error = %v, want ErrInvalidKey", err)
+	}
+	// A counter is not a registration: scans of other prefixes never see it.
+	put(t, st, "tbl/a", []byte("v"))
+	wantEntries(t, scan(t, st, "tbl/"), metastore.Entry{Key: "a", Value: []byte("v")})
+}
+
+// testCounterConcurrent adds from many goroutines at once: every add
+// counts, and each returns a value no other add returned (an add that read,
+// then wrote, would lose updates and repeat values).
+func testCounterConcurrent(t *testing.T, s Suite) {
+	st := open(t, s)
+	const writers, each = 16, 20
+	var (
+		mu   sync.Mutex
+		seen = map[uint64]bool{}
+		wg   sync.WaitGroup
+	)
+	errs := make(chan error, writers)
+	for range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				n, err := st.AddCounter(context.Background(), "meta/hot", 1)
+				if err != nil {
+					errs <- err
+					return
+				}
+				mu.Lock()
+				if seen[n] {
+					errs <- fmt.Errorf("AddCounter returned %d twice", n)
+				}
+				seen[n] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	wantCounter(t, st, "meta/hot", writers*each)
+	if len(seen) != writers*each {
+		t.Fatalf("%d distinct values returned, want %d", len(seen), writers*each)
+	}
+}
+
+// testCounterDecimal: a counter that an older lake wrote with Put as a
+// decimal value reads as that number, and adds continue from it.
+func testCounterDecimal(t *testing.T, s Suite) {
+	st := open(t, s)
+	put(t, st, "meta/c", []byte("41"))
+	wantCounter(t, st, "meta/c", 41)
+	add(t, st, "meta/c", 1, 42)
+	wantCounter(t, st, "meta/c", 42)
+}
+
+func testCounterRefuses(t *testing.T, s Suite) {
+	st := open(t, s)
+	put(t, st, "meta/c", []byte("not a number"))
+	if _, err := st.Counter(context.Background(), "meta/c"); !errors.Is(err, metastore.ErrNotCounter) {
+		t.Errorf("Counter of a non-counter value: error = %v, want ErrNotCounter", err)
+	}
+	if _, err := st.AddCounter(context.Background(), "meta/c", 1); !errors.Is(err, metastore.ErrNotCounter) {
+		t.Errorf("AddCounter to a non-counter value: error = %v, want ErrNotCounter", err)
 	}
 }

@@ -208,6 +208,44 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	})
 }
 
+// AddCounter implements metastore.Store: a read and a write under the
+// store's write lock, which every write of this process takes.
+func (s *Store) AddCounter(ctx context.Context, key string, delta uint64) (uint64, error) {
+	var n uint64
+	err := s.write(ctx, key, func() error {
+		cur, err := s.counter(key)
+		if err != nil {
+			return err
+		}
+		n = cur + delta
+		return s.put(key, metastore.FormatCounter(n))
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Counter implements metastore.Store.
+func (s *Store) Counter(ctx context.Context, key string) (uint64, error) {
+	if err := metastore.ValidateKey(key); err != nil {
+		return 0, err
+	}
+	if err := s.begin(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.RUnlock()
+	return s.counter(key)
+}
+
+func (s *Store) counter(key string) (uint64, error) {
+	raw, ok, err := s.get(key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return metastore.ParseCounter(key, raw)
+}
+
 func (s *Store) write(ctx context.Context, key string, fn func() error) error {
 	if err := metastore.ValidateKey(key); err != nil {
 		return err
