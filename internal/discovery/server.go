@@ -27,6 +27,10 @@ import (
 
 // Authenticator turns a bearer token into a tenant (auth.Validator).
 type Authenticator interface {
+	// Tenant returns the tenant a token was issued to, or an error when
+	// the token is not valid. An empty token must fail (it names no
+	// tenant), as must a token whose tenant claim is empty or not a valid
+	// tenant name: every request's tenant comes from here alone.
 	Tenant(token string) (string, error)
 }
 

@@ -147,13 +147,6 @@ func BuildRelease(tb testing.TB, pkg string) string {
 	return build(tb, pkg, "bootstrap", []string{"CGO_ENABLED=0"}, "-tags", "lambda.norpc", "-trimpath", "-ldflags", "-s -w")
 }
 
-// BuildCommand builds the command pkg (relative to the repository root),
-// once per test binary, with the test's own settings like BuildLambda.
-func BuildCommand(tb testing.TB, pkg string) string {
-	tb.Helper()
-	return build(tb, pkg, filepath.Base(pkg), nil)
-}
-
 // build runs go build for pkg with env added and flags, once per test
 // binary for each combination.
 func build(tb testing.TB, pkg, name string, env []string, flags ...string) string {
