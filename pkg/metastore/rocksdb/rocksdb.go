@@ -62,6 +62,7 @@ type Store struct {
 var (
 	_ metastore.Store        = (*Store)(nil)
 	_ metastore.StatsScanner = (*Store)(nil)
+	_ metastore.Visitor      = (*Store)(nil)
 )
 
 // Open opens (creating if missing) the database in dir.
@@ -275,13 +276,30 @@ func (s *Store) ScanPrefix(ctx context.Context, prefix string) ([]metastore.Entr
 	return entries, err
 }
 
-// ScanPrefixStats implements metastore.StatsScanner. It consumes one
-// iterator, once, over RocksDB's implicit snapshot taken when it was created,
-// and checks the context every Options.CancelCheckEvery entries.
+// ScanPrefixStats implements metastore.StatsScanner: VisitPrefix, keeping
+// every entry.
 func (s *Store) ScanPrefixStats(ctx context.Context, prefix string) ([]metastore.Entry, metastore.ScanStats, error) {
+	entries := make([]metastore.Entry, 0)
+	stats, err := s.VisitPrefix(ctx, prefix, func(e metastore.Entry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, stats, err
+	}
+	return entries, stats, nil
+}
+
+// VisitPrefix implements metastore.Visitor. It consumes one iterator, once,
+// over RocksDB's implicit snapshot taken when it was created, hands each
+// entry (a copy, the caller's to keep) to fn in key order as it is read,
+// so a caller that keeps less than the entries never holds the whole scan,
+// and checks the context every Options.CancelCheckEvery entries. fn must
+// not Close the store.
+func (s *Store) VisitPrefix(ctx context.Context, prefix string, fn func(metastore.Entry) error) (metastore.ScanStats, error) {
 	var stats metastore.ScanStats
 	if err := s.begin(ctx); err != nil {
-		return nil, stats, err
+		return stats, err
 	}
 	defer s.mu.RUnlock()
 
@@ -295,26 +313,28 @@ func (s *Store) ScanPrefixStats(ctx context.Context, prefix string) ([]metastore
 	defer it.Close()
 	stats.Pages = 1
 
-	entries := make([]metastore.Entry, 0)
 	p := []byte(prefix)
 	for it.Seek(p); it.ValidForPrefix(p); it.Next() {
 		if stats.Scanned%s.opts.CancelCheckEvery == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, stats, fmt.Errorf("rocksdb: scan %q: %w", prefix, err)
+				return stats, fmt.Errorf("rocksdb: scan %q: %w", prefix, err)
 			}
 		}
 		stats.Scanned++
 		k, v := it.Key(), it.Value()
 		key, _ := strings.CutPrefix(string(k.Data()), prefix)
-		entries = append(entries, metastore.Entry{Key: key, Value: append([]byte{}, v.Data()...)})
+		e := metastore.Entry{Key: key, Value: append([]byte{}, v.Data()...)}
 		k.Free()
 		v.Free()
+		stats.Kept++
+		if err := fn(e); err != nil {
+			return stats, err
+		}
 	}
 	if err := it.Err(); err != nil {
-		return nil, stats, fmt.Errorf("rocksdb: scan %q: %w", prefix, err)
+		return stats, fmt.Errorf("rocksdb: scan %q: %w", prefix, err)
 	}
-	stats.Kept = len(entries)
-	return entries, stats, nil
+	return stats, nil
 }
 
 // prefixUpperBound returns the smallest key greater than every key with the
