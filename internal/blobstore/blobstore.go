@@ -13,14 +13,18 @@ import (
 	"errors"
 )
 
-// Errors every implementation maps to.
+// Errors every implementation maps to. ErrNotFound and
+// ErrPreconditionFailed are always wrapped with the package, the operation
+// and the location ("blobstore: get s3://b/k: no blob"), so their own text
+// carries no prefix; ErrNotModified, an answer rather than a failure, is
+// returned bare and carries it.
 var (
 	// ErrNotFound: there is no blob yet.
-	ErrNotFound = errors.New("blobstore: no blob")
+	ErrNotFound = errors.New("no blob")
 	// ErrNotModified: the blob still has the ETag the reader named.
 	ErrNotModified = errors.New("blobstore: not modified")
 	// ErrPreconditionFailed: a conditional write found another version.
-	ErrPreconditionFailed = errors.New("blobstore: blob changed (precondition failed)")
+	ErrPreconditionFailed = errors.New("blob changed (precondition failed)")
 )
 
 // Blob is one version of the blob.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -22,8 +23,17 @@ func conformance(t *testing.T, newStore func(t *testing.T) blobstore.Store) {
 		if _, err := st.GetPrefix(ctx, 8); !errors.Is(err, blobstore.ErrNotFound) {
 			t.Fatalf("GetPrefix of a missing blob error = %v, want ErrNotFound", err)
 		}
-		if _, err := st.Put(ctx, []byte("x"), blobstore.Condition{IfMatch: `"nope"`}); !errors.Is(err, blobstore.ErrPreconditionFailed) {
+		_, err := st.Put(ctx, []byte("x"), blobstore.Condition{IfMatch: `"nope"`})
+		if !errors.Is(err, blobstore.ErrPreconditionFailed) {
 			t.Fatalf("If-Match on a missing blob error = %v, want ErrPreconditionFailed", err)
+		}
+		// Each error says its package once ("blobstore: get s3://b/k: no
+		// blob", not "…: blobstore: no blob").
+		_, gerr := st.Get(ctx, "")
+		for _, e := range []error{gerr, err} {
+			if n := strings.Count(e.Error(), "blobstore:"); n != 1 {
+				t.Errorf("%q says blobstore: %d times, want once", e, n)
+			}
 		}
 	})
 	t.Run("conditional_writes_and_reads", func(t *testing.T) {
