@@ -49,9 +49,11 @@ func TestFromReaderBoundsForgedFooters(t *testing.T) {
 			_, err := parquetschema.FromReader(bytes.NewReader(tt.file))
 			runtime.ReadMemStats(&after)
 			if len(tt.file) == len(forged) {
-				if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+				got := after.TotalAlloc - before.TotalAlloc
+				if got > 1<<20 {
 					t.Errorf("reading the forged footer allocated %d bytes, want under 1 MiB", got)
 				}
+				t.Logf("reading the forged footer allocated %d bytes", got)
 			}
 			if !errors.Is(err, parquetschema.ErrTooLarge) || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
 				t.Fatalf("got %v, want ErrTooLarge saying %q", err, tt.want)
