@@ -22,6 +22,8 @@ import (
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
@@ -273,5 +275,46 @@ func TestRefreshFunctionOnAWS(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "refresh: published, generation 1, 0 tables") {
 		t.Fatalf("lake refresh --function: %v\n%s", err, out)
+	}
+}
+
+// `lake quota recompute --dynamodb-table` counts a deployment's usage again
+// in whole registrations (issue 24, finding 2): against dynalite, with the
+// SDK's endpoint variables, as an operator would run it after upgrading.
+func TestQuotaRecomputeOnAWS(t *testing.T) {
+	t.Parallel()
+	ddb := testenv.SharedDynamoDB(t)
+	table := ddb.NewTable(t)
+	st, err := dynamo.New(ddb.Client(), dynamo.Options{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r := catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: "t"}
+	if _, _, err := catalog.New(st, catalog.Options{}).Register(ctx, r, catalog.TableSpec{Location: "s3://lake/t/", Schema: catalogtest.WideSchema(1, 3), Description: strings.Repeat("d", 4096)}); err != nil {
+		t.Fatal(err)
+	}
+	// What an older register Lambda left: schema bytes alone.
+	if err := st.Put(ctx, catalog.QuotaPrefix+"acme", []byte(`{"tables":1,"schema_bytes":5}`)); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(testenv.Binary(t, "lake"), "quota", "recompute", "--dynamodb-table", table)
+	cmd.Env = append(os.Environ(), "AWS_ENDPOINT_URL_DYNAMODB="+ddb.Endpoint, "AWS_REGION=us-east-1",
+		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_CONFIG_FILE=/nonexistent")
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "quota recompute: 1 tenants counted, 1 changed\n" {
+		t.Fatalf("lake quota recompute: %v\n%s", err, out)
+	}
+	key, _ := r.Key()
+	raw, err := st.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := catalog.New(st, catalog.Options{}).Usage(ctx, "acme")
+	if want := (catalog.Usage{Tables: 1, Bytes: int64(len(key) + len(raw))}); err != nil || u != want {
+		t.Fatalf("usage = %+v, %v; want %+v", u, err, want)
+	}
+	if ok, err := catalog.UsageCounted(ctx, st); !ok || err != nil {
+		t.Fatalf("UsageCounted = %v, %v; want true", ok, err)
 	}
 }

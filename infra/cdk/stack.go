@@ -342,14 +342,24 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 			"dynamodb:LeadingKeys": []string{"meta/generation"},
 		}},
 	}))
-	// What the event source mapping does with the function's role, on
-	// this table's stream only. Written out because the CDK's
-	// GrantStreamRead allows dynamodb:ListStreams on every resource ("*").
+	// What the event source mapping does with the function's role: read
+	// this table's stream only. dynamodb:ListStreams supports no
+	// resource-level permission (the Service Authorization Reference lists
+	// no resource type for it), so a statement naming the stream ARN would
+	// never match it: it gets a statement of its own on "*", as AWS's
+	// AWSLambdaDynamoDBExecutionRole and the CDK's GrantStreamRead do. It
+	// returns stream ARNs and table names of the account, reading no data.
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("ReadStream"),
-		Actions:   jsii.Strings("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"),
+		Actions:   jsii.Strings("dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator"),
 		Resources: jsii.Strings(*table.TableStreamArn()),
 	}))
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("ListStreams"),
+		Actions:   jsii.Strings("dynamodb:ListStreams"),
+		Resources: jsii.Strings("*"),
+	}))
+	nag(refresh.Role(), "AwsSolutions-IAM5", "dynamodb:ListStreams, which the stream's event source mapping needs, supports no resource-level permission; it lists stream ARNs and reads no data. Every other refresh action names its resource.", "Resource::*")
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("SnapshotObject"),
 		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),

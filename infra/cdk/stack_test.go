@@ -611,7 +611,8 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	// refresh, statement by statement: scan the table; get registrations
 	// (a stream batch's changed keys) and the two markers; put the
-	// generation marker only; read this table's stream only; get/put the
+	// generation marker only; read this table's stream only (ListStreams,
+	// which has no resource-level permission, on "*"); get/put the
 	// snapshot key; send to the failure queue (the function's on-failure
 	// destination and the stream mapping's).
 	refresh := ownLogsOnly(t, findRole(t, all, "RefreshServiceRole"), "RefreshLogs")
@@ -621,8 +622,9 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	sort.Strings(gotShape)
 	wantShape := []string{
-		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator dynamodb:ListStreams] on [stream]`,
+		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator] on [stream]`,
 		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","meta/changes","meta/generation"]}}`,
+		`[dynamodb:ListStreams] on [*]`,
 		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["meta/generation"]}}`,
 		`[dynamodb:Scan] on [table]`,
 		`[s3:GetObject s3:PutObject] on [snapshot key]`,

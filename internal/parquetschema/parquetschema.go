@@ -5,6 +5,7 @@ package parquetschema
 import (
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
@@ -32,22 +34,47 @@ var ErrNoParquet = errors.New("parquetschema: no .parquet file at the location")
 // ErrInvalid wraps a file that is not readable Parquet.
 var ErrInvalid = errors.New("parquetschema: not a readable Parquet file")
 
+// ErrTooLarge wraps a file whose footer or schema is over the limits
+// (MaxFooterBytes, MaxSchemaElements, MaxSchemaDepth): it is refused before
+// the footer is read, or before its schema is converted.
+var ErrTooLarge = errors.New("parquetschema: footer or schema over the limits")
+
+// Limits on what a Parquet footer, written by a tenant and read with the
+// operator's credentials, may make a reader allocate. Thrift refuses a list
+// longer than the bytes left, so the footer's size bounds its decoding.
+const (
+	// MaxFooterBytes bounds the footer (the file metadata) read.
+	MaxFooterBytes = 16 << 20
+	// MaxSchemaElements bounds the Parquet schema's elements (groups and
+	// columns, the root included).
+	MaxSchemaElements = 10_000
+	// MaxSchemaDepth bounds the schema's nesting, the root being level 1.
+	MaxSchemaDepth = 64
+)
+
 // FromReader reads the Arrow schema from the footer of the Parquet data in
 // r: exactly the schema the writer stored in the ARROW:schema metadata
 // (pyarrow and arrow-go store it by default), else one converted from the
 // Parquet schema, without the placeholder field ids the conversion adds. A
-// malformed file is an error, never a panic.
+// malformed file is an error wrapping ErrInvalid, never a panic; one over
+// the limits wraps ErrTooLarge.
 func FromReader(r parquet.ReaderAtSeeker) (s *arrow.Schema, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s, err = nil, fmt.Errorf("%w: %v", ErrInvalid, v)
 		}
 	}()
+	if err := checkFooterSize(r); err != nil {
+		return nil, err
+	}
 	pf, err := file.NewParquetReader(r)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	defer pf.Close()
+	if err := checkSchemaSize(pf.MetaData().Schema.Root()); err != nil {
+		return nil, err
+	}
 	if stored := pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema"); stored != nil {
 		if raw, err := base64.StdEncoding.DecodeString(*stored); err == nil {
 			if s, err := catalog.DecodeSchema(raw); err == nil {
@@ -65,6 +92,62 @@ func FromReader(r parquet.ReaderAtSeeker) (s *arrow.Schema, err error) {
 	}
 	md := s.Metadata()
 	return arrow.NewSchema(stripFieldIDs(s.Fields()), &md), nil
+}
+
+// checkFooterSize reads the footer length from the file's last 8 bytes (a
+// little-endian length and "PAR1") and refuses one over MaxFooterBytes,
+// before anything of that length is read.
+func checkFooterSize(r parquet.ReaderAtSeeker) error {
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	if size < 12 {
+		return fmt.Errorf("%w: %d bytes, too short for Parquet", ErrInvalid, size)
+	}
+	tail := make([]byte, 8)
+	if _, err := r.ReadAt(tail, size-8); err != nil {
+		return fmt.Errorf("%w: read the footer length: %v", ErrInvalid, err)
+	}
+	if string(tail[4:]) != "PAR1" {
+		return fmt.Errorf("%w: the file does not end in PAR1", ErrInvalid)
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n > size-12 {
+		return fmt.Errorf("%w: a footer of %d bytes in a file of %d", ErrInvalid, n, size)
+	}
+	if n > MaxFooterBytes {
+		return fmt.Errorf("%w: footer of %d bytes, limit %d", ErrTooLarge, n, MaxFooterBytes)
+	}
+	return nil
+}
+
+// checkSchemaSize refuses a schema of more than MaxSchemaElements elements
+// or nested deeper than MaxSchemaDepth (walked with a stack of its own).
+func checkSchemaSize(root schema.Node) error {
+	type item struct {
+		n     schema.Node
+		depth int
+	}
+	stack := []item{{root, 1}}
+	elements := 0
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		elements++
+		if elements > MaxSchemaElements {
+			return fmt.Errorf("%w: over %d schema elements", ErrTooLarge, MaxSchemaElements)
+		}
+		if it.depth > MaxSchemaDepth {
+			return fmt.Errorf("%w: schema nested %d levels deep, limit %d", ErrTooLarge, it.depth, MaxSchemaDepth)
+		}
+		if g, ok := it.n.(*schema.GroupNode); ok {
+			for i := range g.NumFields() {
+				stack = append(stack, item{g.Field(i), it.depth + 1})
+			}
+		}
+	}
+	return nil
 }
 
 // stripFieldIDs drops the "PARQUET:field_id" = "-1" metadata the conversion

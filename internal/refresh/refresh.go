@@ -243,7 +243,7 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 // tenants are decoded and encoded again (catalog.ApplyChanges), and the new
 // blob keeps the current one's full-scan time, so the reconciliation stays
 // due when it was, and a change marker that counts only the writes it has
-// (the old marker plus the tables the batch changed): a write whose own
+// (the old marker plus the writes the batch accounts for): a write whose own
 // batch failed keeps the counter ahead of it, so the next scheduled run
 // scans. It falls back to a full scan (Run) when there is no
 // usable current blob, when the batch holds more than MaxIncremental keys,
@@ -282,16 +282,16 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		h := base.Header()
 		res := Result{Incremental: true}
 		gen := h.Generation + 1
-		// The new blob's marker is the old one plus the tables this batch
-		// changed, never the live counter, which may count a write whose
-		// batch failed (pkg/catalog/changes.go).
+		// The new blob's marker is the old one plus the writes this batch
+		// accounts for, never the live counter, which may count a write
+		// whose batch failed (pkg/catalog/changes.go).
 		applied, err := catalog.ApplyChanges(ctx, p.Store, base, keys, catalog.ApplyOptions{Generation: gen, CreatedAt: now()})
 		if err != nil {
 			return res, fmt.Errorf("refresh: %w", err)
 		}
 		res.Reads, res.Tenants, res.Counts, res.BlobBytes = applied.Reads, applied.Tenants, applied.Header.Counts, len(applied.Blob)
 		res.Changes = applied.Header.Changes
-		if applied.Changed == 0 && applied.Header.ContentHash == h.ContentHash {
+		if applied.Writes == 0 && applied.Header.ContentHash == h.ContentHash {
 			res.Outcome, res.Generation, res.Duration = Unchanged, h.Generation, now().Sub(start)
 			return res, nil
 		}

@@ -248,3 +248,28 @@ func TestFailedBatchIsNotHiddenByALaterOne(t *testing.T) {
 		})
 	}
 }
+
+// A table written several times before its batch arrives (registered, then
+// updated twice) is accounted for by the versions it moved by, so the
+// scheduled run after the batch stays idle instead of scanning.
+func TestBatchAccountsForEveryWriteOfATable(t *testing.T) {
+	ctx := context.Background()
+	c, _, p, _, clk := counted(t)
+	register(t, c, "a", 1)
+	run(t, p)
+	register(t, c, "x", 2)
+	register(t, c, "a2", 3)
+	for _, r := range []string{"x", "x", "a"} {
+		ref := catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: r}
+		if _, err := c.Update(ctx, ref, catalog.TableSpec{Schema: catalogtest.WideSchema(4, 4), Description: "v" + time.Now().String()}, catalog.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.t = clk.t.Add(time.Second)
+	if res, err := p.Apply(ctx, []string{"tbl/acme/ns/x", "tbl/acme/ns/x", "tbl/acme/ns/x", "tbl/acme/ns/a2", "tbl/acme/ns/a"}); err != nil || res.Outcome != refresh.Published {
+		t.Fatalf("apply = %+v, %v", res, err)
+	}
+	if res := run(t, p); res.Scanned || res.Outcome != refresh.Unchanged {
+		t.Fatalf("scheduled run after a batch holding every write = %+v, want idle", res)
+	}
+}

@@ -32,9 +32,11 @@ type Applied struct {
 	// Tenants is how many tenants' segments were encoded again; Reads how
 	// many registrations were read.
 	Tenants, Reads int
-	// Changed is how many tables the batch changed: added, removed, or
-	// with a row that differs from base's.
-	Changed int
+	// Writes is how many writes the batch's changes account for, none of
+	// them in base: per table added, its version (its registration and
+	// updates since); per table updated, the versions it moved by; per
+	// table removed or replaced by another registration, one.
+	Writes int
 }
 
 // ApplyChanges returns base with the registrations at keys read again from
@@ -48,9 +50,9 @@ type Applied struct {
 // known only to a full scan.
 //
 // The new blob's change marker keeps base's full-scan time and adds to
-// base's count of accounted writes the number of tables the batch changed
-// (Applied.Changed), never the live counter: changes.go says why that
-// loses no write whose batch failed.
+// base's count of accounted writes those of the batch (Applied.Writes),
+// never the live counter: changes.go says why that loses no write whose
+// batch failed.
 func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys []string, opts ApplyOptions) (Applied, error) {
 	var out Applied
 	changed := map[string]map[TableRef]*Table{}
@@ -88,15 +90,13 @@ func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys [
 		}
 		if err != nil { // dropped, or no valid registration
 			if had {
-				out.Changed++
+				out.Writes++
 			}
 			delete(rows, ref)
 			continue
 		}
 		t := tableOf(ref, reg, nil)
-		if !had || !sameRow(*before, t) {
-			out.Changed++
-		}
+		out.Writes += writesSince(before, had, t)
 		rows[ref] = &t
 	}
 	groups := make(map[string][]Table, len(changed))
@@ -109,10 +109,29 @@ func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys [
 		groups[tenant] = tables
 	}
 	out.Tenants = len(groups)
-	marker := ChangeMarker{Changes: base.header.Changes + uint64(out.Changed), FullScanAt: base.header.FullScanAt}
+	marker := ChangeMarker{Changes: base.header.Changes + uint64(out.Writes), FullScanAt: base.header.FullScanAt}
 	var err error
 	out.Blob, out.Header, err = reencode(base, groups, opts, marker)
 	return out, err
+}
+
+// writesSince is how many writes took a table from its row in a blob
+// (before; had false when the blob has none) to its registration now (t),
+// counting only writes whose results the blob cannot hold: every write of
+// a registration (created, then updated, each raising the version by one)
+// the blob has no row of; the versions moved by a registration the blob
+// holds an older version of (same creation time: the same registration);
+// one for any other change. It is 0 when the row is unchanged.
+func writesSince(before *Table, had bool, t Table) int {
+	switch {
+	case !had:
+		return int(max(t.Version, 1))
+	case sameRow(*before, t):
+		return 0
+	case before.CreatedAt.UnixMicro() == t.CreatedAt.UnixMicro() && t.Version > before.Version:
+		return int(t.Version - before.Version)
+	}
+	return 1
 }
 
 // sameRow reports whether two rows of one table encode the same in a

@@ -21,9 +21,8 @@ import (
 //
 //   - A full scan reads the counter c before it scans and records m = c.
 //   - An incremental apply of a change feed's batch (ApplyChanges) records
-//     the marker of the blob it applies to plus the number of tables the
-//     batch changed (added, removed, or with a row that differs from the
-//     blob's), never the live counter.
+//     the marker of the blob it applies to plus the writes the batch
+//     accounts for (Applied.Writes), never the live counter.
 //
 // A later refresh reads the counter c' first: when c' equals the recorded
 // m, every write is in the blob, and it stops there, without a scan.
@@ -35,11 +34,18 @@ import (
 //   - A full scan: the c writes bumped before its read of the counter
 //     happened before the scan (each write precedes its bump), and the scan
 //     (strongly consistent) sees them; A is those c writes.
-//   - An apply: a table whose row the batch changed holds the result of a
-//     write W later than its row in the base blob, so W is in no set the
-//     base accounted for; A grows by one such W per changed table. A table
-//     the batch leaves as it was (a batch repeated, or one whose write the
-//     blob already has) adds nothing.
+//   - An apply: for each table whose row the batch changes, the writes
+//     between the blob's row and the registration read now are in no set
+//     the base accounted for (the base holds the row, an earlier state).
+//     A registration the base has no row of: all its writes (its creation
+//     and each update, one version each), since a write of it in A would
+//     have left its row in the base (it is the current registration, so no
+//     drop of it came after). A registration the base holds an older
+//     version of (the same creation time, to the microsecond the blob
+//     keeps): the versions it moved by. Anything else (a drop, a
+//     registration replaced by another): one. A grows by that many. A
+//     table the batch leaves as it was (a batch repeated, or one whose
+//     writes the blob already has) adds nothing.
 //
 // Every write of A has bumped the counter (a write's bump follows it by a
 // round trip, long before the next scheduled run) unless its bump was lost.

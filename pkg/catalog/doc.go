@@ -26,8 +26,9 @@
 // one atomic add (metastore.Store.AddCounter).
 // A blob records a change marker: how many writes it accounts for. A full
 // scan records the counter it read before scanning; an incremental apply of
-// a change feed's batch records the previous marker plus the tables the
-// batch changed, never the live counter. A later refresh that reads a
+// a change feed's batch records the previous marker plus the writes the
+// batch accounts for (the versions its tables moved by), never the live
+// counter. A later refresh that reads a
 // counter equal to the marker knows that every write is in the blob, with
 // one strongly consistent read instead of a scan; a write whose batch
 // failed keeps the counter ahead, so the next scheduled run scans. A write
