@@ -33,6 +33,9 @@ type Config struct {
 	// address a load balancer or a client reaches (the program's default is
 	// loopback). "" disables it.
 	AdminListen string
+	// WrapAdmin, when set, wraps the AdminListen handler (local mode puts
+	// its Host check in front, so a web page cannot read /status).
+	WrapAdmin func(http.Handler) http.Handler
 	// Blobs is where the snapshot blob is read from.
 	Blobs blobstore.Store
 	// PollInterval is how often the blob is checked for a new version, with
@@ -132,7 +135,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			}
 			return nil, fmt.Errorf("discovery: listen %s: %w", cfg.AdminListen, err)
 		}
-		s.admin = &http.Server{Handler: AdminHandler(s.src, reg), ReadHeaderTimeout: 10 * time.Second}
+		var h http.Handler = AdminHandler(s.src, reg)
+		if cfg.WrapAdmin != nil {
+			h = cfg.WrapAdmin(h)
+		}
+		s.admin = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = s.admin.Serve(s.al) }()
 	}
 	go func() { _ = s.grpc.Serve(s.gl) }()

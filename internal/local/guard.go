@@ -13,7 +13,8 @@ import (
 // What keeps web pages out of local mode.
 //
 // Local mode's HTTP listeners (the registration API with POST /v1/refresh,
-// and the catalog browser) serve the person at this machine, and any web
+// the catalog browser, and discovery's admin listener with /status and
+// /metrics) serve the person at this machine, and any web
 // page that person opens can send requests to 127.0.0.1. Three checks keep
 // those pages out:
 //

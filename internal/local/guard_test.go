@@ -19,7 +19,7 @@ import (
 func startWithBrowser(t *testing.T) *local.Instance {
 	t.Helper()
 	in, err := local.Start(context.Background(), local.Config{
-		DataDir: filepath.Join(t.TempDir(), "data"), APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-",
+		DataDir: filepath.Join(t.TempDir(), "data"), APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0",
 		BrowserListen: "127.0.0.1:0", RefreshInterval: time.Hour, Demo: true, Log: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
@@ -65,6 +65,7 @@ func TestLocalListenersRefuseOtherSitesAndDevTokensCannotWrite(t *testing.T) {
 	browserBase := strings.TrimSuffix(ep.Browser, "/")
 	browserHost := strings.TrimPrefix(browserBase, "http://")
 	apiHost := strings.TrimPrefix(ep.API, "http://")
+	adminStatus := "http://" + ep.HTTP + "/status"
 	port := browserHost[strings.LastIndex(browserHost, ":"):]
 	devToken := browserBase + "/api/dev-token?tenant=acme"
 	orders := ep.API + "/v1/tenants/acme/namespaces/sales/tables/orders"
@@ -78,6 +79,7 @@ func TestLocalListenersRefuseOtherSitesAndDevTokensCannotWrite(t *testing.T) {
 		{"a rebinding Host with the custom header", http.MethodPost, devToken, "rebind.attacker.example" + port, cli},
 		{"a rebinding Host, GET of the page", http.MethodGet, browserBase + "/", "rebind.attacker.example" + port, nil},
 		{"a rebinding Host on the registration API", http.MethodGet, orders, "rebind.attacker.example:8181", nil},
+		{"a rebinding Host reading the admin listener's /status", http.MethodGet, adminStatus, "rebind.attacker.example:8182", nil},
 		{"a cross-site form post", http.MethodPost, devToken, browserHost, map[string]string{"Origin": "https://attacker.example"}},
 		{"an opaque origin (sandboxed frame)", http.MethodPost, devToken, browserHost, map[string]string{"Origin": "null"}},
 		{"another local port's origin", http.MethodPost, devToken, browserHost, map[string]string{"Origin": "http://127.0.0.1:1"}},

@@ -210,7 +210,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 		cfg.Log.WarnContext(ctx, "local: the catalog browser listens off loopback: anyone who reaches it gets read-only dev tokens for the dev tenants", slog.String("listen", cfg.BrowserListen))
 	}
-	hosts, err := allowedHosts(cfg.AllowHosts, cfg.APIListen, cfg.BrowserListen)
+	hosts, err := allowedHosts(cfg.AllowHosts, cfg.APIListen, cfg.BrowserListen, cfg.HTTPListen)
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +261,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	in.disc, err = discovery.Start(rctx, discovery.Config{
 		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, Blobs: blobs, PollInterval: cfg.RefreshInterval,
+		WrapAdmin: func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
 		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
 	})
 	if err != nil {
