@@ -261,8 +261,8 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	in.disc, err = discovery.Start(rctx, discovery.Config{
 		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, Blobs: blobs, PollInterval: cfg.RefreshInterval,
-		WrapAdmin: func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
 		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
+		WrapAdmin: func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
 	})
 	if err != nil {
 		cancel()
