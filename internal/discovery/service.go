@@ -387,6 +387,9 @@ func (s *Service) GetFlightInfoTableTypes(ctx context.Context, desc *flight.Flig
 }
 
 // DoGetTableTypes returns the table types of the caller's tables, and TABLE.
+// These are the types lake reports; a GetTables table_types filter matches
+// them exactly, and also takes the aliases of TableTypeAliases ("BASE
+// TABLE" keeps TABLE tables), which this list does not repeat.
 func (s *Service) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
