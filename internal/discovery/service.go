@@ -56,6 +56,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/internal/sqlcatalog"
 )
 
 // DefaultBatchBytes is the most bytes one record batch carries, far below
@@ -76,6 +77,12 @@ type Options struct {
 	Metrics *Metrics
 	// Log reports segments that fail to prepare. Default slog.Default().
 	Log *slog.Logger
+	// SQLCacheBytes bounds the tenants' SQL engines kept in memory (see
+	// sql.go). 0 means a quarter of CacheBytes.
+	SQLCacheBytes int64
+	// SQLLimits bound each SQL statement (zero fields: sqlcatalog's
+	// defaults).
+	SQLLimits sqlcatalog.Limits
 }
 
 // Service implements the Flight SQL commands lake supports. Every other
@@ -90,6 +97,10 @@ type Service struct {
 	schemaBytes map[*arrow.Schema][]byte
 	// sqlInfo holds the static GetSqlInfo answers.
 	sqlInfo *sqlInfoTable
+	// checker, engines and sqlLimits serve SQL (sql.go).
+	checker   *sqlcatalog.Checker
+	engines   *engineCache
+	sqlLimits sqlcatalog.Limits
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
@@ -110,14 +121,21 @@ func NewService(opts Options) *Service {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{}}
+	sqlOptions(&opts)
+	checker, err := sqlcatalog.NewChecker()
+	if err != nil {
+		// An in-memory SQLite with a fixed schema: a programming error.
+		panic(err)
+	}
+	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{},
+		checker: checker, engines: newEngineCache(opts.SQLCacheBytes), sqlLimits: opts.SQLLimits}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
 		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo, schema_ref.PrimaryKeys,
 		schema_ref.ImportedKeys, schema_ref.XdbcTypeInfo} {
 		s.schemaBytes[sc] = flight.SerializeSchema(sc, s.mem)
 	}
-	info, err := newSqlInfoTable(s.mem, opts.ServerName, opts.Version)
+	info, err := newSqlInfoTable(s.mem, opts.ServerName, opts.Version, sqlcatalog.EffectiveTimeout(opts.SQLLimits))
 	if err != nil {
 		// The table is static: this is a programming error, caught by tests.
 		panic(err)
@@ -133,9 +151,14 @@ func NewService(opts Options) *Service {
 // with the same content.
 func (s *Service) setView(v *View) {
 	s.view.Store(v)
-	s.cache.retain(func(k cacheKey) bool {
+	keep := func(k cacheKey) bool {
 		info, ok := v.index.tenant(k.tenant)
 		return ok && info.Hash == k.hash
+	}
+	s.cache.retain(keep)
+	s.engines.retain(func(k cacheKey) bool {
+		info, ok := v.index.tenant(k.tenant)
+		return ok && info.Hash == k.hash || !ok && k.hash == [32]byte{}
 	})
 }
 

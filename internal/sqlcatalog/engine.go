@@ -462,3 +462,7 @@ func (e *Engine) ctxError(ctx context.Context, err error) error {
 	}
 	return err
 }
+
+// EffectiveTimeout is the time budget l gives a statement (its Timeout,
+// or DefaultTimeout).
+func EffectiveTimeout(l Limits) time.Duration { return l.withDefaults().Timeout }
