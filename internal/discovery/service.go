@@ -80,6 +80,9 @@ type Options struct {
 	// SQLCacheBytes bounds the tenants' SQL engines kept in memory (see
 	// sql.go). 0 means a quarter of CacheBytes.
 	SQLCacheBytes int64
+	// SQLResultBytes bounds the statements' results kept for their DoGet
+	// and repeats (see sql.go). 0 means a quarter of SQLCacheBytes.
+	SQLResultBytes int64
 	// SQLLimits bound each SQL statement (zero fields: sqlcatalog's
 	// defaults).
 	SQLLimits sqlcatalog.Limits
@@ -128,7 +131,7 @@ func NewService(opts Options) *Service {
 		panic(err)
 	}
 	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{},
-		checker: checker, engines: newEngineCache(opts.SQLCacheBytes), sqlLimits: opts.SQLLimits}
+		checker: checker, engines: newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes), sqlLimits: opts.SQLLimits}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
 		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo, schema_ref.PrimaryKeys,

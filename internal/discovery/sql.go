@@ -24,7 +24,9 @@ import (
 //
 // Each tenant's engine is built from its prepared state (memory only, no
 // metadata I/O), once per tenant and segment hash, and kept in an engine
-// cache bounded by Options.SQLCacheBytes. A statement's handle (statement
+// cache bounded by Options.SQLCacheBytes; statements' results are kept
+// (per engine, so per tenant and generation) within Options.SQLResultBytes,
+// so a statement runs once for its GetFlightInfo and DoGet. A statement's handle (statement
 // ticket or prepared-statement handle) is its SQL text: nothing is kept
 // per statement, the tenant comes from the token on every call, and
 // closing a prepared statement frees nothing.
@@ -101,14 +103,14 @@ func (s *Service) runSQL(ctx context.Context, query string) (*sqlcatalog.Result,
 		return nil, err
 	}
 	defer s.engines.put(e)
-	if r := e.remembered(query); r != nil {
+	if r := s.engines.result(e, query); r != nil {
 		return r, nil
 	}
 	res, err := e.eng.Query(ctx, query)
 	if err != nil {
 		return nil, s.sqlStatus(ctx, v, tenant, err)
 	}
-	e.remember(query, res)
+	s.engines.keep(e, query, res)
 	return res, nil
 }
 
@@ -265,5 +267,8 @@ func (s *Service) SQLCacheStats() SQLCacheStats { return s.engines.stats() }
 func sqlOptions(opts *Options) {
 	if opts.SQLCacheBytes <= 0 {
 		opts.SQLCacheBytes = max(opts.CacheBytes/4, 1)
+	}
+	if opts.SQLResultBytes <= 0 {
+		opts.SQLResultBytes = max(opts.SQLCacheBytes/4, 1)
 	}
 }

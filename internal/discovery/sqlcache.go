@@ -14,19 +14,29 @@ import (
 // budget, least recently used first out, as tenantCache keeps prepared
 // tenants. Concurrent first requests build an engine once. An engine in
 // use when evicted is closed when its last request releases it.
+//
+// It also keeps statements' results (immutable for an engine, since a
+// generation's catalog does not change), within resultBudget bytes, least
+// recently used first out: a statement is run once for its GetFlightInfo
+// (or CreatePreparedStatement) and answered from here at its DoGet, and
+// the same statement again is not run again.
 type engineCache struct {
-	budget int64
+	budget       int64
+	resultBudget int64
 
 	mu      sync.Mutex
 	entries map[cacheKey]*engineEntry
 	lru     list.List // of *engineEntry, most recently used first
 	bytes   int64
 	builds  uint64
+
+	results     map[resultKey]*list.Element
+	resultLRU   list.List // of *resultItem, most recently used first
+	resultBytes int64
+	resultHits  uint64
 }
 
-// engineEntry is one tenant's engine, and the last small result it gave
-// (a prepared statement is answered three times in a row: when created,
-// at GetFlightInfo and at DoGet).
+// engineEntry is one tenant's engine.
 type engineEntry struct {
 	key     cacheKey
 	ready   chan struct{}
@@ -36,17 +46,61 @@ type engineEntry struct {
 	refs    int
 	removed bool
 	elem    *list.Element
-
-	lastMu  sync.Mutex
-	lastSQL string
-	lastRes *sqlcatalog.Result
 }
 
-// maxRememberedBytes is the largest result an engine entry remembers.
-const maxRememberedBytes = 1 << 20
+// resultKey names a statement's result: the engine entry (one tenant,
+// one generation) and the SQL text. An entry is never shared between
+// tenants, so neither is a result.
+type resultKey struct {
+	entry *engineEntry
+	sql   string
+}
 
-func newEngineCache(budget int64) *engineCache {
-	return &engineCache{budget: budget, entries: map[cacheKey]*engineEntry{}}
+type resultItem struct {
+	key  resultKey
+	res  *sqlcatalog.Result
+	size int64
+}
+
+func newEngineCache(budget, resultBudget int64) *engineCache {
+	return &engineCache{budget: budget, resultBudget: resultBudget, entries: map[cacheKey]*engineEntry{},
+		results: map[resultKey]*list.Element{}}
+}
+
+// result returns the kept result of sql on e's engine, or nil.
+func (c *engineCache) result(e *engineEntry, sql string) *sqlcatalog.Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.results[resultKey{e, sql}]
+	if !ok {
+		return nil
+	}
+	c.resultLRU.MoveToFront(el)
+	c.resultHits++
+	return el.Value.(*resultItem).res
+}
+
+// keep keeps the result of sql on e's engine when it fits the budget.
+func (c *engineCache) keep(e *engineEntry, sql string, r *sqlcatalog.Result) {
+	size := r.Size() + int64(len(sql)) + 64
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := resultKey{e, sql}
+	if _, ok := c.results[k]; ok || size > c.resultBudget || e.removed {
+		return
+	}
+	c.results[k] = c.resultLRU.PushFront(&resultItem{key: k, res: r, size: size})
+	c.resultBytes += size
+	for c.resultBytes > c.resultBudget {
+		c.dropResultLocked(c.resultLRU.Back())
+	}
+}
+
+func (c *engineCache) dropResultLocked(el *list.Element) {
+	it := el.Value.(*resultItem)
+	c.resultLRU.Remove(el)
+	delete(c.results, it.key)
+	c.resultBytes -= it.size
 }
 
 // get returns key's engine entry, building it with build on a miss, with a
@@ -94,7 +148,7 @@ func (c *engineCache) get(ctx context.Context, key cacheKey, build func() (*sqlc
 		c.mu.Unlock()
 		return e, nil
 	}
-	e.size = eng.Bytes() + maxRememberedBytes
+	e.size = eng.Bytes()
 	e.elem = c.lru.PushFront(e)
 	c.bytes += e.size
 	for c.bytes > c.budget {
@@ -140,6 +194,13 @@ func (c *engineCache) removeLocked(e *engineEntry) {
 		delete(c.entries, e.key)
 	}
 	e.removed = true
+	for el := c.resultLRU.Front(); el != nil; {
+		next := el.Next()
+		if el.Value.(*resultItem).key.entry == e {
+			c.dropResultLocked(el)
+		}
+		el = next
+	}
 	if e.refs == 0 && e.eng != nil {
 		e.eng.Close()
 	}
@@ -158,33 +219,25 @@ func (c *engineCache) retain(keep func(cacheKey) bool) {
 
 // SQLCacheStats describe the SQL engine cache.
 type SQLCacheStats struct {
-	BudgetBytes int64  `json:"budget_bytes"`
-	Bytes       int64  `json:"bytes"`
-	Engines     int    `json:"engines"`
-	Builds      uint64 `json:"builds"`
+	// BudgetBytes and Bytes: the engines' budget and what they hold.
+	BudgetBytes int64 `json:"budget_bytes"`
+	Bytes       int64 `json:"bytes"`
+	// Engines is how many tenants' engines are kept; Builds counts engine
+	// builds since start.
+	Engines int    `json:"engines"`
+	Builds  uint64 `json:"builds"`
+	// ResultBudgetBytes and ResultBytes: the kept results' budget and
+	// what they hold; Results how many, ResultHits how many statements
+	// were answered from them.
+	ResultBudgetBytes int64  `json:"result_budget_bytes"`
+	ResultBytes       int64  `json:"result_bytes"`
+	Results           int    `json:"results"`
+	ResultHits        uint64 `json:"result_hits"`
 }
 
 func (c *engineCache) stats() SQLCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return SQLCacheStats{BudgetBytes: c.budget, Bytes: c.bytes, Engines: c.lru.Len(), Builds: c.builds}
-}
-
-// remembered returns the result of sql when it is the entry's last.
-func (e *engineEntry) remembered(sql string) *sqlcatalog.Result {
-	e.lastMu.Lock()
-	defer e.lastMu.Unlock()
-	if e.lastRes != nil && e.lastSQL == sql {
-		return e.lastRes
-	}
-	return nil
-}
-
-func (e *engineEntry) remember(sql string, r *sqlcatalog.Result) {
-	if r.Bytes > maxRememberedBytes {
-		return
-	}
-	e.lastMu.Lock()
-	e.lastSQL, e.lastRes = sql, r
-	e.lastMu.Unlock()
+	return SQLCacheStats{BudgetBytes: c.budget, Bytes: c.bytes, Engines: c.lru.Len(), Builds: c.builds,
+		ResultBudgetBytes: c.resultBudget, ResultBytes: c.resultBytes, Results: c.resultLRU.Len(), ResultHits: c.resultHits}
 }

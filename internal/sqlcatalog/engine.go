@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -289,11 +290,17 @@ func (e *Engine) load(ctx context.Context, t Tenant) error {
 	if err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
-	insColumn, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.columns VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	// A table's columns go in with one statement: its schema's column rows
+	// as a JSON array (encoded once per distinct schema), spread by
+	// json_each.
+	insColumns, err := tx.PrepareContext(ctx, `INSERT INTO information_schema.columns
+		SELECT ?1, ?2, ?3, c.value->>0, c.key + 1, NULL, c.value->>1, c.value->>2, c.value->>3, c.value->>4,
+			c.value->>5, c.value->>6, c.value->>7, c.value->>8, c.value->>9
+		FROM json_each(?4) AS c`)
 	if err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
-	described := make([][]columnRow, len(t.Schemas))
+	described := make([]string, len(t.Schemas))
 	prevNS := "\x00"
 	for _, tb := range t.Tables {
 		if tb.Namespace != prevNS {
@@ -311,21 +318,34 @@ func (e *Engine) load(ctx context.Context, t Tenant) error {
 			continue
 		}
 		cols := described[tb.Schema]
-		if cols == nil {
-			cols = describeSchema(t.Schemas[tb.Schema])
+		if cols == "" {
+			if cols, err = columnsJSON(describeSchema(t.Schemas[tb.Schema])); err != nil {
+				return err
+			}
 			described[tb.Schema] = cols
 		}
-		for i, c := range cols {
-			if _, err := insColumn.ExecContext(ctx, t.Catalog, tb.Namespace, tb.Name, c.name, i+1, c.nullable, c.dataType,
-				c.charMaxLength, c.octetLength, c.precision, c.radix, c.scale, c.datetimePrecision, c.comment); err != nil {
-				return fmt.Errorf("sqlcatalog: load column %q of %q.%q: %w", c.name, tb.Namespace, tb.Name, err)
-			}
+		if _, err := insColumns.ExecContext(ctx, t.Catalog, tb.Namespace, tb.Name, cols); err != nil {
+			return fmt.Errorf("sqlcatalog: load the columns of %q.%q: %w", tb.Namespace, tb.Name, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
 	return nil
+}
+
+// columnsJSON encodes column rows as load's JSON array of arrays.
+func columnsJSON(cols []columnRow) (string, error) {
+	rows := make([][]any, len(cols))
+	for i, c := range cols {
+		rows[i] = []any{c.name, c.nullable, c.dataType, c.charMaxLength, c.octetLength, c.precision, c.radix, c.scale,
+			c.datetimePrecision, c.comment}
+	}
+	b, err := json.Marshal(rows)
+	if err != nil {
+		return "", fmt.Errorf("sqlcatalog: encode columns: %w", err)
+	}
+	return string(b), nil
 }
 
 // registerFunctions adds the engine's functions to d, answering for t.
@@ -419,12 +439,26 @@ func (e *Engine) Query(ctx context.Context, text string) (*Result, error) {
 	}
 	defer e.release()
 	e.denied = ""
-	rows, err := e.conn.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, e.classify(ctx, err)
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
 	}
-	defer rows.Close()
-	res, err := e.collect(ctx, rows)
+	var res *Result
+	// The driver's rows directly (database/sql would lock and convert
+	// every value once more).
+	err = e.conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("sqlcatalog: driver connection %T cannot query", dc)
+		}
+		rows, err := q.QueryContext(ctx, query, named)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		res, err = e.collect(ctx, rows)
+		return err
+	})
 	if err != nil {
 		return nil, e.classify(ctx, err)
 	}

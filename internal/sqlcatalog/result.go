@@ -2,8 +2,9 @@ package sqlcatalog
 
 import (
 	"context"
-	"database/sql"
+	"database/sql/driver"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,21 @@ type Result struct {
 	// Rows and Bytes count the result.
 	Rows, Bytes int
 	batches     []arrow.RecordBatch
+}
+
+// Size is the bytes the result's Arrow buffers hold.
+func (r *Result) Size() int64 {
+	var n int64
+	for _, b := range r.batches {
+		for _, c := range b.Columns() {
+			for _, buf := range c.Data().Buffers() {
+				if buf != nil {
+					n += int64(buf.Len())
+				}
+			}
+		}
+	}
+	return n
 }
 
 // Batches returns the result's record batches, each retained once for the
@@ -103,32 +119,29 @@ func valueBytes(v any) int {
 // collect reads every row, within the engine's limits, and lays them out
 // as Arrow. A column's type is what its values are (see merge), or, when
 // all are NULL, its declared type in the views.
-func (e *Engine) collect(ctx context.Context, rows *sql.Rows) (*Result, error) {
-	names, err := rows.Columns()
-	if err != nil {
-		return nil, err
-	}
-	types, err := rows.ColumnTypes()
-	if err != nil {
-		return nil, err
-	}
+func (e *Engine) collect(ctx context.Context, rows driver.Rows) (*Result, error) {
+	names := rows.Columns()
 	n := len(names)
+	decl := make([]string, n)
+	if ct, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
+		for i := range decl {
+			decl[i] = ct.ColumnTypeDatabaseTypeName(i)
+		}
+	}
 	cols := make([][]any, n)
 	kinds := make([]kind, n)
-	vals := make([]any, n)
-	ptrs := make([]any, n)
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
+	vals := make([]driver.Value, n)
 	var total, rowCount int
 	var rowSizes []int
-	for rows.Next() {
+	for {
+		if err := rows.Next(vals); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
 		if rowCount == e.limits.MaxRows {
 			return nil, &Error{Kind: ErrLimit, Offset: -1,
 				Msg: fmt.Sprintf("sql: the result has more than %d rows; narrow it with WHERE or LIMIT", e.limits.MaxRows)}
-		}
-		if err := rows.Scan(ptrs...); err != nil {
-			return nil, err
 		}
 		size := 0
 		for i, v := range vals {
@@ -153,13 +166,10 @@ func (e *Engine) collect(ctx context.Context, rows *sql.Rows) (*Result, error) {
 			return nil, ctx.Err()
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
 	fields := make([]arrow.Field, n)
 	for i := range fields {
 		if kinds[i] == kindNull {
-			kinds[i] = declared(types[i].DatabaseTypeName())
+			kinds[i] = declared(decl[i])
 		}
 		fields[i] = arrow.Field{Name: names[i], Type: arrowType(kinds[i]), Nullable: true}
 	}
