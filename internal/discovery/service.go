@@ -32,6 +32,15 @@
 // GetSqlInfo 10000 and 10001 report the caller's own tenant's generation
 // and change time, so no tenant can time another tenant's writes.
 //
+// # SQL
+//
+// Statements and prepared statements run read-only SQL over the caller's
+// tenant alone (information_schema, SHOW, DESCRIBE, validation queries):
+// one in-memory SQLite engine per tenant and generation (package
+// sqlcatalog), built from the prepared tenant, kept in a byte-bounded
+// cache; see sql.go. A Basic-auth Handshake (username = tenant, password =
+// a token) answers the bearer token; see handshake.go.
+//
 // # Search
 //
 // The Flight action SearchActionType ("lake.search") finds the caller's
