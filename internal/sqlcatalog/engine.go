@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,6 +14,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// columnBatch is how many column rows one INSERT carries while loading;
+// columnArgs is the parameters of one row.
+const (
+	columnBatch = 64
+	columnArgs  = 14
 )
 
 // MaxSQLBytes is the longest SQL text a statement may have.
@@ -290,17 +296,34 @@ func (e *Engine) load(ctx context.Context, t Tenant) error {
 	if err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
-	// A table's columns go in with one statement: its schema's column rows
-	// as a JSON array (encoded once per distinct schema), spread by
-	// json_each.
-	insColumns, err := tx.PrepareContext(ctx, `INSERT INTO information_schema.columns
-		SELECT ?1, ?2, ?3, c.value->>0, c.key + 1, NULL, c.value->>1, c.value->>2, c.value->>3, c.value->>4,
-			c.value->>5, c.value->>6, c.value->>7, c.value->>8, c.value->>9
-		FROM json_each(?4) AS c`)
+	// Columns go in columnBatch rows per statement (one statement per row
+	// costs a statement step and database/sql's work per row).
+	insColumns, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.columns VALUES "+
+		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", columnBatch), ", "))
 	if err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
-	described := make([]string, len(t.Schemas))
+	insColumn, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.columns VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+	if err != nil {
+		return fmt.Errorf("sqlcatalog: load: %w", err)
+	}
+	batch := make([]any, 0, columnBatch*columnArgs)
+	flush := func(full bool) error {
+		if full {
+			_, err := insColumns.ExecContext(ctx, batch...)
+			batch = batch[:0]
+			return err
+		}
+		for len(batch) > 0 {
+			if _, err := insColumn.ExecContext(ctx, batch[:columnArgs]...); err != nil {
+				return err
+			}
+			batch = batch[columnArgs:]
+		}
+		batch = batch[:0]
+		return nil
+	}
+	described := make([][]columnRow, len(t.Schemas))
 	prevNS := "\x00"
 	for _, tb := range t.Tables {
 		if tb.Namespace != prevNS {
@@ -318,34 +341,27 @@ func (e *Engine) load(ctx context.Context, t Tenant) error {
 			continue
 		}
 		cols := described[tb.Schema]
-		if cols == "" {
-			if cols, err = columnsJSON(describeSchema(t.Schemas[tb.Schema])); err != nil {
-				return err
-			}
+		if cols == nil {
+			cols = describeSchema(t.Schemas[tb.Schema])
 			described[tb.Schema] = cols
 		}
-		if _, err := insColumns.ExecContext(ctx, t.Catalog, tb.Namespace, tb.Name, cols); err != nil {
-			return fmt.Errorf("sqlcatalog: load the columns of %q.%q: %w", tb.Namespace, tb.Name, err)
+		for i, c := range cols {
+			batch = append(batch, t.Catalog, tb.Namespace, tb.Name, c.name, i+1, c.nullable, c.dataType,
+				c.charMaxLength, c.octetLength, c.precision, c.radix, c.scale, c.datetimePrecision, c.comment)
+			if len(batch) == cap(batch) {
+				if err := flush(true); err != nil {
+					return fmt.Errorf("sqlcatalog: load columns: %w", err)
+				}
+			}
 		}
+	}
+	if err := flush(false); err != nil {
+		return fmt.Errorf("sqlcatalog: load columns: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
 	return nil
-}
-
-// columnsJSON encodes column rows as load's JSON array of arrays.
-func columnsJSON(cols []columnRow) (string, error) {
-	rows := make([][]any, len(cols))
-	for i, c := range cols {
-		rows[i] = []any{c.name, c.nullable, c.dataType, c.charMaxLength, c.octetLength, c.precision, c.radix, c.scale,
-			c.datetimePrecision, c.comment}
-	}
-	b, err := json.Marshal(rows)
-	if err != nil {
-		return "", fmt.Errorf("sqlcatalog: encode columns: %w", err)
-	}
-	return string(b), nil
 }
 
 // registerFunctions adds the engine's functions to d, answering for t.
