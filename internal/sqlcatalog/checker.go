@@ -64,7 +64,7 @@ func NewChecker() (*Checker, error) {
 		c.Close()
 		return nil, fmt.Errorf("sqlcatalog: checker: open: code %d", rc)
 	}
-	if err := c.exec(ddl); err != nil {
+	if err := c.exec(checkerDDL); err != nil {
 		c.Close()
 		return nil, err
 	}

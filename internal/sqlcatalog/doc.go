@@ -20,6 +20,10 @@
 // holding that tenant's rows and nothing else: isolation is by
 // construction, since no statement can reach data the database does not
 // hold. The tenant's name is in the database only as its own catalog.
+// information_schema.schemata and .tables are tables of the database;
+// information_schema.columns is a virtual table over the tenant's column
+// descriptions, one per distinct schema (columnstable.go), registered on
+// the tenant's own driver, so building an engine copies no column rows.
 //
 // # Read-only and sandboxed
 //

@@ -16,13 +16,6 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// columnBatch is how many column rows one INSERT carries while loading;
-// columnArgs is the parameters of one row.
-const (
-	columnBatch = 64
-	columnArgs  = 14
-)
-
 // MaxSQLBytes is the longest SQL text a statement may have.
 const MaxSQLBytes = 64 << 10
 
@@ -134,7 +127,9 @@ type Engine struct {
 	closeOnce sync.Once
 }
 
-// ddl creates the views' tables. The Checker runs it too, so a statement
+// ddl creates the views' tables but information_schema.columns, which is
+// a virtual table in an engine (engineDDL, columnstable.go) and a plain
+// table of the same columns on the Checker (checkerDDL), so a statement
 // compiles the same on both.
 const ddl = `
 ATTACH ':memory:' AS information_schema;
@@ -144,17 +139,14 @@ CREATE TABLE information_schema.schemata (
 CREATE TABLE information_schema.tables (
 	table_catalog TEXT NOT NULL, table_schema TEXT NOT NULL, table_name TEXT NOT NULL, table_type TEXT NOT NULL,
 	PRIMARY KEY (table_schema, table_name)) WITHOUT ROWID;
-CREATE TABLE information_schema.columns (
-	table_catalog TEXT NOT NULL, table_schema TEXT NOT NULL, table_name TEXT NOT NULL,
-	column_name TEXT NOT NULL, ordinal_position INTEGER NOT NULL, column_default TEXT,
-	is_nullable TEXT NOT NULL, data_type TEXT NOT NULL,
-	character_maximum_length INTEGER, character_octet_length INTEGER,
-	numeric_precision INTEGER, numeric_precision_radix INTEGER, numeric_scale INTEGER,
-	datetime_precision INTEGER, column_comment TEXT,
-	PRIMARY KEY (table_schema, table_name, ordinal_position)) WITHOUT ROWID;
 CREATE TABLE main.dual (dummy TEXT NOT NULL);
 INSERT INTO main.dual VALUES ('X');
 `
+
+var (
+	engineDDL  = ddl + "CREATE VIRTUAL TABLE information_schema.columns USING " + columnsModuleName + ";"
+	checkerDDL = ddl + strings.Replace(columnsDecl, "CREATE TABLE x", "CREATE TABLE information_schema.columns", 1) + ";"
+)
 
 // functions are the engine's own SQL functions beside SQLite's: name →
 // number of arguments.
@@ -205,6 +197,10 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	if err := registerFunctions(d, t); err != nil {
 		return nil, err
 	}
+	columns := describeTenant(t)
+	if err := d.RegisterModule(columnsModuleName, columnsModule{columns}); err != nil {
+		return nil, fmt.Errorf("sqlcatalog: columns module: %w", err)
+	}
 	e.db = sql.OpenDB(connector{d})
 	e.db.SetMaxOpenConns(1)
 	e.db.SetMaxIdleConns(1)
@@ -218,7 +214,7 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	if e.conn, err = e.db.Conn(ctx); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: open: %w", err)
 	}
-	if _, err := e.conn.ExecContext(ctx, ddl); err != nil {
+	if _, err := e.conn.ExecContext(ctx, engineDDL); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: create views: %w", err)
 	}
 	if err := e.load(ctx, t); err != nil {
@@ -256,8 +252,9 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	if err != nil {
 		return nil, fmt.Errorf("sqlcatalog: authorizer: %w", err)
 	}
-	// The registration index and the result of one statement (see
+	// The column descriptions and the registration index (see
 	// Engine.Bytes).
+	e.bytes += columns.bytes()
 	for k, v := range e.tables {
 		e.bytes += int64(len(k)) + 16
 		for _, s := range v {
@@ -268,7 +265,7 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 }
 
 // Bytes is the memory the engine holds: SQLite's page cache, schema and
-// lookaside, and its table index.
+// lookaside, the column descriptions and its table index.
 func (e *Engine) Bytes() int64 { return e.bytes }
 
 // Close frees the database. Statements still running end with an error.
@@ -296,34 +293,6 @@ func (e *Engine) load(ctx context.Context, t Tenant) error {
 	if err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
-	// Columns go in columnBatch rows per statement (one statement per row
-	// costs a statement step and database/sql's work per row).
-	insColumns, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.columns VALUES "+
-		strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?), ", columnBatch), ", "))
-	if err != nil {
-		return fmt.Errorf("sqlcatalog: load: %w", err)
-	}
-	insColumn, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.columns VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-	if err != nil {
-		return fmt.Errorf("sqlcatalog: load: %w", err)
-	}
-	batch := make([]any, 0, columnBatch*columnArgs)
-	flush := func(full bool) error {
-		if full {
-			_, err := insColumns.ExecContext(ctx, batch...)
-			batch = batch[:0]
-			return err
-		}
-		for len(batch) > 0 {
-			if _, err := insColumn.ExecContext(ctx, batch[:columnArgs]...); err != nil {
-				return err
-			}
-			batch = batch[columnArgs:]
-		}
-		batch = batch[:0]
-		return nil
-	}
-	described := make([][]columnRow, len(t.Schemas))
 	prevNS := "\x00"
 	for _, tb := range t.Tables {
 		if tb.Namespace != prevNS {
@@ -337,26 +306,6 @@ func (e *Engine) load(ctx context.Context, t Tenant) error {
 		if _, err := insTable.ExecContext(ctx, t.Catalog, tb.Namespace, tb.Name, tableTypeName(tb.Type)); err != nil {
 			return fmt.Errorf("sqlcatalog: load table %q.%q: %w", tb.Namespace, tb.Name, err)
 		}
-		if tb.Schema < 0 || tb.Schema >= len(t.Schemas) || t.Schemas[tb.Schema] == nil {
-			continue
-		}
-		cols := described[tb.Schema]
-		if cols == nil {
-			cols = describeSchema(t.Schemas[tb.Schema])
-			described[tb.Schema] = cols
-		}
-		for i, c := range cols {
-			batch = append(batch, t.Catalog, tb.Namespace, tb.Name, c.name, i+1, c.nullable, c.dataType,
-				c.charMaxLength, c.octetLength, c.precision, c.radix, c.scale, c.datetimePrecision, c.comment)
-			if len(batch) == cap(batch) {
-				if err := flush(true); err != nil {
-					return fmt.Errorf("sqlcatalog: load columns: %w", err)
-				}
-			}
-		}
-	}
-	if err := flush(false); err != nil {
-		return fmt.Errorf("sqlcatalog: load columns: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
