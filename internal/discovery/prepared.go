@@ -444,17 +444,22 @@ const MaxTableTypes = 256
 // type.
 type typeFilter map[string]struct{}
 
-// TableTypeAliases maps the table types other systems name lake's types
-// by to lake's own: a GetTables table_types filter naming an alias keeps
-// the tables of the type it stands for. "BASE TABLE" is the ANSI
+// tableTypeAlias returns lake's own table type for a type other systems
+// name it by: a GetTables table_types filter naming an alias keeps the
+// tables of the type it stands for. "BASE TABLE" is the ANSI
 // information_schema name of a plain table (and what Grafana's table picker
 // and DuckDB-based servers filter on); lake reports such tables as "TABLE".
-var TableTypeAliases = map[string]string{"BASE TABLE": "TABLE"}
+func tableTypeAlias(t string) (string, bool) {
+	if t == "BASE TABLE" {
+		return "TABLE", true
+	}
+	return "", false
+}
 
 // newTypeFilter builds the set of a request's table types (none: nil),
 // refusing more than MaxTableTypes with INVALID_ARGUMENT, so a request's
 // cost is bounded before any table is looked at. Types match exactly
-// (case-sensitive), and an alias (TableTypeAliases) also keeps the type it
+// (case-sensitive), and an alias (tableTypeAlias) also keeps the type it
 // stands for.
 func newTypeFilter(types []string) (typeFilter, error) {
 	if len(types) == 0 {
@@ -466,7 +471,7 @@ func newTypeFilter(types []string) (typeFilter, error) {
 	f := make(typeFilter, len(types))
 	for _, t := range types {
 		f[t] = struct{}{}
-		if own, ok := TableTypeAliases[t]; ok {
+		if own, ok := tableTypeAlias(t); ok {
 			f[own] = struct{}{}
 		}
 	}

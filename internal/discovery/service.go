@@ -168,9 +168,10 @@ func (s *Service) setView(v *View) {
 		return ok && info.Hash == k.hash
 	}
 	s.cache.retain(keep)
+	// A tenant without tables has an engine too, keyed by the zero hash.
 	s.engines.retain(func(k cacheKey) bool {
-		info, ok := v.index.tenant(k.tenant)
-		return ok && info.Hash == k.hash || !ok && k.hash == [32]byte{}
+		_, has := v.index.tenant(k.tenant)
+		return keep(k) || !has && k.hash == [32]byte{}
 	})
 }
 
@@ -423,7 +424,7 @@ func (s *Service) GetFlightInfoTableTypes(ctx context.Context, desc *flight.Flig
 
 // DoGetTableTypes returns the table types of the caller's tables, and TABLE.
 // These are the types lake reports; a GetTables table_types filter matches
-// them exactly, and also takes the aliases of TableTypeAliases ("BASE
+// them exactly, and also takes the aliases of tableTypeAlias ("BASE
 // TABLE" keeps TABLE tables), which this list does not repeat.
 func (s *Service) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	tenant, v, err := s.begin(ctx)
