@@ -57,6 +57,14 @@ func BenchmarkEngine(b *testing.B) {
 			}
 		}
 	})
+	b.Run("describe_one_table", func(b *testing.B) {
+		for b.Loop() {
+			res, err := e.Query(context.Background(), "DESCRIBE ns7.table_0417")
+			if err != nil || res.Rows != 20 {
+				b.Fatal(res, err)
+			}
+		}
+	})
 	b.Run("select1", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := e.Query(context.Background(), "SELECT 1"); err != nil {

@@ -2,6 +2,7 @@ package sqlcatalog
 
 import (
 	"fmt"
+	"sort"
 
 	"modernc.org/sqlite/vtab"
 )
@@ -52,10 +53,53 @@ func (m columnsModule) Connect(ctx vtab.Context, args []string) (vtab.Table, err
 
 type columnsTable struct{ data *columnsData }
 
-// BestIndex offers one plan, a full scan (SQLite filters and sorts).
+// Plans (IdxNum bits): table_schema = ? and table_name = ? constraints
+// narrow the walk (the tables are sorted by namespace and name, so a
+// namespace is a binary-searched range). SQLite still checks every
+// constraint itself (none is omitted), so a narrowed walk only skips rows
+// that could not match.
+const (
+	planSchema = 1 << iota
+	planName
+)
+
+// BestIndex uses the equality constraints on table_schema and table_name.
 func (t columnsTable) BestIndex(info *vtab.IndexInfo) error {
-	info.EstimatedRows = int64(max(t.data.rows, 1))
-	info.EstimatedCost = float64(info.EstimatedRows)
+	arg := 0
+	for i := range info.Constraints {
+		c := &info.Constraints[i]
+		c.ArgIndex = -1
+		if !c.Usable || c.Op != vtab.OpEQ {
+			continue
+		}
+		switch {
+		case c.Column == 1 && info.IdxNum&planSchema == 0:
+			info.IdxNum |= planSchema
+		case c.Column == 2 && info.IdxNum&planName == 0:
+			info.IdxNum |= planName
+		default:
+			continue
+		}
+		c.ArgIndex = arg
+		arg++
+	}
+	// IdxStr records which argument is which, in order.
+	for _, c := range info.Constraints {
+		if c.ArgIndex >= 0 {
+			info.IdxStr += fmt.Sprint(c.Column)
+		}
+	}
+	rows := float64(max(t.data.rows, 1))
+	switch info.IdxNum {
+	case planSchema | planName:
+		rows = 20
+	case planSchema:
+		rows /= 10
+	case planName:
+		rows /= 2
+	}
+	info.EstimatedRows = int64(rows)
+	info.EstimatedCost = rows
 	return nil
 }
 
@@ -63,25 +107,45 @@ func (t columnsTable) Open() (vtab.Cursor, error) { return &columnsCursor{data: 
 func (t columnsTable) Disconnect() error          { return nil }
 func (t columnsTable) Destroy() error             { return nil }
 
-// columnsCursor walks table ti's column ci.
+// columnsCursor walks table ti's column ci, over tables [ti, end) whose
+// name is name (any when name is nil).
 type columnsCursor struct {
-	data   *columnsData
-	ti, ci int
-	rowid  int64
+	data        *columnsData
+	ti, ci, end int
+	name        *string
+	rowid       int64
 }
 
 // skip moves to the first column row at or after (ti, ci).
 func (c *columnsCursor) skip() {
-	for c.ti < len(c.data.tables) {
-		if s := c.data.tables[c.ti].Schema; s >= 0 && s < len(c.data.described) && c.ci < len(c.data.described[s]) {
+	for c.ti < c.end {
+		t := c.data.tables[c.ti]
+		if (c.name == nil || t.Name == *c.name) && t.Schema >= 0 && t.Schema < len(c.data.described) && c.ci < len(c.data.described[t.Schema]) {
 			return
 		}
 		c.ti, c.ci = c.ti+1, 0
 	}
 }
 
-func (c *columnsCursor) Filter(int, string, []vtab.Value) error {
-	c.ti, c.ci, c.rowid = 0, 0, 1
+func (c *columnsCursor) Filter(idxNum int, idxStr string, vals []vtab.Value) error {
+	tables := c.data.tables
+	c.ti, c.ci, c.end, c.name, c.rowid = 0, 0, len(tables), nil, 1
+	for i, col := range idxStr {
+		if i >= len(vals) {
+			break
+		}
+		v, ok := vals[i].(string)
+		if !ok {
+			continue // SQLite compares other values itself
+		}
+		switch {
+		case col == '1' && idxNum&planSchema != 0:
+			c.ti = sort.Search(len(tables), func(k int) bool { return tables[k].Namespace >= v })
+			c.end = c.ti + sort.Search(len(tables)-c.ti, func(k int) bool { return tables[c.ti+k].Namespace > v })
+		case col == '2' && idxNum&planName != 0:
+			c.name = &v
+		}
+	}
 	c.skip()
 	return nil
 }
@@ -93,7 +157,7 @@ func (c *columnsCursor) Next() error {
 	return nil
 }
 
-func (c *columnsCursor) Eof() bool { return c.ti >= len(c.data.tables) }
+func (c *columnsCursor) Eof() bool { return c.ti >= c.end }
 
 func (c *columnsCursor) Column(col int) (vtab.Value, error) {
 	t := c.data.tables[c.ti]
