@@ -66,6 +66,9 @@ type config struct {
 	plot         string
 	heapSize     int
 	only         map[string]bool // empty: every section
+	// discoveryBin is the discovery binary the SQL section runs;
+	// todaySQLDiscovery, when set, one built before issue 23, asked SELECT 1.
+	discoveryBin, todaySQLDiscovery string
 }
 
 func main() {
@@ -73,7 +76,9 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
 	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, refresh, lambda, cost, freshness")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, refresh, lambda, cost, freshness, sql")
+	flag.StringVar(&c.discoveryBin, "discovery", "bin/discovery", "the discovery binary the sql section runs")
+	flag.StringVar(&c.todaySQLDiscovery, "today-discovery-sql", "", "a discovery binary built from main before issue 23, asked SELECT 1 in the sql section")
 	flag.Parse()
 	if c.quick {
 		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
@@ -122,6 +127,11 @@ func run(c config, r *report) error {
 	if want("scale") {
 		if err := benchScale(c, r, procs); err != nil {
 			return fmt.Errorf("scale: %w", err)
+		}
+	}
+	if want("sql") {
+		if err := benchSQL(c, r, procs); err != nil {
+			return fmt.Errorf("sql: %w", err)
 		}
 	}
 	if want("heap") {
