@@ -41,7 +41,7 @@ vet:
 unit: tools ## go test over the whole module
 	$(GO) test -timeout 20m $(PKGS)
 
-compat: ## the client-compatibility suite (JDBC driver, DBeaver and ADBC calls replayed), listing each call
+compat: ## the client-compatibility suite (JDBC driver, DBeaver, ADBC, Grafana, Metabase, Superset calls replayed), listing each call
 	set -o pipefail; $(GO) test -count=1 -run '^TestCompat' -v ./internal/discovery/ | grep -vE '^=== (RUN|PAUSE|CONT)'
 
 integration: tools ## the end-to-end suite (localstack/), here against dynalite, versitygw and the Lambda emulator

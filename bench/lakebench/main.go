@@ -69,6 +69,9 @@ type config struct {
 	// todayDiscovery, when set, is a discovery binary built from main
 	// before a change, run side by side in the sections that compare.
 	todayDiscovery string
+	// discoveryBin is the discovery binary the SQL section runs;
+	// todaySQLDiscovery, when set, one built before issue 23, asked SELECT 1.
+	discoveryBin, todaySQLDiscovery string
 }
 
 func main() {
@@ -76,8 +79,10 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
 	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, budget, refresh, lambda, cost, freshness, writes")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, budget, refresh, lambda, cost, freshness, writes, sql")
 	flag.StringVar(&c.todayDiscovery, "today-discovery", "", "a discovery binary built from main before the change, measured beside bin/discovery in the budget section")
+	flag.StringVar(&c.discoveryBin, "discovery", "bin/discovery", "the discovery binary the sql section runs")
+	flag.StringVar(&c.todaySQLDiscovery, "today-discovery-sql", "", "a discovery binary built from main before issue 23, asked SELECT 1 in the sql section")
 	flag.Parse()
 	if c.quick {
 		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
@@ -131,6 +136,11 @@ func run(c config, r *report) error {
 	if want("budget") {
 		if err := benchBudget(c, r, procs); err != nil {
 			return fmt.Errorf("work per request: %w", err)
+		}
+	}
+	if want("sql") {
+		if err := benchSQL(c, r, procs); err != nil {
+			return fmt.Errorf("sql: %w", err)
 		}
 	}
 	if want("heap") {

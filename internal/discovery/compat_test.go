@@ -13,7 +13,8 @@ package discovery_test
 //     the key commands' column renames, which need exact Arrow types),
 //     client/ArrowFlightSqlClientHandler.java (SetSessionOptions {"catalog"}
 //     at connect when the URL has catalog=, CloseSession at close;
-//     Statement.executeQuery sends CreatePreparedStatement), and
+//     Statement.executeQuery sends CreatePreparedStatement: see
+//     compat_sql_test.go for the SQL tools), and
 //     flight/flight-sql/.../FlightSqlColumnMetadata.java (the field metadata
 //     keys getColumns reads).
 //   - dbeaver/dbeaver plugins/org.jkiss.dbeaver.model.jdbc/.../JDBCSQLDialect.java
@@ -306,10 +307,9 @@ func TestCompatJDBCDriver(t *testing.T) {
 			}
 		})
 	}
-	replay(t, "Statement.executeQuery(\"SELECT 1\"): DoAction CreatePreparedStatement → UNIMPLEMENTED, a message naming what lake answers", func(t *testing.T) {
-		_, err := e.client.Prepare(ctx, "SELECT 1")
-		if codeOf(err) != codes.Unimplemented || !strings.Contains(err.Error(), "runs no SQL") || !strings.Contains(err.Error(), "GetTables") {
-			t.Fatalf("Prepare = %v", err)
+	replay(t, `Statement.executeQuery("SELECT 1"): CreatePreparedStatement → GetFlightInfo → DoGet → ClosePreparedStatement (compat_sql_test.go replays it in full)`, func(t *testing.T) {
+		if got := jdbcPreparedFlow(t, e, ctx, "SELECT 1"); got != "1|1" {
+			t.Fatalf("SELECT 1 = %q", got)
 		}
 	})
 	replay(t, "close: DoAction CloseSession", func(t *testing.T) {

@@ -475,9 +475,23 @@ const MaxTableTypes = 256
 // type.
 type typeFilter map[string]struct{}
 
+// tableTypeAlias returns lake's own table type for a type other systems
+// name it by: a GetTables table_types filter naming an alias keeps the
+// tables of the type it stands for. "BASE TABLE" is the ANSI
+// information_schema name of a plain table (and what Grafana's table picker
+// and DuckDB-based servers filter on); lake reports such tables as "TABLE".
+func tableTypeAlias(t string) (string, bool) {
+	if t == "BASE TABLE" {
+		return "TABLE", true
+	}
+	return "", false
+}
+
 // newTypeFilter builds the set of a request's table types (none: nil),
 // refusing more than MaxTableTypes with INVALID_ARGUMENT, so a request's
-// cost is bounded before any table is looked at.
+// cost is bounded before any table is looked at. Types match exactly
+// (case-sensitive), and an alias (tableTypeAlias) also keeps the type it
+// stands for.
 func newTypeFilter(types []string) (typeFilter, error) {
 	if len(types) == 0 {
 		return nil, nil
@@ -488,6 +502,9 @@ func newTypeFilter(types []string) (typeFilter, error) {
 	f := make(typeFilter, len(types))
 	for _, t := range types {
 		f[t] = struct{}{}
+		if own, ok := tableTypeAlias(t); ok {
+			f[own] = struct{}{}
+		}
 	}
 	return f, nil
 }

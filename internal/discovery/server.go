@@ -220,6 +220,9 @@ func (a *interceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSer
 			a.observe(ts.cmd, doGet, start, err)
 		}
 	}()
+	if info.FullMethod == handshakeMethod {
+		return a.handshake(srv, ts, h)
+	}
 	ctx, err := a.authenticate(ss.Context(), info.FullMethod)
 	if err != nil {
 		if doGet {

@@ -32,6 +32,15 @@
 // GetSqlInfo 10000 and 10001 report the caller's own tenant's generation
 // and change time, so no tenant can time another tenant's writes.
 //
+// # SQL
+//
+// Statements and prepared statements run read-only SQL over the caller's
+// tenant alone (information_schema, SHOW, DESCRIBE, validation queries):
+// one in-memory SQLite engine per tenant and generation (package
+// sqlcatalog), built from the prepared tenant, kept in a byte-bounded
+// cache; see sql.go. A Basic-auth Handshake (username = tenant, password =
+// a token) answers the bearer token; see handshake.go.
+//
 // # Search
 //
 // The Flight action SearchActionType ("lake.search") finds the caller's
@@ -68,6 +77,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/internal/sqlcatalog"
 )
 
 // DefaultBatchBytes is the most bytes one record batch carries, far below
@@ -92,6 +102,15 @@ type Options struct {
 	// (NewGRPCServer applies it; a client's shorter deadline still wins).
 	// 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// SQLCacheBytes bounds the tenants' SQL engines kept in memory (see
+	// sql.go). 0 means a quarter of CacheBytes.
+	SQLCacheBytes int64
+	// SQLResultBytes bounds the statements' results kept for their DoGet
+	// and repeats (see sql.go). 0 means a quarter of SQLCacheBytes.
+	SQLResultBytes int64
+	// SQLLimits bound each SQL statement (zero fields: sqlcatalog's
+	// defaults).
+	SQLLimits sqlcatalog.Limits
 }
 
 // DefaultRequestTimeout is the server-side deadline of a Flight call: far
@@ -111,6 +130,10 @@ type Service struct {
 	schemaBytes map[*arrow.Schema][]byte
 	// sqlInfo holds the static GetSqlInfo answers.
 	sqlInfo *sqlInfoTable
+	// checker, engines and sqlLimits serve SQL (sql.go).
+	checker   *sqlcatalog.Checker
+	engines   *engineCache
+	sqlLimits sqlcatalog.Limits
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
@@ -134,14 +157,21 @@ func NewService(opts Options) *Service {
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = DefaultRequestTimeout
 	}
-	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{}}
+	sqlOptions(&opts)
+	checker, err := sqlcatalog.NewChecker()
+	if err != nil {
+		// An in-memory SQLite with a fixed schema: a programming error.
+		panic(err)
+	}
+	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{},
+		checker: checker, engines: newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes), sqlLimits: opts.SQLLimits}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
 		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo, schema_ref.PrimaryKeys,
 		schema_ref.ImportedKeys, schema_ref.XdbcTypeInfo} {
 		s.schemaBytes[sc] = flight.SerializeSchema(sc, s.mem)
 	}
-	info, err := newSqlInfoTable(s.mem, opts.ServerName, opts.Version)
+	info, err := newSqlInfoTable(s.mem, opts.ServerName, opts.Version, sqlcatalog.EffectiveTimeout(opts.SQLLimits))
 	if err != nil {
 		// The table is static: this is a programming error, caught by tests.
 		panic(err)
@@ -157,9 +187,15 @@ func NewService(opts Options) *Service {
 // with the same content.
 func (s *Service) setView(v *View) {
 	s.view.Store(v)
-	s.cache.retain(func(k cacheKey) bool {
+	keep := func(k cacheKey) bool {
 		info, ok := v.index.tenant(k.tenant)
 		return ok && info.Hash == k.hash
+	}
+	s.cache.retain(keep)
+	// A tenant without tables has an engine too, keyed by the zero hash.
+	s.engines.retain(func(k cacheKey) bool {
+		_, has := v.index.tenant(k.tenant)
+		return keep(k) || !has && k.hash == [32]byte{}
 	})
 }
 
@@ -411,6 +447,9 @@ func (s *Service) GetFlightInfoTableTypes(ctx context.Context, desc *flight.Flig
 }
 
 // DoGetTableTypes returns the table types of the caller's tables, and TABLE.
+// These are the types lake reports; a GetTables table_types filter matches
+// them exactly, and also takes the aliases of tableTypeAlias ("BASE
+// TABLE" keeps TABLE tables), which this list does not repeat.
 func (s *Service) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
@@ -71,29 +70,17 @@ func (s *Service) CloseSession(ctx context.Context, _ *flight.CloseSessionReques
 	return &flight.CloseSessionResult{Status: flight.CloseSessionResultClosed}, nil
 }
 
-// Statements. Lake serves catalog discovery and runs no SQL, so every
-// statement command (queries, prepared statements — what the JDBC driver's
-// Statement.executeQuery sends —, Substrait plans, updates, ingestion,
-// transactions) answers UNIMPLEMENTED with ErrNoStatements' message.
-// Answering SELECT 1 is not worth it: neither DBeaver (with a custom
-// Generic driver it sets no test query) nor the JDBC driver
-// (Connection.isValid is a local check) validates a connection with a query.
+// Statements. Queries and prepared statements run read-only SQL over the
+// caller's catalog (sql.go). Everything that would change something —
+// updates, ingestion, transactions — and Substrait plans answer
+// UNIMPLEMENTED with ErrNoStatements' message.
 
-// ErrNoStatements is the answer to every statement command.
+// ErrNoStatements is the answer to every statement command that is not a
+// read-only query.
 var ErrNoStatements = status.Error(codes.Unimplemented,
-	"lake is a table catalog and runs no SQL: it answers GetCatalogs, GetDbSchemas, GetTables (with exact schemas), "+
-		"GetTableTypes, GetSqlInfo, GetXdbcTypeInfo, GetPrimaryKeys, GetImportedKeys, GetExportedKeys and GetCrossReference; "+
-		"query a table's data with your engine at the location its registration names")
-
-// GetFlightInfoStatement implements flightsql.Server.
-func (s *Service) GetFlightInfoStatement(context.Context, flightsql.StatementQuery, *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return nil, ErrNoStatements
-}
-
-// GetSchemaStatement implements flightsql.Server.
-func (s *Service) GetSchemaStatement(context.Context, flightsql.StatementQuery, *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	return nil, ErrNoStatements
-}
+	"lake is a read-only table catalog: it answers SQL queries over information_schema (schemata, tables, columns), "+
+		"SHOW TABLES, SHOW COLUMNS and DESCRIBE, and the Flight SQL metadata commands; it runs no updates, ingestion, "+
+		"transactions or Substrait plans. Query a table's data with your engine at the location its registration names")
 
 // PollFlightInfoStatement implements flightsql.Server.
 func (s *Service) PollFlightInfoStatement(context.Context, flightsql.StatementQuery, *flight.FlightDescriptor) (*flight.PollInfo, error) {
@@ -110,39 +97,9 @@ func (s *Service) GetSchemaSubstraitPlan(context.Context, flightsql.StatementSub
 	return nil, ErrNoStatements
 }
 
-// DoGetStatement implements flightsql.Server.
-func (s *Service) DoGetStatement(context.Context, flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	return nil, nil, ErrNoStatements
-}
-
-// CreatePreparedStatement implements flightsql.Server.
-func (s *Service) CreatePreparedStatement(context.Context, flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
-	return flightsql.ActionCreatePreparedStatementResult{}, ErrNoStatements
-}
-
 // CreatePreparedSubstraitPlan implements flightsql.Server.
 func (s *Service) CreatePreparedSubstraitPlan(context.Context, flightsql.ActionCreatePreparedSubstraitPlanRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
 	return flightsql.ActionCreatePreparedStatementResult{}, ErrNoStatements
-}
-
-// ClosePreparedStatement implements flightsql.Server.
-func (s *Service) ClosePreparedStatement(context.Context, flightsql.ActionClosePreparedStatementRequest) error {
-	return ErrNoStatements
-}
-
-// GetFlightInfoPreparedStatement implements flightsql.Server.
-func (s *Service) GetFlightInfoPreparedStatement(context.Context, flightsql.PreparedStatementQuery, *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	return nil, ErrNoStatements
-}
-
-// GetSchemaPreparedStatement implements flightsql.Server.
-func (s *Service) GetSchemaPreparedStatement(context.Context, flightsql.PreparedStatementQuery, *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	return nil, ErrNoStatements
-}
-
-// DoGetPreparedStatement implements flightsql.Server.
-func (s *Service) DoGetPreparedStatement(context.Context, flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	return nil, nil, ErrNoStatements
 }
 
 // DoPutCommandStatementUpdate implements flightsql.Server.
@@ -153,11 +110,6 @@ func (s *Service) DoPutCommandStatementUpdate(context.Context, flightsql.Stateme
 // DoPutCommandSubstraitPlan implements flightsql.Server.
 func (s *Service) DoPutCommandSubstraitPlan(context.Context, flightsql.StatementSubstraitPlan) (int64, error) {
 	return 0, ErrNoStatements
-}
-
-// DoPutPreparedStatementQuery implements flightsql.Server.
-func (s *Service) DoPutPreparedStatementQuery(context.Context, flightsql.PreparedStatementQuery, flight.MessageReader, flight.MetadataWriter) ([]byte, error) {
-	return nil, ErrNoStatements
 }
 
 // DoPutPreparedStatementUpdate implements flightsql.Server.

@@ -1,0 +1,276 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/internal/sqlcatalog"
+)
+
+// SQL. Statements (CommandStatementQuery) and prepared statements
+// (CreatePreparedStatement, then GetFlightInfo / DoGet, then
+// ClosePreparedStatement; without parameters) run read-only SQL over the
+// caller's tenant alone, through package sqlcatalog: information_schema
+// (schemata, tables, columns), SHOW TABLES, SHOW COLUMNS FROM t,
+// DESCRIBE t, and the validation queries tools send (SELECT 1, version(),
+// current_catalog(), current_user()…).
+//
+// Each tenant's engine is built from its prepared state (memory only, no
+// metadata I/O), once per tenant and segment hash, and kept in an engine
+// cache bounded by Options.SQLCacheBytes; statements' results are kept
+// (per engine, so per tenant and generation) within Options.SQLResultBytes,
+// so a statement runs once for its GetFlightInfo and DoGet. A statement's handle (statement
+// ticket or prepared-statement handle) is its SQL text: nothing is kept
+// per statement, the tenant comes from the token on every call, and
+// closing a prepared statement frees nothing.
+//
+// Answers: malformed SQL, unknown names and several statements are
+// INVALID_ARGUMENT with the position; writes, DDL, PRAGMA, ATTACH and
+// transactions PERMISSION_DENIED (lake is read-only); a query over a
+// registered table's data UNIMPLEMENTED, naming the table's location;
+// a result past the row or byte cap RESOURCE_EXHAUSTED; a statement past
+// its time budget DEADLINE_EXCEEDED.
+
+// sqlEngine returns the caller's engine entry (a reference to put back).
+func (s *Service) sqlEngine(ctx context.Context) (*engineEntry, string, *View, error) {
+	tenant, v, err := s.begin(ctx)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ts, err := s.tenantState(ctx, v, tenant)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	info, _ := v.index.tenant(tenant)
+	e, err := s.engines.get(ctx, cacheKey{tenant, info.Hash}, func() (*sqlcatalog.Engine, error) {
+		return sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts), s.checker, s.sqlLimits, s.mem)
+	})
+	switch {
+	case err == nil:
+		return e, tenant, v, nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return nil, "", nil, status.FromContextError(err).Err()
+	default:
+		s.opts.Log.ErrorContext(ctx, "sql engine failed to build", slog.String("error", err.Error()))
+		return nil, "", nil, status.Error(codes.Internal, "this catalog's SQL engine could not be built")
+	}
+}
+
+// sqlTenant lays a prepared tenant (nil: no tables) out for the engine,
+// decoding each distinct schema once.
+func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
+	t := sqlcatalog.Tenant{Catalog: tenant, Version: s.opts.Version}
+	if ts == nil {
+		return t
+	}
+	t.Schemas = make([]*arrow.Schema, ts.cols.Schemas.Len())
+	for i := range t.Schemas {
+		sc, err := flight.DeserializeSchema(ts.cols.Schemas.Value(i), s.mem)
+		if err == nil {
+			t.Schemas[i] = sc
+		}
+	}
+	t.Tables = make([]sqlcatalog.Table, ts.n)
+	for i := range ts.n {
+		ref := -1
+		if !ts.cols.SchemaRef.IsNull(i) {
+			ref = int(ts.cols.SchemaRef.Value(i))
+		}
+		t.Tables[i] = sqlcatalog.Table{Namespace: ts.cols.Namespace.Value(i), Name: ts.cols.Name.Value(i),
+			Type: ts.cols.TableType.Value(i), Schema: ref}
+	}
+	return t
+}
+
+// errTransactions answers a statement inside a transaction.
+var errTransactions = status.Error(codes.PermissionDenied, "lake is read-only and has no transactions: send statements without a transaction id")
+
+// runSQL runs one statement for the caller, or answers it from the
+// engine's last result.
+func (s *Service) runSQL(ctx context.Context, query string) (*sqlcatalog.Result, error) {
+	if len(query) > sqlcatalog.MaxSQLBytes {
+		return nil, status.Errorf(codes.InvalidArgument, "sql: statement of %d bytes, at most %d", len(query), sqlcatalog.MaxSQLBytes)
+	}
+	e, tenant, v, err := s.sqlEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.engines.put(e)
+	if r := s.engines.result(e, query); r != nil {
+		return r, nil
+	}
+	res, err := e.eng.Query(ctx, query)
+	if err != nil {
+		return nil, s.sqlStatus(ctx, v, tenant, err)
+	}
+	s.engines.keep(e, query, res)
+	return res, nil
+}
+
+// sqlStatus maps an engine failure to the client's answer.
+func (s *Service) sqlStatus(ctx context.Context, v *View, tenant string, err error) error {
+	var se *sqlcatalog.Error
+	if !errors.As(err, &se) {
+		if ctx.Err() != nil {
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		s.opts.Log.ErrorContext(ctx, "sql statement failed", slog.String("error", err.Error()))
+		return status.Error(codes.Internal, "sql: internal error")
+	}
+	switch se.Kind {
+	case sqlcatalog.ErrInvalid:
+		return status.Error(codes.InvalidArgument, se.Msg)
+	case sqlcatalog.ErrReadOnly:
+		return status.Error(codes.PermissionDenied, se.Msg)
+	case sqlcatalog.ErrLimit:
+		return status.Error(codes.ResourceExhausted, se.Msg)
+	case sqlcatalog.ErrTimeout:
+		return status.Error(codes.DeadlineExceeded, se.Msg)
+	case sqlcatalog.ErrTableData:
+		where := "at the location its registration names"
+		if ts, err := s.tenantState(ctx, v, tenant); err == nil {
+			if i, ok := ts.find(se.Namespace, se.Table); ok && ts.cols.Location.Value(i) != "" {
+				where = "at " + ts.cols.Location.Value(i)
+			}
+		}
+		return status.Errorf(codes.Unimplemented,
+			"lake is a table catalog and does not read table data: the data of %s.%s is %s; query it there with your engine. "+
+				"Lake answers SQL over its catalog: information_schema.schemata, .tables and .columns, SHOW TABLES, SHOW COLUMNS FROM t, DESCRIBE t",
+			se.Namespace, se.Table, where)
+	default:
+		return status.Error(codes.Internal, se.Msg)
+	}
+}
+
+// statementInfo is the FlightInfo of a statement's result: one endpoint whose
+// ticket is ticket.
+func (s *Service) statementInfo(desc *flight.FlightDescriptor, ticket []byte, res *sqlcatalog.Result) *flight.FlightInfo {
+	return &flight.FlightInfo{
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: ticket}}},
+		FlightDescriptor: desc,
+		Schema:           flight.SerializeSchema(res.Schema, s.mem),
+		TotalRecords:     int64(res.Rows),
+		TotalBytes:       -1,
+	}
+}
+
+// GetFlightInfoStatement runs the query (so that its errors come now and
+// the schema is exact) and answers a ticket holding the query.
+func (s *Service) GetFlightInfoStatement(ctx context.Context, cmd flightsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	if len(cmd.GetTransactionId()) > 0 {
+		return nil, errTransactions
+	}
+	res, err := s.runSQL(ctx, cmd.GetQuery())
+	if err != nil {
+		return nil, err
+	}
+	ticket, err := flightsql.CreateStatementQueryTicket([]byte(cmd.GetQuery()))
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "sql: ticket: %v", err)
+	}
+	return s.statementInfo(desc, ticket, res), nil
+}
+
+// GetSchemaStatement implements flightsql.Server.
+func (s *Service) GetSchemaStatement(ctx context.Context, cmd flightsql.StatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	if len(cmd.GetTransactionId()) > 0 {
+		return nil, errTransactions
+	}
+	res, err := s.runSQL(ctx, cmd.GetQuery())
+	if err != nil {
+		return nil, err
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(res.Schema, s.mem)}, nil
+}
+
+// DoGetStatement streams the result of the ticket's query.
+func (s *Service) DoGetStatement(ctx context.Context, ticket flightsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.streamSQL(ctx, string(ticket.GetStatementHandle()))
+}
+
+func (s *Service) streamSQL(ctx context.Context, query string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	res, err := s.runSQL(ctx, query)
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := stream(ctx, res.Schema, res.Batches())
+	return res.Schema, ch, err
+}
+
+// CreatePreparedStatement runs the query, so the dataset schema is known
+// (and errors are told) before execution; the handle is the query.
+func (s *Service) CreatePreparedStatement(ctx context.Context, req flightsql.ActionCreatePreparedStatementRequest) (flightsql.ActionCreatePreparedStatementResult, error) {
+	if len(req.GetTransactionId()) > 0 {
+		return flightsql.ActionCreatePreparedStatementResult{}, errTransactions
+	}
+	res, err := s.runSQL(ctx, req.GetQuery())
+	if err != nil {
+		return flightsql.ActionCreatePreparedStatementResult{}, err
+	}
+	isUpdate := false
+	return flightsql.ActionCreatePreparedStatementResult{
+		Handle:          []byte(req.GetQuery()),
+		DatasetSchema:   res.Schema,
+		ParameterSchema: arrow.NewSchema(nil, nil),
+		IsUpdate:        &isUpdate,
+	}, nil
+}
+
+// ClosePreparedStatement implements flightsql.Server: nothing is kept per
+// statement.
+func (s *Service) ClosePreparedStatement(ctx context.Context, _ flightsql.ActionClosePreparedStatementRequest) error {
+	if _, ok := TenantFrom(ctx); !ok {
+		return errUnauthenticated
+	}
+	return nil
+}
+
+// GetFlightInfoPreparedStatement answers the FlightInfo of the handle's
+// query; the ticket is the command itself.
+func (s *Service) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	res, err := s.runSQL(ctx, string(cmd.GetPreparedStatementHandle()))
+	if err != nil {
+		return nil, err
+	}
+	return s.statementInfo(desc, desc.GetCmd(), res), nil
+}
+
+// GetSchemaPreparedStatement implements flightsql.Server.
+func (s *Service) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	res, err := s.runSQL(ctx, string(cmd.GetPreparedStatementHandle()))
+	if err != nil {
+		return nil, err
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(res.Schema, s.mem)}, nil
+}
+
+// DoGetPreparedStatement streams the result of the handle's query.
+func (s *Service) DoGetPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return s.streamSQL(ctx, string(cmd.GetPreparedStatementHandle()))
+}
+
+// DoPutPreparedStatementQuery refuses parameters: lake's prepared
+// statements take none.
+func (s *Service) DoPutPreparedStatementQuery(context.Context, flightsql.PreparedStatementQuery, flight.MessageReader, flight.MetadataWriter) ([]byte, error) {
+	return nil, status.Error(codes.InvalidArgument, "sql: lake's prepared statements take no parameters; write the values into the statement")
+}
+
+// SQLCacheStats reports the SQL engine cache.
+func (s *Service) SQLCacheStats() SQLCacheStats { return s.engines.stats() }
+
+// sqlOptions resolves Options' SQL settings.
+func sqlOptions(opts *Options) {
+	if opts.SQLCacheBytes <= 0 {
+		opts.SQLCacheBytes = max(opts.CacheBytes/4, 1)
+	}
+	if opts.SQLResultBytes <= 0 {
+		opts.SQLResultBytes = max(opts.SQLCacheBytes/4, 1)
+	}
+}

@@ -1,0 +1,63 @@
+// Package sqlcatalog answers read-only SQL over one tenant's catalog: the
+// ANSI views information_schema.schemata, .tables and .columns, the
+// validation queries SQL tools send (SELECT 1, version(), the current
+// catalog, schema and user), and SHOW TABLES, SHOW COLUMNS FROM t and
+// DESCRIBE t, which are answered over those views.
+//
+// # The engine
+//
+// The SQL is run by SQLite, through modernc.org/sqlite: a maintained,
+// complete SQL engine (parser, planner, WHERE, LIKE, ORDER BY, LIMIT,
+// DISTINCT, aggregates, joins, subqueries, CTEs) that is pure Go, so the
+// discovery binary stays static (CGO_ENABLED=0). No SQL is parsed here: the
+// only text this package reads itself is the leading keywords of the two
+// statement forms SQLite does not have (SHOW …, DESCRIBE/DESC …), with a
+// small tokenizer (statements.go) that turns them into a SELECT over the
+// views; everything else goes to SQLite as it is.
+//
+// An Engine is one in-memory SQLite database built for one tenant and one
+// snapshot generation (Build), from metadata already in memory (no I/O),
+// holding that tenant's rows and nothing else: isolation is by
+// construction, since no statement can reach data the database does not
+// hold. The tenant's name is in the database only as its own catalog.
+// information_schema.schemata and .tables are tables of the database;
+// information_schema.columns is a virtual table over the tenant's column
+// descriptions, one per distinct schema (columnstable.go), registered on
+// the tenant's own driver, so building an engine copies no column rows.
+//
+// # Read-only and sandboxed
+//
+// After the build, the connection is closed to change:
+//   - PRAGMA query_only is on, so no statement can write;
+//   - an authorizer (sqlite3_set_authorizer, modernc's RegisterAuthorizer)
+//     allows only SELECT, reads and functions; ATTACH, DETACH, PRAGMA,
+//     transactions, savepoints, DDL and DML are denied at prepare time and
+//     answered as read-only errors (Error.Kind ErrReadOnly);
+//   - load_extension is denied by the authorizer too (extension loading is
+//     also off in SQLite's C API by default);
+//   - sqlite3_limit bounds the SQL text (MaxSQLBytes), string and blob
+//     lengths, expression depth, compound SELECTs, attached databases and
+//     the like;
+//   - each statement runs under a time budget (Limits.Timeout): the
+//     driver interrupts SQLite (sqlite3_interrupt) when the context ends;
+//   - a result has at most Limits.MaxRows rows and Limits.MaxBytes bytes.
+//
+// Before a statement reaches a tenant's database it is compiled on a
+// schema-only twin (Checker, the same tables and functions, no rows): that
+// reports the position of a malformed statement (sqlite3_error_offset,
+// which the database/sql driver does not expose), refuses more than one
+// statement per request, refuses writes (sqlite3_stmt_readonly), and tells
+// a query naming a registered table (which SQLite reports as "no such
+// table") from one naming nothing.
+//
+// # A future read path
+//
+// Lake is a catalog: a table's data lives at its location and is read by
+// the caller's engine. A query naming a registered table is refused with
+// that location (ErrTableData). A read path would plug in at that point:
+// SQLite's virtual tables (modernc.org/sqlite/vtab) can expose a table
+// whose rows come from Go, so a registered table could become a virtual
+// table of the tenant's database, read from its location through an
+// Arrow reader under the same limits, without changing how statements are
+// checked, authorized and bounded here.
+package sqlcatalog

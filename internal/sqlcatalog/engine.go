@@ -1,0 +1,467 @@
+package sqlcatalog
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// MaxSQLBytes is the longest SQL text a statement may have.
+const MaxSQLBytes = 64 << 10
+
+// Limits bound one statement.
+type Limits struct {
+	// Timeout is the time budget of one statement. Default DefaultTimeout.
+	Timeout time.Duration
+	// MaxRows is the most rows a result may have. Default DefaultMaxRows.
+	MaxRows int
+	// MaxBytes is the most bytes (strings and numbers) a result may hold.
+	// Default DefaultMaxBytes.
+	MaxBytes int
+}
+
+// Defaults of Limits.
+const (
+	DefaultTimeout  = 5 * time.Second
+	DefaultMaxRows  = 100_000
+	DefaultMaxBytes = 64 << 20
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxRows <= 0 {
+		l.MaxRows = DefaultMaxRows
+	}
+	if l.MaxBytes <= 0 {
+		l.MaxBytes = DefaultMaxBytes
+	}
+	return l
+}
+
+// Table is one registered table as the engine lists it.
+type Table struct {
+	Namespace, Name string
+	// Type is lake's table type ("TABLE" for a plain table).
+	Type string
+	// Schema indexes Tenant.Schemas, or is -1 when the table has no schema.
+	Schema int
+}
+
+// Tenant is what an Engine is built from: one tenant's tables, sorted by
+// (Namespace, Name), and their distinct schemas.
+type Tenant struct {
+	// Catalog is the tenant's name: the catalog of every row, and what
+	// current_catalog() and current_user() answer.
+	Catalog string
+	// Version is the server's version, which version() reports.
+	Version string
+	Tables  []Table
+	Schemas []*arrow.Schema
+}
+
+// ErrorKind tells the failures of a statement apart.
+type ErrorKind int
+
+// Kinds of Error.
+const (
+	// ErrInvalid: malformed SQL (Offset says where), an unknown table,
+	// column or function, more than one statement, or text too long.
+	ErrInvalid ErrorKind = iota + 1
+	// ErrReadOnly: a write, DDL, PRAGMA, ATTACH or transaction.
+	ErrReadOnly
+	// ErrTableData: a query over a registered table's data (Namespace and
+	// Table name it).
+	ErrTableData
+	// ErrLimit: the result exceeds Limits.MaxRows or MaxBytes.
+	ErrLimit
+	// ErrTimeout: the statement ran past Limits.Timeout.
+	ErrTimeout
+)
+
+// Error is a statement's failure, with a message fit for the client.
+type Error struct {
+	Kind ErrorKind
+	Msg  string
+	// Offset is the byte offset in the SQL text the failure is at, or -1.
+	Offset int
+	// Namespace and Table name the registered table of an ErrTableData.
+	Namespace, Table string
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func invalid(format string, args ...any) *Error {
+	return &Error{Kind: ErrInvalid, Msg: fmt.Sprintf(format, args...), Offset: -1}
+}
+
+// Engine is one tenant's catalog as an in-memory SQLite database, read-only
+// once built. It runs one statement at a time; it is safe for concurrent
+// use (statements queue, each within its own time budget).
+type Engine struct {
+	tenant  string
+	checker *Checker
+	limits  Limits
+	mem     memory.Allocator
+	tables  map[string][]string // lower-cased table name → "namespace\x00name" of each registration
+
+	sem  chan struct{} // held while a statement runs
+	db   *sql.DB
+	conn *sql.Conn
+	// denied is the action the authorizer last refused (set during
+	// prepare, read while sem is held).
+	denied string
+	bytes  int64
+
+	closeOnce sync.Once
+}
+
+// ddl creates the views' tables but information_schema.columns, which is
+// a virtual table in an engine (engineDDL, columnstable.go) and a plain
+// table of the same columns on the Checker (checkerDDL), so a statement
+// compiles the same on both.
+const ddl = `
+ATTACH ':memory:' AS information_schema;
+CREATE TABLE information_schema.schemata (
+	catalog_name TEXT NOT NULL, schema_name TEXT NOT NULL, schema_owner TEXT,
+	PRIMARY KEY (schema_name)) WITHOUT ROWID;
+CREATE TABLE information_schema.tables (
+	table_catalog TEXT NOT NULL, table_schema TEXT NOT NULL, table_name TEXT NOT NULL, table_type TEXT NOT NULL,
+	PRIMARY KEY (table_schema, table_name)) WITHOUT ROWID;
+CREATE TABLE main.dual (dummy TEXT NOT NULL);
+INSERT INTO main.dual VALUES ('X');
+`
+
+var (
+	engineDDL  = ddl + "CREATE VIRTUAL TABLE information_schema.columns USING " + columnsModuleName + ";"
+	checkerDDL = ddl + strings.Replace(columnsDecl, "CREATE TABLE x", "CREATE TABLE information_schema.columns", 1) + ";"
+)
+
+// functions are the engine's own SQL functions beside SQLite's: name →
+// number of arguments.
+var functionNames = []string{"version", "current_catalog", "current_schema", "current_user",
+	"current_database", "database", "user", "session_user", "schema"}
+
+// tableTypeName is a table type as information_schema names it: lake's
+// TABLE is the ANSI BASE TABLE.
+func tableTypeName(t string) string {
+	if t == "TABLE" {
+		return "BASE TABLE"
+	}
+	return t
+}
+
+// sqlLimits are the sqlite3_limit values of a tenant's connection.
+var sqlLimits = []struct{ id, val int }{
+	{sqlite3.SQLITE_LIMIT_LENGTH, 1 << 20},
+	{sqlite3.SQLITE_LIMIT_SQL_LENGTH, MaxSQLBytes},
+	{sqlite3.SQLITE_LIMIT_COLUMN, 200},
+	{sqlite3.SQLITE_LIMIT_EXPR_DEPTH, 100},
+	{sqlite3.SQLITE_LIMIT_COMPOUND_SELECT, 20},
+	{sqlite3.SQLITE_LIMIT_VDBE_OP, 100_000},
+	{sqlite3.SQLITE_LIMIT_FUNCTION_ARG, 16},
+	{sqlite3.SQLITE_LIMIT_ATTACHED, 1},
+	{sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 1024},
+	{sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 16},
+	{sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH, 1},
+}
+
+// connector opens one in-memory database with d.
+type connector struct{ d *sqlite.Driver }
+
+func (c connector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(":memory:") }
+func (c connector) Driver() driver.Driver                        { return c.d }
+
+// Build builds t's engine: an in-memory database of t's rows alone, then
+// closed to change (see the package doc). checker compiles statements
+// before they run (one per process is enough); limits bound each
+// statement; mem allocates results.
+func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem memory.Allocator) (_ *Engine, err error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	e := &Engine{tenant: t.Catalog, checker: checker, limits: limits.withDefaults(), mem: mem,
+		sem: make(chan struct{}, 1), tables: make(map[string][]string, len(t.Tables))}
+	d := &sqlite.Driver{}
+	if err := registerFunctions(d, t); err != nil {
+		return nil, err
+	}
+	columns := describeTenant(t)
+	if err := d.RegisterModule(columnsModuleName, columnsModule{columns}); err != nil {
+		return nil, fmt.Errorf("sqlcatalog: columns module: %w", err)
+	}
+	e.db = sql.OpenDB(connector{d})
+	e.db.SetMaxOpenConns(1)
+	e.db.SetMaxIdleConns(1)
+	e.db.SetConnMaxLifetime(0)
+	e.db.SetConnMaxIdleTime(0)
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	if e.conn, err = e.db.Conn(ctx); err != nil {
+		return nil, fmt.Errorf("sqlcatalog: open: %w", err)
+	}
+	if _, err := e.conn.ExecContext(ctx, engineDDL); err != nil {
+		return nil, fmt.Errorf("sqlcatalog: create views: %w", err)
+	}
+	if err := e.load(ctx, t); err != nil {
+		return nil, err
+	}
+	if _, err := e.conn.ExecContext(ctx, "PRAGMA query_only = 1; PRAGMA trusted_schema = 0"); err != nil {
+		return nil, fmt.Errorf("sqlcatalog: query_only: %w", err)
+	}
+	for _, l := range sqlLimits {
+		if _, err := sqlite.Limit(e.conn, l.id, l.val); err != nil {
+			return nil, fmt.Errorf("sqlcatalog: limit: %w", err)
+		}
+	}
+	err = e.conn.Raw(func(dc any) error {
+		r, ok := dc.(sqlite.AuthorizerRegisterer)
+		if !ok {
+			return fmt.Errorf("sqlcatalog: driver connection %T has no authorizer", dc)
+		}
+		if err := r.RegisterAuthorizer(e.authorize); err != nil {
+			return err
+		}
+		st, ok := dc.(interface {
+			Status(sqlite.DBStatusOp, bool) (int, int, error)
+		})
+		if !ok {
+			return nil
+		}
+		for _, op := range []sqlite.DBStatusOp{sqlite.DBStatusCacheUsed, sqlite.DBStatusSchemaUsed, sqlite.DBStatusLookasideUsed} {
+			if cur, _, err := st.Status(op, false); err == nil {
+				e.bytes += int64(cur)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlcatalog: authorizer: %w", err)
+	}
+	// The column descriptions and the registration index (see
+	// Engine.Bytes).
+	e.bytes += columns.bytes()
+	for k, v := range e.tables {
+		e.bytes += int64(len(k)) + 16
+		for _, s := range v {
+			e.bytes += int64(len(s)) + 16
+		}
+	}
+	return e, nil
+}
+
+// Bytes is the memory the engine holds: SQLite's page cache, schema and
+// lookaside, the column descriptions and its table index.
+func (e *Engine) Bytes() int64 { return e.bytes }
+
+// Close frees the database. Statements still running end with an error.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		if e.conn != nil {
+			_ = e.conn.Close()
+		}
+		_ = e.db.Close()
+	})
+}
+
+// load inserts t's rows, in one transaction.
+func (e *Engine) load(ctx context.Context, t Tenant) error {
+	tx, err := e.conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlcatalog: load: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	insSchema, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.schemata VALUES (?, ?, ?)")
+	if err != nil {
+		return fmt.Errorf("sqlcatalog: load: %w", err)
+	}
+	insTable, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.tables VALUES (?, ?, ?, ?)")
+	if err != nil {
+		return fmt.Errorf("sqlcatalog: load: %w", err)
+	}
+	prevNS := "\x00"
+	for _, tb := range t.Tables {
+		if tb.Namespace != prevNS {
+			if _, err := insSchema.ExecContext(ctx, t.Catalog, tb.Namespace, t.Catalog); err != nil {
+				return fmt.Errorf("sqlcatalog: load namespace %q: %w", tb.Namespace, err)
+			}
+			prevNS = tb.Namespace
+		}
+		key := strings.ToLower(tb.Name)
+		e.tables[key] = append(e.tables[key], tb.Namespace+"\x00"+tb.Name)
+		if _, err := insTable.ExecContext(ctx, t.Catalog, tb.Namespace, tb.Name, tableTypeName(tb.Type)); err != nil {
+			return fmt.Errorf("sqlcatalog: load table %q.%q: %w", tb.Namespace, tb.Name, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlcatalog: load: %w", err)
+	}
+	return nil
+}
+
+// registerFunctions adds the engine's functions to d, answering for t.
+func registerFunctions(d *sqlite.Driver, t Tenant) error {
+	constant := func(v driver.Value) func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) {
+		return func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) { return v, nil }
+	}
+	version := "lake " + t.Version
+	for name, v := range map[string]driver.Value{
+		"version":          version,
+		"current_catalog":  t.Catalog,
+		"current_database": t.Catalog,
+		"database":         t.Catalog,
+		"current_user":     t.Catalog,
+		"session_user":     t.Catalog,
+		"user":             t.Catalog,
+		"current_schema":   nil,
+		"schema":           nil,
+	} {
+		if err := d.RegisterDeterministicScalarFunction(name, 0, constant(v)); err != nil {
+			return fmt.Errorf("sqlcatalog: function %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// authorize is the connection's authorizer: reads, SELECT and functions
+// only (load_extension excepted). It notes what it denies for the error.
+func (e *Engine) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	switch action {
+	case sqlite.AuthSelect, sqlite.AuthRead, sqlite.AuthRecursive:
+		return sqlite.AuthorizerOK
+	case sqlite.AuthFunction:
+		if strings.EqualFold(arg2, "load_extension") {
+			e.denied = "load_extension"
+			return sqlite.AuthorizerDeny
+		}
+		return sqlite.AuthorizerOK
+	case sqlite.AuthPragma:
+		e.denied = "PRAGMA"
+	case sqlite.AuthAttach:
+		e.denied = "ATTACH"
+	case sqlite.AuthDetach:
+		e.denied = "DETACH"
+	case sqlite.AuthTransaction, sqlite.AuthSavepoint:
+		e.denied = "transactions"
+	default:
+		e.denied = "writes and DDL"
+	}
+	return sqlite.AuthorizerDeny
+}
+
+// readOnlyMessage is the answer to a refused statement.
+func readOnlyMessage(what string) string {
+	return fmt.Sprintf("lake is read-only: %s refused; lake answers SELECT over information_schema (schemata, tables, columns), SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t", what)
+}
+
+// acquire takes the engine for one statement, or gives up with ctx.
+func (e *Engine) acquire(ctx context.Context) error {
+	select {
+	case e.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Engine) release() { <-e.sem }
+
+// Query runs one statement (see the package doc for what is answered) and
+// returns its result, or an *Error (or the context's error when ctx ends
+// before the statement's budget does).
+func (e *Engine) Query(ctx context.Context, text string) (*Result, error) {
+	if len(text) > MaxSQLBytes {
+		return nil, invalid("sql: statement of %d bytes, at most %d", len(text), MaxSQLBytes)
+	}
+	if strings.ContainsRune(text, 0) {
+		return nil, invalid("sql: the statement holds a NUL byte")
+	}
+	query, args, err := rewrite(text, e.tenant, e.tables)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.checker.check(query, e.tables); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, e.limits.Timeout)
+	defer cancel()
+	if err := e.acquire(ctx); err != nil {
+		return nil, e.ctxError(ctx, err)
+	}
+	defer e.release()
+	e.denied = ""
+	named := make([]driver.NamedValue, len(args))
+	for i, a := range args {
+		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+	}
+	var res *Result
+	// The driver's rows directly (database/sql would lock and convert
+	// every value once more).
+	err = e.conn.Raw(func(dc any) error {
+		q, ok := dc.(driver.QueryerContext)
+		if !ok {
+			return fmt.Errorf("sqlcatalog: driver connection %T cannot query", dc)
+		}
+		rows, err := q.QueryContext(ctx, query, named)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		res, err = e.collect(ctx, rows)
+		return err
+	})
+	if err != nil {
+		return nil, e.classify(ctx, err)
+	}
+	return res, nil
+}
+
+// classify turns a failure of SQLite into an *Error.
+func (e *Engine) classify(ctx context.Context, err error) error {
+	var se *Error
+	if errors.As(err, &se) {
+		return se
+	}
+	if ctx.Err() != nil {
+		return e.ctxError(ctx, ctx.Err())
+	}
+	var le *sqlite.Error
+	// SQLite answers a denial with SQLITE_AUTH, or SQLITE_ERROR for a
+	// function ("not authorized to use function"); the authorizer noted it.
+	if e.denied != "" || errors.As(err, &le) && le.Code()&0xff == sqlite3.SQLITE_AUTH {
+		what := e.denied
+		if what == "" {
+			what = "the statement"
+		}
+		return &Error{Kind: ErrReadOnly, Msg: readOnlyMessage(what), Offset: -1}
+	}
+	if errors.As(err, &le) && le.Code()&0xff == sqlite3.SQLITE_READONLY {
+		return &Error{Kind: ErrReadOnly, Msg: readOnlyMessage("writes"), Offset: -1}
+	}
+	return invalid("sql: %v", err)
+}
+
+func (e *Engine) ctxError(ctx context.Context, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &Error{Kind: ErrTimeout, Msg: fmt.Sprintf("sql: the statement ran past its budget of %s", e.limits.Timeout), Offset: -1}
+	}
+	return err
+}
+
+// EffectiveTimeout is the time budget l gives a statement (its Timeout,
+// or DefaultTimeout).
+func EffectiveTimeout(l Limits) time.Duration { return l.withDefaults().Timeout }

@@ -1,0 +1,211 @@
+package sqlcatalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+func testTenant() Tenant {
+	orders := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 38, Scale: 10}, Nullable: true,
+			Metadata: arrow.NewMetadata([]string{RemarksKey}, []string{"order total"})},
+		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "code", Type: &arrow.FixedSizeBinaryType{ByteWidth: 16}},
+		{Name: "score", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
+	}, nil)
+	people := arrow.NewSchema([]arrow.Field{{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	return Tenant{Catalog: "acme", Version: "1.2.3", Schemas: []*arrow.Schema{orders, people}, Tables: []Table{
+		{Namespace: "hr", Name: "people", Type: "TABLE", Schema: 1},
+		{Namespace: "sales", Name: "legacy", Type: "TABLE", Schema: -1},
+		{Namespace: "sales", Name: "orders", Type: "TABLE", Schema: 0},
+		{Namespace: "sales_eu", Name: "orders", Type: "TABLE", Schema: 0},
+	}}
+}
+
+func newTestEngine(t testing.TB, limits Limits) *Engine {
+	t.Helper()
+	c, err := NewChecker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	e, err := Build(context.Background(), testTenant(), c, limits, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
+}
+
+// render prints a result as "col,col|v,v|v,v".
+func render(r *Result) string {
+	var parts []string
+	var names []string
+	for _, f := range r.Schema.Fields() {
+		names = append(names, f.Name)
+	}
+	parts = append(parts, strings.Join(names, ","))
+	for _, b := range r.Batches() {
+		for i := 0; i < int(b.NumRows()); i++ {
+			var vals []string
+			for _, c := range b.Columns() {
+				if c.IsNull(i) {
+					vals = append(vals, "NULL")
+					continue
+				}
+				switch c := c.(type) {
+				case *array.Int64:
+					vals = append(vals, fmt.Sprint(c.Value(i)))
+				case *array.Float64:
+					vals = append(vals, fmt.Sprint(c.Value(i)))
+				case *array.String:
+					vals = append(vals, c.Value(i))
+				default:
+					vals = append(vals, c.ValueStr(i))
+				}
+			}
+			parts = append(parts, strings.Join(vals, ","))
+		}
+		b.Release()
+	}
+	return strings.Join(parts, "|")
+}
+
+func TestQueries(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	tests := []struct{ sql, want string }{
+		{"SELECT 1", "1|1"},
+		{"select 1;", "1|1"},
+		{"/* ping */ SELECT 1 AS ok", "ok|1"},
+		{"SELECT 1 FROM dual", "1|1"},
+		{"SELECT 'x', 2.5, NULL", "'x',2.5,NULL|x,2.5,NULL"},
+		{"SELECT version(), current_catalog(), current_user(), current_schema(), database()", "version(),current_catalog(),current_user(),current_schema(),database()|lake 1.2.3,acme,acme,NULL,acme"},
+		{"SELECT catalog_name, schema_name FROM information_schema.schemata", "catalog_name,schema_name|acme,hr|acme,sales|acme,sales_eu"},
+		{"SELECT * FROM information_schema.tables WHERE table_name LIKE 'ord%' ORDER BY table_schema", "table_catalog,table_schema,table_name,table_type|acme,sales,orders,BASE TABLE|acme,sales_eu,orders,BASE TABLE"},
+		{"SELECT column_name, ordinal_position, is_nullable, data_type, character_octet_length, numeric_precision, numeric_precision_radix, numeric_scale, datetime_precision, column_comment FROM information_schema.columns WHERE table_schema = 'sales' AND table_name = 'orders'",
+			"column_name,ordinal_position,is_nullable,data_type,character_octet_length,numeric_precision,numeric_precision_radix,numeric_scale,datetime_precision,column_comment|" +
+				"id,1,NO,int64,NULL,64,2,0,NULL,NULL|amount,2,YES,decimal128(38, 10),NULL,38,10,10,NULL,order total|at,3,YES,timestamp[us, tz=UTC],NULL,NULL,NULL,NULL,6,NULL|" +
+				"code,4,NO,fixed_size_binary[16],16,NULL,NULL,NULL,NULL,NULL|score,5,YES,float32,NULL,24,2,NULL,NULL,NULL"},
+		{"SELECT count(*) FROM information_schema.columns", "count(*)|11"},
+		{"SELECT DISTINCT table_schema FROM columns ORDER BY 1 DESC LIMIT 2", "table_schema|sales_eu|sales"},
+		{"SELECT t.table_name, count(c.column_name) FROM information_schema.tables t LEFT JOIN information_schema.columns c USING (table_schema, table_name) GROUP BY t.table_schema, t.table_name ORDER BY t.table_schema, t.table_name",
+			"table_name,count(c.column_name)|people,1|legacy,0|orders,5|orders,5"},
+		{"SELECT table_schema, column_name FROM information_schema.columns WHERE table_name = 'orders' AND ordinal_position = 1", "table_schema,column_name|sales,id|sales_eu,id"},
+		{"SELECT count(*) FROM information_schema.columns WHERE table_schema = 'sales'", "count(*)|5"},
+		{"SELECT count(*) FROM columns WHERE table_schema = 'zzz' OR table_schema = 'hr'", "count(*)|1"},
+		{"SELECT count(*) FROM columns WHERE table_schema = 1", "count(*)|0"},
+		{"SELECT count(*) FROM columns WHERE table_schema = 'hr' AND table_name = 'people' AND table_name = 'x'", "count(*)|0"},
+		{"SELECT count(*) FROM columns WHERE 'sales_eu' = table_schema AND table_name IN ('orders', 'people')", "count(*)|5"},
+		{"SHOW TABLES", "table_catalog,table_schema,table_name,table_type|acme,hr,people,BASE TABLE|acme,sales,legacy,BASE TABLE|acme,sales,orders,BASE TABLE|acme,sales_eu,orders,BASE TABLE"},
+		{"show schemas;", "catalog_name,schema_name|acme,hr|acme,sales|acme,sales_eu"},
+		{`DESCRIBE "hr"."people"`, "column_name,data_type,is_nullable|name,utf8,YES"},
+		{`desc acme.hr.people`, "column_name,data_type,is_nullable|name,utf8,YES"},
+		{`DESCRIBE people`, "column_name,data_type,is_nullable|name,utf8,YES"},
+		{`DESCRIBE HR.PEOPLE`, "column_name,data_type,is_nullable|name,utf8,YES"},
+		{"SHOW COLUMNS FROM `sales_eu`.orders", "table_catalog,table_schema,table_name,column_name,data_type,is_nullable|acme,sales_eu,orders,id,int64,NO|acme,sales_eu,orders,amount,decimal128(38, 10),YES|acme,sales_eu,orders,at,timestamp[us, tz=UTC],YES|acme,sales_eu,orders,code,fixed_size_binary[16],NO|acme,sales_eu,orders,score,float32,YES"},
+		{"SHOW COLUMNS FROM legacy", "table_catalog,table_schema,table_name,column_name,data_type,is_nullable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			res, err := e.Query(context.Background(), tt.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := render(res); got != tt.want {
+				t.Errorf("got  %s\nwant %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRefused(t *testing.T) {
+	e := newTestEngine(t, Limits{MaxRows: 50})
+	tests := []struct {
+		sql    string
+		kind   ErrorKind
+		msg    string
+		offset int
+	}{
+		{"SELEC 1", ErrInvalid, `near "SELEC": syntax error at line 1, column 1`, 0},
+		{"SELECT 1 FORM dual", ErrInvalid, "syntax error at line 1, column 15", 14},
+		{"SELECT 1,\n  FROM x", ErrInvalid, "at line 2, column 3", 12},
+		{"SELECT * FROM nowhere", ErrInvalid, "no such table: nowhere", -2},
+		{"SELECT nope FROM information_schema.tables", ErrInvalid, "no such column: nope", -2},
+		{"SELECT * FROM sales.orders", ErrTableData, "sales.orders is a registered table", -2},
+		{`SELECT * FROM "sales_eu"."orders"`, ErrTableData, "registered table", -2},
+		{"SELECT * FROM people", ErrTableData, "people is a registered table", -2},
+		{"SELECT 1; SELECT 2", ErrInvalid, "one statement per request at line 1, column 10", 9},
+		{"SELECT 1; DROP TABLE dual", ErrInvalid, "one statement per request", 9},
+		{"", ErrInvalid, "no statement", -1},
+		{"-- nothing", ErrInvalid, "no statement", -1},
+		{"DROP TABLE information_schema.tables", ErrReadOnly, "read-only", -1},
+		{"DELETE FROM dual", ErrReadOnly, "read-only", -1},
+		{"INSERT INTO information_schema.tables VALUES ('a','b','c','d')", ErrReadOnly, "read-only", -1},
+		{"CREATE TABLE t (x)", ErrReadOnly, "read-only", -1},
+		{"CREATE TEMP VIEW v AS SELECT 1", ErrReadOnly, "read-only", -1},
+		{"BEGIN", ErrReadOnly, "transactions refused", -1},
+		{"COMMIT", ErrReadOnly, "transactions refused", -1},
+		{"SAVEPOINT a", ErrReadOnly, "read-only", -1},
+		{"ATTACH ':memory:' AS other", ErrReadOnly, "ATTACH refused", -1},
+		{"DETACH information_schema", ErrReadOnly, "DETACH refused", -1},
+		{"PRAGMA query_only = 0", ErrReadOnly, "PRAGMA refused", -1},
+		{"PRAGMA table_info('tables')", ErrReadOnly, "PRAGMA refused", -1},
+		{"SELECT * FROM pragma_table_info('tables')", ErrReadOnly, "PRAGMA refused", -1},
+		{"SELECT load_extension('x')", ErrReadOnly, "load_extension refused", -1},
+		{"VACUUM", ErrReadOnly, "read-only", -1},
+		{"WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n) SELECT i FROM n LIMIT 51", ErrLimit, "more than 50 rows", -1},
+		{"SHOW PROCESSLIST", ErrInvalid, "expected TABLES, SCHEMAS or COLUMNS after SHOW", 5},
+		{"DESCRIBE orders", ErrInvalid, "ambiguous: it names sales.orders, sales_eu.orders", 9},
+		{"DESCRIBE globex.sales.orders", ErrInvalid, "no such table: globex.sales.orders", 9},
+		{"DESCRIBE sales.nope", ErrInvalid, "no such table: sales.nope", 9},
+		{"DESCRIBE \"sales", ErrInvalid, "unterminated quoted identifier", 9},
+		{"SHOW TABLES extra", ErrInvalid, "expected the end of the statement", 12},
+		{strings.Repeat(" ", MaxSQLBytes+1), ErrInvalid, "at most", -1},
+		{"SELECT 1\x00", ErrInvalid, "NUL", -1},
+	}
+	for _, tt := range tests {
+		name := tt.sql
+		if len(name) > 60 {
+			name = name[:60]
+		}
+		t.Run(name, func(t *testing.T) {
+			_, err := e.Query(context.Background(), tt.sql)
+			var se *Error
+			if !errors.As(err, &se) {
+				t.Fatalf("Query = %v, want an *Error", err)
+			}
+			if se.Kind != tt.kind || !strings.Contains(se.Msg, tt.msg) {
+				t.Errorf("error %d %q, want kind %d saying %q", se.Kind, se.Msg, tt.kind, tt.msg)
+			}
+			if tt.offset != -2 && se.Offset != tt.offset {
+				t.Errorf("offset %d, want %d", se.Offset, tt.offset)
+			}
+		})
+	}
+	// The engine still answers, unchanged, after all that.
+	res, err := e.Query(context.Background(), "SELECT count(*) FROM information_schema.tables")
+	if err != nil || render(res) != "count(*)|4" {
+		t.Fatalf("after the refusals: %v %v", res, err)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	e := newTestEngine(t, Limits{Timeout: 50 * time.Millisecond})
+	_, err := e.Query(context.Background(), "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n) SELECT count(*) FROM n")
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != ErrTimeout {
+		t.Fatalf("Query = %v, want ErrTimeout", err)
+	}
+	if _, err := e.Query(context.Background(), "SELECT 1"); err != nil {
+		t.Fatalf("after the timeout: %v", err)
+	}
+}
