@@ -15,6 +15,9 @@
 // prepared again from its compressed segment when next asked for. Each
 // distinct schema IPC message is stored once per prepared tenant.
 //
+// The SQL engines and their kept results (sql.go) take their budgets out of
+// the same CacheBytes, so it bounds everything prepared.
+//
 // The default budget (DefaultCacheBytes) is 40% of the smaller of the
 // container's memory limit (cgroup v2 memory.max or v1
 // memory.limit_in_bytes) and GOMEMLIMIT, at least 16 MiB, or 256 MiB when
@@ -103,7 +106,9 @@ type Options struct {
 	// 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
 	// SQLCacheBytes bounds the tenants' SQL engines kept in memory (see
-	// sql.go). 0 means a quarter of CacheBytes.
+	// sql.go). 0 means a quarter of CacheBytes. It comes out of CacheBytes:
+	// the prepared tenants get what SQLCacheBytes and SQLResultBytes leave
+	// (at least half), so CacheBytes bounds all prepared state.
 	SQLCacheBytes int64
 	// SQLResultBytes bounds the statements' results kept for their DoGet
 	// and repeats (see sql.go). 0 means a quarter of SQLCacheBytes.
@@ -163,7 +168,7 @@ func NewService(opts Options) *Service {
 		// An in-memory SQLite with a fixed schema: a programming error.
 		panic(err)
 	}
-	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(opts.CacheBytes), schemaBytes: map[*arrow.Schema][]byte{},
+	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(tenantCacheBytes(opts)), schemaBytes: map[*arrow.Schema][]byte{},
 		checker: checker, engines: newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes), sqlLimits: opts.SQLLimits}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,

@@ -274,3 +274,10 @@ func sqlOptions(opts *Options) {
 		opts.SQLResultBytes = max(opts.SQLCacheBytes/4, 1)
 	}
 }
+
+// tenantCacheBytes is what the prepared tenants may hold: CacheBytes is the
+// budget of everything discovery prepares, so the SQL engines' and
+// results' budgets come out of it (leaving the tenants at least half).
+func tenantCacheBytes(opts Options) int64 {
+	return max(opts.CacheBytes-opts.SQLCacheBytes-opts.SQLResultBytes, opts.CacheBytes/2)
+}
