@@ -312,6 +312,49 @@ func TestTableSchemaTree(t *testing.T) {
 			}
 		})
 	}
+	// Every type is shown exactly, parameters and children included.
+	exact := []struct {
+		path []string
+		want string
+	}{
+		{[]string{"decimal128"}, "decimal128(38, 10)"},
+		{[]string{"decimal256"}, "decimal256(76, -5)"},
+		{[]string{"ts_us_utc"}, "timestamp[us, tz=UTC]"},
+		{[]string{"ts_ns_tz"}, "timestamp[ns, tz=America/New_York]"},
+		{[]string{"ts_ms"}, "timestamp[ms]"},
+		{[]string{"fixed_size_binary"}, "fixed_size_binary[16]"},
+		{[]string{"duration_ms"}, "duration[ms]"},
+		{[]string{"time64_us"}, "time64[us]"},
+		{[]string{"dictionary_utf8"}, "dictionary<values=utf8, indices=int32>"},
+		{[]string{"dictionary_ordered"}, "dictionary<values=large_utf8, indices=int8, ordered>"},
+		{[]string{"dictionary_ordered", "indices"}, "int8"},
+		{[]string{"list"}, "list<item: int32>"},
+		{[]string{"list_non_null_items"}, "list<item: utf8 not null>"},
+		{[]string{"fixed_size_list"}, "fixed_size_list<item: float32>[3]"},
+		{[]string{"struct"}, "struct<a: int64 not null, b: utf8, nested: struct<deep: list<item: date32>>>"},
+		{[]string{"struct", "nested"}, "struct<deep: list<item: date32>>"},
+		{[]string{"struct", "nested", "deep"}, "list<item: date32>"},
+		{[]string{"map"}, "map<utf8, int64>"},
+		{[]string{"map", "value"}, "int64"},
+		{[]string{"dense_union"}, "dense_union<i: int32=0, s: utf8=5>"},
+		{[]string{"run_end_encoded"}, "run_end_encoded<run_ends: int32, values: utf8>"},
+	}
+	for _, tt := range exact {
+		t.Run("type "+strings.Join(tt.path, "."), func(t *testing.T) {
+			var f browser.Field
+			level := fs
+			for _, name := range tt.path {
+				f = find(t, level, name)
+				level = f.Children
+			}
+			if f.Type != tt.want {
+				t.Fatalf("got type %q, want %q", f.Type, tt.want)
+			}
+		})
+	}
+	if f := find(t, fs, "decimal128"); f.Kind != "decimal128" {
+		t.Fatalf("decimal128: got kind %q, want decimal128", f.Kind)
+	}
 	// Field metadata is kept whole, Unicode keys included.
 	var withMD *browser.Field
 	for i := range fs {

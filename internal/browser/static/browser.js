@@ -81,7 +81,7 @@
   function tree(fields) {
     const ul = el("ul", {});
     for (const f of fields) {
-      const label = [el("strong", {}, f.name), " ", el("span", { class: "type" }, f.kind === f.type ? f.type : f.kind)];
+      const label = [el("strong", {}, f.name), " ", el("code", { class: "type" }, f.type)];
       if (!f.nullable) label.push(" ", el("span", { class: "nn", title: "not nullable" }, "NOT NULL"));
       if (f.comment) label.push(" — ", el("em", {}, f.comment));
       let md = null;
