@@ -11,7 +11,8 @@
 //	/api/config                      dev tenants offered (no token needed)
 //	/api/dev-token?tenant=T          a read-only dev token (POST; local mode only; no token needed)
 //	/api/namespaces?offset=&limit=   the tenant's namespaces with table counts
-//	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's
+//	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's,
+//	                                 with column counts and descriptions
 //	/api/table?namespace=&name=      one table: its schema as a tree, or legacy;
 //	                                 its description, properties, location,
 //	                                 version and times (lake.describe action)
@@ -19,6 +20,8 @@
 //	/api/snapshot                    the tenant's snapshot generation and age
 //
 // Lists are paginated: limit defaults to 100 and is at most MaxLimit.
+// Discovery pages them (its lake.list_tables and lake.list_namespaces
+// actions), so a page carries a page from discovery, not the tenant.
 // Errors are {"error": {"code", "message"}}: 401 without or with a bad
 // token, 400 for bad parameters, 404 for an unknown table, 503 while
 // discovery has no snapshot, 502 when discovery fails otherwise.
@@ -48,7 +51,7 @@ import (
 // Page sizes.
 const (
 	DefaultLimit = 100
-	MaxLimit     = 500
+	MaxLimit     = discovery.MaxListLimit
 )
 
 //go:embed static
@@ -167,14 +170,6 @@ func page(r *http.Request) (offset, limit int, err error) {
 	return offset, limit, nil
 }
 
-// window is items[offset:offset+limit], clamped.
-func window[T any](items []T, offset, limit int) []T {
-	if offset > len(items) {
-		offset = len(items)
-	}
-	return items[offset:min(offset+limit, len(items))]
-}
-
 // configAnswer is GET /api/config.
 type configAnswer struct {
 	// DevTenants are the tenants a dev token can be minted for (local mode);
@@ -229,23 +224,15 @@ func (h *Handler) namespaces(w http.ResponseWriter, r *http.Request, c *flightcl
 		badRequest(w, err.Error())
 		return
 	}
-	rows, err := c.Tables(r.Context(), &flightsql.GetTablesOpts{})
+	p, err := c.ListNamespaces(r.Context(), offset, limit)
 	if err != nil {
 		discoveryError(w, err)
 		return
 	}
-	out := NamespacesAnswer{Namespaces: []Namespace{}, Offset: offset, Limit: limit}
-	var all []Namespace
-	for _, t := range rows { // sorted by (namespace, table)
-		out.Tenant = t.Catalog
-		if n := len(all); n > 0 && all[n-1].Name == t.Namespace {
-			all[n-1].Tables++
-			continue
-		}
-		all = append(all, Namespace{Name: t.Namespace, Tables: 1})
+	out := NamespacesAnswer{Tenant: p.Tenant, Namespaces: []Namespace{}, Total: p.Total, Offset: offset, Limit: limit}
+	for _, n := range p.Namespaces {
+		out.Namespaces = append(out.Namespaces, Namespace{Name: n.Name, Tables: n.Tables})
 	}
-	out.Total = len(all)
-	out.Namespaces = append(out.Namespaces, window(all, offset, limit)...)
 	writeJSON(w, out)
 }
 
@@ -254,6 +241,14 @@ type TableRow struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Type      string `json:"table_type"`
+	// Columns is the number of top-level columns, -1 for a legacy table
+	// (no schema stored).
+	Columns int `json:"columns"`
+	// Description is the start of the registration's (at most
+	// discovery.MaxListedDescription bytes; DescriptionTruncated says it
+	// goes on).
+	Description          string `json:"description,omitempty"`
+	DescriptionTruncated bool   `json:"description_truncated,omitempty"`
 }
 
 // TablesAnswer is GET /api/tables.
@@ -265,28 +260,33 @@ type TablesAnswer struct {
 	Limit  int        `json:"limit"`
 }
 
+// tables answers a page with discovery's list-tables action, which reads
+// and sends that page alone (GetTables would send the whole tenant or
+// namespace, to be cut here).
 func (h *Handler) tables(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
 	offset, limit, err := page(r)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
 	}
-	opts := &flightsql.GetTablesOpts{}
-	if ns, ok := r.Form["namespace"]; ok {
-		p := flightclient.EscapeLike(ns[0])
-		opts.DbSchemaFilterPattern = &p
+	ns, filtered := r.Form["namespace"]
+	if filtered && ns[0] == "" {
+		badRequest(w, "namespace must not be empty (leave it out for every namespace)")
+		return
 	}
-	rows, err := c.Tables(r.Context(), opts)
+	namespace := ""
+	if filtered {
+		namespace = ns[0]
+	}
+	p, err := c.ListTables(r.Context(), namespace, offset, limit)
 	if err != nil {
 		discoveryError(w, err)
 		return
 	}
-	out := TablesAnswer{Tables: []TableRow{}, Total: len(rows), Offset: offset, Limit: limit}
-	if len(rows) > 0 {
-		out.Tenant = rows[0].Catalog
-	}
-	for _, t := range window(rows, offset, limit) {
-		out.Tables = append(out.Tables, TableRow{Namespace: t.Namespace, Name: t.Name, Type: t.Type})
+	out := TablesAnswer{Tenant: p.Tenant, Tables: []TableRow{}, Total: p.Total, Offset: offset, Limit: limit}
+	for _, t := range p.Tables {
+		out.Tables = append(out.Tables, TableRow{Namespace: t.Namespace, Name: t.Table, Type: t.TableType, Columns: t.Columns,
+			Description: t.Description, DescriptionTruncated: t.DescriptionTruncated})
 	}
 	writeJSON(w, out)
 }

@@ -29,6 +29,13 @@ import (
 // one page.
 const manyTables = 250
 
+// bigTenant has bigTables tables in its namespace "wide", for the paging
+// test.
+const (
+	bigTenant = "bigco"
+	bigTables = 10000
+)
+
 // env is the one local instance the package's tests share: its browser's
 // URL and a dev token per tenant.
 var env struct {
@@ -78,7 +85,8 @@ func start(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	st, err := rocksdb.Open(filepath.Join(dir, local.MetaDir), rocksdb.Options{})
+	// NoSync: the seed is written once and closed before local mode opens it.
+	st, err := rocksdb.Open(filepath.Join(dir, local.MetaDir), rocksdb.Options{NoSync: true})
 	if err != nil {
 		return err
 	}
@@ -94,6 +102,9 @@ func start(dir string) error {
 	}
 	for i := range manyTables {
 		regs[catalog.TableRef{Tenant: "acme", Namespace: "many", Name: fmt.Sprintf("t%04d", i)}] = small("id")
+	}
+	for i := range bigTables {
+		regs[catalog.TableRef{Tenant: bigTenant, Namespace: "wide", Name: fmt.Sprintf("w%05d", i)}] = small("id")
 	}
 	for ref, s := range regs {
 		spec := catalog.TableSpec{Location: "s3://b/" + ref.Name + "/", Schema: s}
@@ -121,7 +132,7 @@ func start(dir string) error {
 	}
 	env.base = strings.TrimSuffix(env.in.Endpoints().Browser, "/")
 	env.tokens = map[string]string{}
-	for _, t := range local.DevTenants() {
+	for _, t := range append(local.DevTenants(), bigTenant) {
 		if env.tokens[t], err = env.in.Token(t, time.Hour); err != nil {
 			return err
 		}
@@ -216,9 +227,29 @@ func TestTablesPaging(t *testing.T) {
 	}
 }
 
+// The table list carries each table's column count (-1 without a schema)
+// and description.
+func TestTableListColumnsAndDescriptions(t *testing.T) {
+	var got browser.TablesAnswer
+	getJSON(t, "/api/tables?limit=3", "acme", http.StatusOK, &got)
+	want := []browser.TableRow{
+		{Namespace: "legacy", Name: "events", Type: "TABLE", Columns: -1},
+		{Namespace: "many", Name: "t0000", Type: "TABLE", Columns: 1},
+		{Namespace: "many", Name: "t0001", Type: "TABLE", Columns: 1},
+	}
+	if !slices.Equal(got.Tables, want) {
+		t.Fatalf("got %+v, want %+v", got.Tables, want)
+	}
+	getJSON(t, "/api/tables?namespace=nested", "acme", http.StatusOK, &got)
+	want = []browser.TableRow{{Namespace: "nested", Name: "rich", Type: "TABLE", Columns: len(richWithComment().Fields()), Description: richDescription}}
+	if !slices.Equal(got.Tables, want) {
+		t.Fatalf("got %+v, want %+v", got.Tables, want)
+	}
+}
+
 func TestBadRequests(t *testing.T) {
 	for _, path := range []string{
-		"/api/tables?limit=0", "/api/tables?limit=501", "/api/tables?offset=-1", "/api/namespaces?limit=x",
+		"/api/tables?limit=0", "/api/tables?limit=501", "/api/tables?namespace=", "/api/tables?offset=-1", "/api/namespaces?limit=x",
 		"/api/table?namespace=sales", "/api/search", "/api/search?table=%5C",
 	} {
 		t.Run(path, func(t *testing.T) {

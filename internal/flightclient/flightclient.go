@@ -327,6 +327,61 @@ func (d *Client) Describe(ctx context.Context, namespace, table string) (*discov
 	}
 }
 
+// ListTables runs discovery's list-tables action
+// (discovery.ListTablesActionType): the page of the token's tenant's
+// tables from offset, at most limit (1 to discovery.MaxListLimit), of
+// namespace alone when it is not empty, with the number of tables matched.
+func (d *Client) ListTables(ctx context.Context, namespace string, offset, limit int) (*discovery.TablePage, error) {
+	var out discovery.TablePage
+	req := discovery.ListRequest{Namespace: namespace, Offset: offset, Limit: limit}
+	if err := d.oneResult(ctx, discovery.ListTablesActionType, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListNamespaces runs discovery's list-namespaces action
+// (discovery.ListNamespacesActionType): the page of the token's tenant's
+// namespaces from offset, at most limit, each with its number of tables.
+func (d *Client) ListNamespaces(ctx context.Context, offset, limit int) (*discovery.NamespacePage, error) {
+	var out discovery.NamespacePage
+	if err := d.oneResult(ctx, discovery.ListNamespacesActionType, discovery.ListRequest{Offset: offset, Limit: limit}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// oneResult runs the action typ with req as its JSON body and decodes its
+// one Result into out.
+func (d *Client) oneResult(ctx context.Context, typ string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("flightclient: %s: %w", typ, err)
+	}
+	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: typ, Body: body})
+	if err != nil {
+		return err
+	}
+	r, err := stream.Recv()
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("flightclient: %s: no result", typ)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(r.Body, out); err != nil {
+		return fmt.Errorf("flightclient: %s: %w", typ, err)
+	}
+	// Drain the stream so the server's status is seen.
+	for {
+		if _, err := stream.Recv(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
 // WithToken returns a client that shares d's connection and sends token as
 // the bearer credential. Closing either closes the shared connection.
 func (d *Client) WithToken(token string) *Client { return &Client{c: d.c, token: token} }
