@@ -13,9 +13,10 @@
 //	/api/namespaces?offset=&limit=   the tenant's namespaces with table counts
 //	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's,
 //	                                 with column counts and descriptions
-//	/api/table?namespace=&name=      one table: its schema as a tree, or legacy;
-//	                                 its description, properties, location,
-//	                                 version and times (lake.describe action)
+//	/api/table?namespace=&name=      one table: its description, properties,
+//	                                 location, version and times (lake.describe
+//	                                 action), then its schema as a tree with
+//	                                 exact types (TypeString), or legacy
 //	/api/search?table=&column=       discovery's lake.search action
 //	/api/snapshot                    the tenant's snapshot generation and age
 //
@@ -39,6 +40,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -69,6 +71,9 @@ type Options struct {
 	DevToken func(tenant string) (string, error)
 	// Now is the clock for snapshot ages; default time.Now.
 	Now func() time.Time
+	// DialOptions are added to the gRPC dial options of the connection to
+	// discovery (tests count calls with an interceptor).
+	DialOptions []grpc.DialOption
 }
 
 // Handler serves the page and its API. It is safe for concurrent use.
@@ -87,7 +92,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.DevToken == nil {
 		opts.DevTenants = nil
 	}
-	c, err := flightclient.Dial(opts.Discovery, "")
+	c, err := flightclient.Dial(opts.Discovery, "", opts.DialOptions...)
 	if err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}
@@ -317,18 +322,37 @@ type TableAnswer struct {
 	DescribeError string `json:"describe_error,omitempty"`
 }
 
+// table asks discovery's describe action first and GetTables for the one
+// table's schema only when describe says it has one; a legacy table costs
+// no failed schema request. When describe fails for another reason than
+// the caller's token or discovery's state, the schema is still answered
+// (asked for as before describe existed) with DescribeError in place of
+// describe's fields.
 func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
 	ns, name := r.FormValue("namespace"), r.FormValue("name")
 	if ns == "" || name == "" {
 		badRequest(w, "namespace and name are required")
 		return
 	}
+	notFound := func() {
+		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+	}
+	d, derr := c.Describe(r.Context(), ns, name)
+	switch status.Code(derr) {
+	case codes.OK:
+	case codes.NotFound:
+		notFound()
+		return
+	case codes.Unauthenticated, codes.PermissionDenied, codes.Unavailable, codes.InvalidArgument:
+		discoveryError(w, derr)
+		return
+	}
 	nsP, nameP := flightclient.EscapeLike(ns), flightclient.EscapeLike(name)
-	opts := &flightsql.GetTablesOpts{DbSchemaFilterPattern: &nsP, TableNameFilterPattern: &nameP, IncludeSchema: true}
+	opts := &flightsql.GetTablesOpts{DbSchemaFilterPattern: &nsP, TableNameFilterPattern: &nameP, IncludeSchema: derr != nil || d.HasSchema}
 	rows, err := c.Tables(r.Context(), opts)
-	legacy := status.Code(err) == codes.FailedPrecondition
-	if legacy {
-		opts.IncludeSchema = false
+	legacy := !opts.IncludeSchema
+	if derr != nil && status.Code(err) == codes.FailedPrecondition {
+		legacy, opts.IncludeSchema = true, false
 		rows, err = c.Tables(r.Context(), opts)
 	}
 	if err != nil {
@@ -336,7 +360,7 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.
 		return
 	}
 	if len(rows) != 1 {
-		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+		notFound()
 		return
 	}
 	t := rows[0]
@@ -346,8 +370,8 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.
 	} else {
 		out.Schema = SchemaTree(t.Schema)
 	}
-	if d, err := c.Describe(r.Context(), t.Namespace, t.Name); err != nil {
-		out.DescribeError = fmt.Sprintf("discovery did not describe the table (%s); description, properties, location, version and times are not shown", status.Code(err))
+	if derr != nil {
+		out.DescribeError = fmt.Sprintf("discovery did not describe the table (%s); description, properties, location, version and times are not shown", status.Code(derr))
 	} else {
 		out.Location, out.Version, out.Description, out.Properties = d.Location, d.Version, d.Description, d.Properties
 		out.CreatedAt, out.UpdatedAt = knownTime(d.CreatedAt), knownTime(d.UpdatedAt)

@@ -140,8 +140,9 @@ func isLoopback(h string) bool {
 // Dial connects to addr (see ParseEndpoint: host:port is TLS unless the
 // host is loopback, grpc://host:port plaintext, grpc+tls://host:port TLS)
 // with token as the bearer credential. The connection is made lazily: an
-// unreachable address fails on the first call.
-func Dial(addr, token string) (*Client, error) {
+// unreachable address fails on the first call. opts are added to the
+// gRPC dial options (interceptors, for instance).
+func Dial(addr, token string, opts ...grpc.DialOption) (*Client, error) {
 	ep, err := ParseEndpoint(addr)
 	if err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func Dial(addr, token string) (*Client, error) {
 	if ep.TLS {
 		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
 	}
-	c, err := flightsql.NewClient(ep.Target, nil, nil, grpc.WithTransportCredentials(creds))
+	c, err := flightsql.NewClient(ep.Target, nil, nil, append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("flightclient: discovery %s: %w", ep.Target, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
 
 	"github.com/lake-catalog/lake/internal/browser"
 	"github.com/lake-catalog/lake/internal/flightclient"
@@ -150,5 +151,78 @@ func TestPageOfBigTenantCarriesAPage(t *testing.T) {
 	}
 	if nsBytes > 4<<10 {
 		t.Fatalf("the namespace list took %d bytes from discovery, want at most 4 KiB", nsBytes)
+	}
+}
+
+// callRecorder records the Flight methods a client calls, in order.
+type callRecorder struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (r *callRecorder) record(method string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.calls = append(r.calls, method[strings.LastIndex(method, "/")+1:])
+}
+
+func (r *callRecorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.calls
+	r.calls = nil
+	return out
+}
+
+// A table view asks describe first and GetTables for the schema only when
+// describe says there is one: a legacy table costs no failed schema
+// request, a table with a schema one GetTables with it.
+func TestTableDescribesFirst(t *testing.T) {
+	rec := &callRecorder{}
+	stream := func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		rec.record(method)
+		return streamer(ctx, desc, cc, method, opts...)
+	}
+	unary := func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		rec.record(method)
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
+	h, err := browser.New(browser.Options{Discovery: env.in.Endpoints().FlightSQL,
+		DialOptions: []grpc.DialOption{grpc.WithChainStreamInterceptor(stream), grpc.WithChainUnaryInterceptor(unary)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Close() })
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	tests := []struct {
+		query      string
+		wantLegacy bool
+		want       string
+	}{
+		{"namespace=legacy&name=events", true, "DoAction GetFlightInfo DoGet"},
+		{"namespace=nested&name=rich", false, "DoAction GetFlightInfo DoGet"},
+		{"namespace=nested&name=nope", false, "DoAction"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/table?"+tt.query, nil)
+			req.Header.Set("Authorization", "Bearer "+env.tokens["acme"])
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var got browser.TableAnswer
+			if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+				t.Fatal(err)
+			}
+			if calls := strings.Join(rec.take(), " "); calls != tt.want {
+				t.Fatalf("got calls %q, want %q", calls, tt.want)
+			}
+			if resp.StatusCode == http.StatusOK && (got.Legacy != tt.wantLegacy || got.Legacy == (got.Schema != nil)) {
+				t.Fatalf("got legacy %v, schema %v, want legacy %v", got.Legacy, got.Schema != nil, tt.wantLegacy)
+			}
+		})
 	}
 }
