@@ -42,7 +42,9 @@ func (e *env) list(ctx context.Context, action, body string, v any) error {
 // column counts and cut descriptions, and never show another tenant's.
 func TestListActions(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
-	long := strings.Repeat("é", discovery.MaxListedDescription) // two bytes each: cut at a character boundary
+	// "x" then two-byte characters: byte MaxListedDescription falls inside
+	// one, so the cut goes back to its start.
+	long := "x" + strings.Repeat("é", discovery.MaxListedDescription)
 	e.registerSpec("acme", "a", "described", catalog.TableSpec{Location: "/d", Schema: nestedSchema(), Description: "short"})
 	e.registerSpec("acme", "a", "long", catalog.TableSpec{Location: "/l", Schema: wide(1), Description: long})
 	e.register("acme", "b", "legacy", nil)
@@ -63,7 +65,7 @@ func TestListActions(t *testing.T) {
 	first := all.Tables[:3]
 	want := []discovery.ListedTable{
 		{Namespace: "a", Table: "described", TableType: "TABLE", Columns: len(nestedSchema().Fields()), Description: "short"},
-		{Namespace: "a", Table: "long", TableType: "TABLE", Columns: 20, Description: long[:discovery.MaxListedDescription], DescriptionTruncated: true},
+		{Namespace: "a", Table: "long", TableType: "TABLE", Columns: 20, Description: long[:discovery.MaxListedDescription-1], DescriptionTruncated: true},
 		{Namespace: "b", Table: "legacy", TableType: "TABLE", Columns: -1},
 	}
 	if fmt.Sprint(first) != fmt.Sprint(want) {
