@@ -11,14 +11,18 @@
 //	/api/config                      dev tenants offered (no token needed)
 //	/api/dev-token?tenant=T          a read-only dev token (POST; local mode only; no token needed)
 //	/api/namespaces?offset=&limit=   the tenant's namespaces with table counts
-//	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's
-//	/api/table?namespace=&name=      one table: its schema as a tree, or legacy;
-//	                                 its description, properties, location,
-//	                                 version and times (lake.describe action)
+//	/api/tables?namespace=&offset=&limit=  tables, all or one namespace's,
+//	                                 with column counts and descriptions
+//	/api/table?namespace=&name=      one table: its description, properties,
+//	                                 location, version and times (lake.describe
+//	                                 action), then its schema as a tree with
+//	                                 exact types (TypeString), or legacy
 //	/api/search?table=&column=       discovery's lake.search action
 //	/api/snapshot                    the tenant's snapshot generation and age
 //
 // Lists are paginated: limit defaults to 100 and is at most MaxLimit.
+// Discovery pages them (its lake.list_tables and lake.list_namespaces
+// actions), so a page carries a page from discovery, not the tenant.
 // Errors are {"error": {"code", "message"}}: 401 without or with a bad
 // token, 400 for bad parameters, 404 for an unknown table, 503 while
 // discovery has no snapshot, 502 when discovery fails otherwise.
@@ -36,6 +40,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -48,7 +53,7 @@ import (
 // Page sizes.
 const (
 	DefaultLimit = 100
-	MaxLimit     = 500
+	MaxLimit     = discovery.MaxListLimit
 )
 
 //go:embed static
@@ -66,6 +71,9 @@ type Options struct {
 	DevToken func(tenant string) (string, error)
 	// Now is the clock for snapshot ages; default time.Now.
 	Now func() time.Time
+	// DialOptions are added to the gRPC dial options of the connection to
+	// discovery (tests count calls with an interceptor).
+	DialOptions []grpc.DialOption
 }
 
 // Handler serves the page and its API. It is safe for concurrent use.
@@ -84,7 +92,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.DevToken == nil {
 		opts.DevTenants = nil
 	}
-	c, err := flightclient.Dial(opts.Discovery, "")
+	c, err := flightclient.Dial(opts.Discovery, "", opts.DialOptions...)
 	if err != nil {
 		return nil, fmt.Errorf("browser: %w", err)
 	}
@@ -167,14 +175,6 @@ func page(r *http.Request) (offset, limit int, err error) {
 	return offset, limit, nil
 }
 
-// window is items[offset:offset+limit], clamped.
-func window[T any](items []T, offset, limit int) []T {
-	if offset > len(items) {
-		offset = len(items)
-	}
-	return items[offset:min(offset+limit, len(items))]
-}
-
 // configAnswer is GET /api/config.
 type configAnswer struct {
 	// DevTenants are the tenants a dev token can be minted for (local mode);
@@ -229,23 +229,15 @@ func (h *Handler) namespaces(w http.ResponseWriter, r *http.Request, c *flightcl
 		badRequest(w, err.Error())
 		return
 	}
-	rows, err := c.Tables(r.Context(), &flightsql.GetTablesOpts{})
+	p, err := c.ListNamespaces(r.Context(), offset, limit)
 	if err != nil {
 		discoveryError(w, err)
 		return
 	}
-	out := NamespacesAnswer{Namespaces: []Namespace{}, Offset: offset, Limit: limit}
-	var all []Namespace
-	for _, t := range rows { // sorted by (namespace, table)
-		out.Tenant = t.Catalog
-		if n := len(all); n > 0 && all[n-1].Name == t.Namespace {
-			all[n-1].Tables++
-			continue
-		}
-		all = append(all, Namespace{Name: t.Namespace, Tables: 1})
+	out := NamespacesAnswer{Tenant: p.Tenant, Namespaces: []Namespace{}, Total: p.Total, Offset: offset, Limit: limit}
+	for _, n := range p.Namespaces {
+		out.Namespaces = append(out.Namespaces, Namespace{Name: n.Name, Tables: n.Tables})
 	}
-	out.Total = len(all)
-	out.Namespaces = append(out.Namespaces, window(all, offset, limit)...)
 	writeJSON(w, out)
 }
 
@@ -254,6 +246,14 @@ type TableRow struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Type      string `json:"table_type"`
+	// Columns is the number of top-level columns, -1 for a legacy table
+	// (no schema stored).
+	Columns int `json:"columns"`
+	// Description is the start of the registration's (at most
+	// discovery.MaxListedDescription bytes; DescriptionTruncated says it
+	// goes on).
+	Description          string `json:"description,omitempty"`
+	DescriptionTruncated bool   `json:"description_truncated,omitempty"`
 }
 
 // TablesAnswer is GET /api/tables.
@@ -265,28 +265,33 @@ type TablesAnswer struct {
 	Limit  int        `json:"limit"`
 }
 
+// tables answers a page with discovery's list-tables action, which reads
+// and sends that page alone (GetTables would send the whole tenant or
+// namespace, to be cut here).
 func (h *Handler) tables(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
 	offset, limit, err := page(r)
 	if err != nil {
 		badRequest(w, err.Error())
 		return
 	}
-	opts := &flightsql.GetTablesOpts{}
-	if ns, ok := r.Form["namespace"]; ok {
-		p := flightclient.EscapeLike(ns[0])
-		opts.DbSchemaFilterPattern = &p
+	ns, filtered := r.Form["namespace"]
+	if filtered && ns[0] == "" {
+		badRequest(w, "namespace must not be empty (leave it out for every namespace)")
+		return
 	}
-	rows, err := c.Tables(r.Context(), opts)
+	namespace := ""
+	if filtered {
+		namespace = ns[0]
+	}
+	p, err := c.ListTables(r.Context(), namespace, offset, limit)
 	if err != nil {
 		discoveryError(w, err)
 		return
 	}
-	out := TablesAnswer{Tables: []TableRow{}, Total: len(rows), Offset: offset, Limit: limit}
-	if len(rows) > 0 {
-		out.Tenant = rows[0].Catalog
-	}
-	for _, t := range window(rows, offset, limit) {
-		out.Tables = append(out.Tables, TableRow{Namespace: t.Namespace, Name: t.Name, Type: t.Type})
+	out := TablesAnswer{Tenant: p.Tenant, Tables: []TableRow{}, Total: p.Total, Offset: offset, Limit: limit}
+	for _, t := range p.Tables {
+		out.Tables = append(out.Tables, TableRow{Namespace: t.Namespace, Name: t.Table, Type: t.TableType, Columns: t.Columns,
+			Description: t.Description, DescriptionTruncated: t.DescriptionTruncated})
 	}
 	writeJSON(w, out)
 }
@@ -317,18 +322,37 @@ type TableAnswer struct {
 	DescribeError string `json:"describe_error,omitempty"`
 }
 
+// table asks discovery's describe action first and GetTables for the one
+// table's schema only when describe says it has one; a legacy table costs
+// no failed schema request. When describe fails for another reason than
+// the caller's token or discovery's state, the schema is still answered
+// (asked for as before describe existed) with DescribeError in place of
+// describe's fields.
 func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
 	ns, name := r.FormValue("namespace"), r.FormValue("name")
 	if ns == "" || name == "" {
 		badRequest(w, "namespace and name are required")
 		return
 	}
+	notFound := func() {
+		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+	}
+	d, derr := c.Describe(r.Context(), ns, name)
+	switch status.Code(derr) {
+	case codes.OK:
+	case codes.NotFound:
+		notFound()
+		return
+	case codes.Unauthenticated, codes.PermissionDenied, codes.Unavailable, codes.InvalidArgument:
+		discoveryError(w, derr)
+		return
+	}
 	nsP, nameP := flightclient.EscapeLike(ns), flightclient.EscapeLike(name)
-	opts := &flightsql.GetTablesOpts{DbSchemaFilterPattern: &nsP, TableNameFilterPattern: &nameP, IncludeSchema: true}
+	opts := &flightsql.GetTablesOpts{DbSchemaFilterPattern: &nsP, TableNameFilterPattern: &nameP, IncludeSchema: derr != nil || d.HasSchema}
 	rows, err := c.Tables(r.Context(), opts)
-	legacy := status.Code(err) == codes.FailedPrecondition
-	if legacy {
-		opts.IncludeSchema = false
+	legacy := !opts.IncludeSchema
+	if derr != nil && status.Code(err) == codes.FailedPrecondition {
+		legacy, opts.IncludeSchema = true, false
 		rows, err = c.Tables(r.Context(), opts)
 	}
 	if err != nil {
@@ -336,7 +360,7 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.
 		return
 	}
 	if len(rows) != 1 {
-		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+		notFound()
 		return
 	}
 	t := rows[0]
@@ -346,8 +370,8 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.
 	} else {
 		out.Schema = SchemaTree(t.Schema)
 	}
-	if d, err := c.Describe(r.Context(), t.Namespace, t.Name); err != nil {
-		out.DescribeError = fmt.Sprintf("discovery did not describe the table (%s); description, properties, location, version and times are not shown", status.Code(err))
+	if derr != nil {
+		out.DescribeError = fmt.Sprintf("discovery did not describe the table (%s); description, properties, location, version and times are not shown", status.Code(derr))
 	} else {
 		out.Location, out.Version, out.Description, out.Properties = d.Location, d.Version, d.Description, d.Properties
 		out.CreatedAt, out.UpdatedAt = knownTime(d.CreatedAt), knownTime(d.UpdatedAt)

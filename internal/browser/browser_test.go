@@ -29,6 +29,13 @@ import (
 // one page.
 const manyTables = 250
 
+// bigTenant has bigTables tables in its namespace "wide", for the paging
+// test.
+const (
+	bigTenant = "bigco"
+	bigTables = 10000
+)
+
 // env is the one local instance the package's tests share: its browser's
 // URL and a dev token per tenant.
 var env struct {
@@ -78,7 +85,8 @@ func start(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	st, err := rocksdb.Open(filepath.Join(dir, local.MetaDir), rocksdb.Options{})
+	// NoSync: the seed is written once and closed before local mode opens it.
+	st, err := rocksdb.Open(filepath.Join(dir, local.MetaDir), rocksdb.Options{NoSync: true})
 	if err != nil {
 		return err
 	}
@@ -94,6 +102,9 @@ func start(dir string) error {
 	}
 	for i := range manyTables {
 		regs[catalog.TableRef{Tenant: "acme", Namespace: "many", Name: fmt.Sprintf("t%04d", i)}] = small("id")
+	}
+	for i := range bigTables {
+		regs[catalog.TableRef{Tenant: bigTenant, Namespace: "wide", Name: fmt.Sprintf("w%05d", i)}] = small("id")
 	}
 	for ref, s := range regs {
 		spec := catalog.TableSpec{Location: "s3://b/" + ref.Name + "/", Schema: s}
@@ -121,7 +132,7 @@ func start(dir string) error {
 	}
 	env.base = strings.TrimSuffix(env.in.Endpoints().Browser, "/")
 	env.tokens = map[string]string{}
-	for _, t := range local.DevTenants() {
+	for _, t := range append(local.DevTenants(), bigTenant) {
 		if env.tokens[t], err = env.in.Token(t, time.Hour); err != nil {
 			return err
 		}
@@ -216,9 +227,29 @@ func TestTablesPaging(t *testing.T) {
 	}
 }
 
+// The table list carries each table's column count (-1 without a schema)
+// and description.
+func TestTableListColumnsAndDescriptions(t *testing.T) {
+	var got browser.TablesAnswer
+	getJSON(t, "/api/tables?limit=3", "acme", http.StatusOK, &got)
+	want := []browser.TableRow{
+		{Namespace: "legacy", Name: "events", Type: "TABLE", Columns: -1},
+		{Namespace: "many", Name: "t0000", Type: "TABLE", Columns: 1},
+		{Namespace: "many", Name: "t0001", Type: "TABLE", Columns: 1},
+	}
+	if !slices.Equal(got.Tables, want) {
+		t.Fatalf("got %+v, want %+v", got.Tables, want)
+	}
+	getJSON(t, "/api/tables?namespace=nested", "acme", http.StatusOK, &got)
+	want = []browser.TableRow{{Namespace: "nested", Name: "rich", Type: "TABLE", Columns: len(richWithComment().Fields()), Description: richDescription}}
+	if !slices.Equal(got.Tables, want) {
+		t.Fatalf("got %+v, want %+v", got.Tables, want)
+	}
+}
+
 func TestBadRequests(t *testing.T) {
 	for _, path := range []string{
-		"/api/tables?limit=0", "/api/tables?limit=501", "/api/tables?offset=-1", "/api/namespaces?limit=x",
+		"/api/tables?limit=0", "/api/tables?limit=501", "/api/tables?namespace=", "/api/tables?offset=-1", "/api/namespaces?limit=x",
 		"/api/table?namespace=sales", "/api/search", "/api/search?table=%5C",
 	} {
 		t.Run(path, func(t *testing.T) {
@@ -311,6 +342,49 @@ func TestTableSchemaTree(t *testing.T) {
 				t.Fatalf("%s: got %+v", strings.Join(tt.path, "."), f)
 			}
 		})
+	}
+	// Every type is shown exactly, parameters and children included.
+	exact := []struct {
+		path []string
+		want string
+	}{
+		{[]string{"decimal128"}, "decimal128(38, 10)"},
+		{[]string{"decimal256"}, "decimal256(76, -5)"},
+		{[]string{"ts_us_utc"}, "timestamp[us, tz=UTC]"},
+		{[]string{"ts_ns_tz"}, "timestamp[ns, tz=America/New_York]"},
+		{[]string{"ts_ms"}, "timestamp[ms]"},
+		{[]string{"fixed_size_binary"}, "fixed_size_binary[16]"},
+		{[]string{"duration_ms"}, "duration[ms]"},
+		{[]string{"time64_us"}, "time64[us]"},
+		{[]string{"dictionary_utf8"}, "dictionary<values=utf8, indices=int32>"},
+		{[]string{"dictionary_ordered"}, "dictionary<values=large_utf8, indices=int8, ordered>"},
+		{[]string{"dictionary_ordered", "indices"}, "int8"},
+		{[]string{"list"}, "list<item: int32>"},
+		{[]string{"list_non_null_items"}, "list<item: utf8 not null>"},
+		{[]string{"fixed_size_list"}, "fixed_size_list<item: float32>[3]"},
+		{[]string{"struct"}, "struct<a: int64 not null, b: utf8, nested: struct<deep: list<item: date32>>>"},
+		{[]string{"struct", "nested"}, "struct<deep: list<item: date32>>"},
+		{[]string{"struct", "nested", "deep"}, "list<item: date32>"},
+		{[]string{"map"}, "map<utf8, int64>"},
+		{[]string{"map", "value"}, "int64"},
+		{[]string{"dense_union"}, "dense_union<i: int32=0, s: utf8=5>"},
+		{[]string{"run_end_encoded"}, "run_end_encoded<run_ends: int32, values: utf8>"},
+	}
+	for _, tt := range exact {
+		t.Run("type "+strings.Join(tt.path, "."), func(t *testing.T) {
+			var f browser.Field
+			level := fs
+			for _, name := range tt.path {
+				f = find(t, level, name)
+				level = f.Children
+			}
+			if f.Type != tt.want {
+				t.Fatalf("got type %q, want %q", f.Type, tt.want)
+			}
+		})
+	}
+	if f := find(t, fs, "decimal128"); f.Kind != "decimal128" {
+		t.Fatalf("decimal128: got kind %q, want decimal128", f.Kind)
 	}
 	// Field metadata is kept whole, Unicode keys included.
 	var withMD *browser.Field

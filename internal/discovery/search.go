@@ -95,7 +95,7 @@ type SearchTruncated struct {
 const searchActionDescription = `Search the caller's tenant: body {"table_pattern": LIKE, "column_pattern": LIKE}; ` +
 	`each Result is one JSON match {"namespace","table","table_type","columns":[{"path","type","nullable"}]}`
 
-// DoAction answers the search and describe actions and passes every other
+// DoAction answers the search, describe and list actions and passes every other
 // action to the Flight SQL server.
 func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
 	switch a.GetType() {
@@ -109,16 +109,28 @@ func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 			return err
 		}
 		return stream.Send(&flight.Result{Body: body})
+	case ListTablesActionType, ListNamespacesActionType:
+		list := f.svc.listTables
+		if a.GetType() == ListNamespacesActionType {
+			list = f.svc.listNamespaces
+		}
+		body, err := list(stream.Context(), a.GetBody())
+		if err != nil {
+			return err
+		}
+		return stream.Send(&flight.Result{Body: body})
 	}
 	return f.FlightServer.DoAction(a, stream)
 }
 
-// ListActions lists the search and describe actions, then the Flight SQL
+// ListActions lists the search, describe and list actions, then the Flight SQL
 // server's.
 func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_ListActionsServer) error {
 	for _, a := range []*flight.ActionType{
 		{Type: SearchActionType, Description: searchActionDescription},
 		{Type: DescribeActionType, Description: describeActionDescription},
+		{Type: ListTablesActionType, Description: listTablesActionDescription},
+		{Type: ListNamespacesActionType, Description: listNamespacesActionDescription},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err

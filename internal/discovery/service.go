@@ -53,6 +53,10 @@
 // prepared state holds describe's columns (location, version, times,
 // description, properties), so a describe is a binary search, not a
 // segment decode.
+// ListTablesActionType and ListNamespacesActionType ("lake.list_tables",
+// "lake.list_namespaces") answer one page of the tenant's tables (with
+// column counts and descriptions) or namespaces, reading the page's rows
+// alone: GetTables has no offset or limit; see list.go.
 //
 // # Work per request
 //

@@ -140,8 +140,9 @@ func isLoopback(h string) bool {
 // Dial connects to addr (see ParseEndpoint: host:port is TLS unless the
 // host is loopback, grpc://host:port plaintext, grpc+tls://host:port TLS)
 // with token as the bearer credential. The connection is made lazily: an
-// unreachable address fails on the first call.
-func Dial(addr, token string) (*Client, error) {
+// unreachable address fails on the first call. opts are added to the
+// gRPC dial options (interceptors, for instance).
+func Dial(addr, token string, opts ...grpc.DialOption) (*Client, error) {
 	ep, err := ParseEndpoint(addr)
 	if err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func Dial(addr, token string) (*Client, error) {
 	if ep.TLS {
 		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
 	}
-	c, err := flightsql.NewClient(ep.Target, nil, nil, grpc.WithTransportCredentials(creds))
+	c, err := flightsql.NewClient(ep.Target, nil, nil, append([]grpc.DialOption{grpc.WithTransportCredentials(creds)}, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("flightclient: discovery %s: %w", ep.Target, err)
 	}
@@ -323,6 +324,61 @@ func (d *Client) Describe(ctx context.Context, namespace, table string) (*discov
 			return &out, nil
 		} else if err != nil {
 			return nil, err
+		}
+	}
+}
+
+// ListTables runs discovery's list-tables action
+// (discovery.ListTablesActionType): the page of the token's tenant's
+// tables from offset, at most limit (1 to discovery.MaxListLimit), of
+// namespace alone when it is not empty, with the number of tables matched.
+func (d *Client) ListTables(ctx context.Context, namespace string, offset, limit int) (*discovery.TablePage, error) {
+	var out discovery.TablePage
+	req := discovery.ListRequest{Namespace: namespace, Offset: offset, Limit: limit}
+	if err := d.oneResult(ctx, discovery.ListTablesActionType, req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ListNamespaces runs discovery's list-namespaces action
+// (discovery.ListNamespacesActionType): the page of the token's tenant's
+// namespaces from offset, at most limit, each with its number of tables.
+func (d *Client) ListNamespaces(ctx context.Context, offset, limit int) (*discovery.NamespacePage, error) {
+	var out discovery.NamespacePage
+	if err := d.oneResult(ctx, discovery.ListNamespacesActionType, discovery.ListRequest{Offset: offset, Limit: limit}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// oneResult runs the action typ with req as its JSON body and decodes its
+// one Result into out.
+func (d *Client) oneResult(ctx context.Context, typ string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("flightclient: %s: %w", typ, err)
+	}
+	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: typ, Body: body})
+	if err != nil {
+		return err
+	}
+	r, err := stream.Recv()
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("flightclient: %s: no result", typ)
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(r.Body, out); err != nil {
+		return fmt.Errorf("flightclient: %s: %w", typ, err)
+	}
+	// Drain the stream so the server's status is seen.
+	for {
+		if _, err := stream.Recv(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
 		}
 	}
 }

@@ -7,6 +7,9 @@
   const $ = (id) => document.getElementById(id);
   let token = "";
   let nsOffset = 0, tablesOffset = 0, currentNS = null;
+  // tablesAsked counts table-list requests: an answer that arrives after a
+  // later request was made is dropped, so the last click wins.
+  let tablesAsked = 0;
 
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
@@ -50,7 +53,8 @@
     const all = el("button", { type: "button", class: "link", onclick: () => loadTables(null, 0) }, "All namespaces");
     ul.append(el("li", {}, all));
     for (const n of a.namespaces) {
-      ul.append(el("li", {}, el("button", { type: "button", class: "link", "data-ns": n.name, onclick: () => loadTables(n.name, 0) }, n.name), " ", el("span", { class: "muted" }, "(" + n.tables + ")")));
+      const count = el("span", { class: "count", title: n.tables + (n.tables === 1 ? " table" : " tables") }, String(n.tables));
+      ul.append(el("li", {}, el("button", { type: "button", class: "link", "data-ns": n.name, onclick: () => loadTables(n.name, 0) }, n.name), count));
     }
     if (a.namespaces.length === 0) ul.append(el("li", { class: "muted" }, "This tenant has no tables."));
     pager("ns-pager", offset, a.total, (o) => loadNamespaces(o).catch((e) => showError(e.message)));
@@ -61,13 +65,19 @@
     for (const b of $("namespaces").querySelectorAll("button")) b.setAttribute("aria-current", String(b.dataset.ns === (ns == null ? undefined : ns)));
     let q = "/api/tables?offset=" + offset + "&limit=" + PAGE;
     if (ns != null) q += "&namespace=" + encodeURIComponent(ns);
+    const asked = ++tablesAsked;
     const a = await api(q);
+    if (asked !== tablesAsked) return;
     $("tables-heading").textContent = ns == null ? "Tables" : "Tables in " + ns;
     const ul = $("tables");
     ul.replaceChildren();
     for (const t of a.tables) {
-      ul.append(el("li", {}, el("button", { type: "button", class: "link", onclick: () => openTable(t.namespace, t.name).catch((e) => showError(e.message)) }, ns == null ? t.namespace + "." + t.name : t.name)));
+      const open = el("button", { type: "button", class: "link", onclick: () => openTable(t.namespace, t.name).catch((e) => showError(e.message)) }, ns == null ? t.namespace + "." + t.name : t.name);
+      const cols = t.columns < 0 ? "no schema stored" : t.columns + (t.columns === 1 ? " column" : " columns");
+      const desc = t.description ? el("p", { class: "desc" }, t.description + (t.description_truncated ? "…" : "")) : null;
+      ul.append(el("li", {}, open, el("div", { class: "meta" }, cols + " · " + t.table_type), desc));
     }
+    if (a.tables.length === 0) ul.append(el("li", { class: "muted" }, "No tables."));
     pager("tables-pager", offset, a.total, (o) => loadTables(currentNS, o).catch((e) => showError(e.message)));
   }
 
@@ -81,9 +91,10 @@
   function tree(fields) {
     const ul = el("ul", {});
     for (const f of fields) {
-      const label = [el("strong", {}, f.name), " ", el("span", { class: "type" }, f.kind === f.type ? f.type : f.kind)];
-      if (!f.nullable) label.push(" ", el("span", { class: "nn", title: "not nullable" }, "NOT NULL"));
-      if (f.comment) label.push(" — ", el("em", {}, f.comment));
+      const typ = el("span", { class: "typecell" }, el("code", { class: "type" }, f.type));
+      if (!f.nullable) typ.append(" ", el("span", { class: "nn", title: "not nullable" }, "NOT NULL"));
+      const label = [el("strong", {}, f.name), " ", typ];
+      if (f.comment) label.push(el("span", { class: "comment" }, f.comment));
       let md = null;
       if (f.metadata) {
         const rest = Object.assign({}, f.metadata);
@@ -92,9 +103,9 @@
       }
       let node;
       if (f.children) {
-        node = el("details", { open: "" }, el("summary", {}, ...label), md, tree(f.children));
+        node = el("details", { open: "" }, el("summary", { class: "row" }, ...label), md, tree(f.children));
       } else {
-        node = el("div", {}, ...label, md);
+        node = el("div", {}, el("div", { class: "row" }, ...label), md);
       }
       ul.append(el("li", {}, node));
     }
@@ -114,7 +125,11 @@
     fact("Created", t.created_at ? when(t.created_at) : null);
     fact("Updated", t.updated_at ? when(t.updated_at) : null);
     out.push(facts);
-    if (t.properties) out.push(el("h3", {}, "Properties"), metadataList(t.properties));
+    if (t.properties) {
+      const props = el("dl", { class: "props" });
+      for (const k of Object.keys(t.properties).sort()) props.append(el("dt", {}, k), el("dd", {}, t.properties[k]));
+      out.push(el("h3", {}, "Properties"), props);
+    }
     return out;
   }
 
@@ -123,7 +138,9 @@
   async function openTable(ns, name) {
     const t = await api("/api/table?namespace=" + encodeURIComponent(ns) + "&name=" + encodeURIComponent(name));
     const d = $("detail");
-    d.replaceChildren(el("h2", { tabindex: "-1" }, t.namespace + "." + t.name), el("p", { class: "muted" }, "tenant " + t.tenant + " · " + t.table_type));
+    let sub = "tenant " + t.tenant + " · " + t.table_type;
+    if (t.schema) sub += " · " + t.schema.fields.length + (t.schema.fields.length === 1 ? " column" : " columns");
+    d.replaceChildren(el("h2", { tabindex: "-1" }, t.namespace + "." + t.name), el("p", { class: "subtitle" }, sub));
     d.append(...about(t));
     if (t.legacy) {
       d.append(el("p", { class: "legacy" }, "Legacy table: no schema stored. ", el("code", {}, t.fix)));
@@ -141,7 +158,7 @@
     const by = $("search-by").value;
     const a = await api("/api/search?" + by + "=" + encodeURIComponent("%" + escapeLike(q) + "%"));
     const d = $("detail");
-    const ul = el("ul", {});
+    const ul = el("ul", { class: "results" });
     for (const m of a.matches) {
       const cols = m.columns.map((c) => c.path).join(", ");
       ul.append(el("li", {}, el("button", { type: "button", class: "link", onclick: () => openTable(m.namespace, m.table).catch((e) => showError(e.message)) }, m.namespace + "." + m.table), cols ? el("span", { class: "muted" }, " — " + cols) : null));

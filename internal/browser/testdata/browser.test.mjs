@@ -45,6 +45,7 @@ async function openTenant(page, tenant, wantNS) {
   await page.selectOption("#tenant", tenant);
   await page.getByRole("button", { name: "Open" }).click();
   await page.locator(`#namespaces button[data-ns="${wantNS}"]`).waitFor();
+  await page.locator("#detail", { hasText: "Pick a table" }).waitFor();
 }
 
 const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"], headless: true });
@@ -65,8 +66,16 @@ try {
   await openTenant(page, "acme", "nested");
   check(/generation \d+ · 253 tables/.test(await page.locator("#snapshot").innerText()), "acme's snapshot line names 253 tables");
 
+  step("the table list shows column counts and descriptions");
+  await page.locator('#namespaces button[data-ns="legacy"]').click();
+  await page.locator("#tables-heading", { hasText: "Tables in legacy" }).waitFor();
+  check((await page.locator("#tables li").innerText()).includes("no schema stored"), "a legacy table is listed without a column count");
+
   step("open the nested table nested.rich");
   await page.locator('#namespaces button[data-ns="nested"]').click();
+  await page.locator("#tables-heading", { hasText: "Tables in nested" }).waitFor();
+  const listed = await page.locator("#tables li").innerText();
+  check(/\b\d+ columns · TABLE\b/.test(listed) && listed.includes("Every Arrow type, nested."), `the table list shows rich's column count and description, got ${JSON.stringify(listed)}`);
   await page.getByRole("button", { name: "rich", exact: true }).click();
   const detail = page.locator("#detail");
   await detail.getByRole("heading", { name: "nested.rich" }).waitFor();
@@ -76,6 +85,13 @@ try {
   const listItem = detail.locator("details:has(> summary > strong:text-is('list')) > ul > li strong:text-is('item')");
   check(await structChild.isVisible(), "struct's child a is shown");
   check(await listItem.isVisible(), "list's item is shown");
+  // Every type is shown exactly, parameters and children included.
+  for (const type of ["decimal128(38, 10)", "decimal256(76, -5)", "timestamp[us, tz=UTC]", "fixed_size_binary[16]", "duration[ms]",
+    "dictionary<values=large_utf8, indices=int8, ordered>", "list<item: utf8 not null>", "map<utf8, int64>",
+    "struct<a: int64 not null, b: utf8, nested: struct<deep: list<item: date32>>>"]) {
+    check(await detail.locator(".type", { hasText: type }).first().isVisible(), `the exact type ${type} is shown`);
+  }
+  check(await detail.locator(".type:text-is('decimal')").count() === 0, "no type is shown as a bare decimal");
   check((await detail.innerText()).includes("the customer's id"), "the column comment is shown");
   check((await detail.locator(".description").innerText()) === "Every Arrow type, nested.\nOne row per test.", "the description is shown with its line break");
   const facts = await detail.locator("dl.facts").innerText();
