@@ -34,6 +34,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 var secret = []byte("discovery-test-secret-0123456789abcdef")
@@ -430,7 +431,7 @@ func TestOtherCommands(t *testing.T) {
 	}
 
 	schema, recs, err = e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{
-		flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerReadOnly, discovery.SqlInfoSnapshotGeneration, discovery.SqlInfoTenantTables, 99999,
+		flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerReadOnly, wire.SqlInfoSnapshotGeneration, wire.SqlInfoTenantTables, 99999,
 	}))
 	if err != nil || !schema.Equal(schema_ref.SqlInfo) {
 		t.Fatalf("GetSqlInfo: %v %v", schema, err)
@@ -450,7 +451,7 @@ func TestOtherCommands(t *testing.T) {
 			}
 		}
 	}
-	want := map[uint32]any{0: "lake-test", 3: true, discovery.SqlInfoSnapshotGeneration: int64(1), discovery.SqlInfoTenantTables: int64(2)}
+	want := map[uint32]any{0: "lake-test", 3: true, wire.SqlInfoSnapshotGeneration: int64(1), wire.SqlInfoTenantTables: int64(2)}
 	if fmt.Sprint(info) != fmt.Sprint(want) {
 		t.Fatalf("GetSqlInfo = %v, want %v", info, want)
 	}
