@@ -1,4 +1,4 @@
-package discoverybrowser_test
+package functions_test
 
 import (
 	"os/exec"
@@ -7,7 +7,7 @@ import (
 )
 
 // The discovery program never talks to DynamoDB, and does not even link
-// the DynamoDB SDK or the registration API (the browser it can serve
+// the DynamoDB SDK or the registration API (the catalog browser it serves
 // answers errors through internal/apierror for that reason).
 func TestDiscoveryLinksNoDynamoDB(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/lake-catalog/lake/functions/discovery").CombinedOutput()
