@@ -202,7 +202,7 @@ func matchColumns(ctx context.Context, ipc []byte, p *like.Pattern) (matchedColu
 				path = prefix + "." + f.Name
 			}
 			if p.Match(f.Name) || p.Match(path) {
-				c := wire.SearchColumn{Path: path, Type: f.Type.String(), Nullable: f.Nullable}
+				c := wire.SearchColumn{Path: path, Type: wire.TypeString(f.Type), Nullable: f.Nullable}
 				b, err := json.Marshal(c)
 				if err != nil {
 					return err

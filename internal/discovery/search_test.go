@@ -178,6 +178,37 @@ func TestSearch(t *testing.T) {
 
 }
 
+// Search reports every column's exact type, as wire.TypeString writes it
+// and as the browser and lake show print it: a 128-bit decimal is
+// decimal128(38, 10), not arrow-go's "decimal(38, 10)", and children carry
+// their names and nullability.
+func TestSearchReportsExactTypes(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "prices", arrow.NewSchema([]arrow.Field{
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 38, Scale: 10}},
+		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "lines", Type: arrow.ListOfNonNullable(&arrow.Decimal128Type{Precision: 10, Scale: 2}), Nullable: true},
+		{Name: "id", Type: &arrow.FixedSizeBinaryType{ByteWidth: 16}},
+		{Name: "code", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+	}, nil))
+	e.publish()
+	got, _, err := e.search(as(t, "acme"), searchBody(t, "", "%"))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %v, %v; want one match", got, err)
+	}
+	want := []wire.SearchColumn{
+		{Path: "amount", Type: "decimal128(38, 10)"},
+		{Path: "at", Type: "timestamp[us, tz=UTC]", Nullable: true},
+		{Path: "lines", Type: "list<item: decimal128(10, 2) not null>", Nullable: true},
+		{Path: "lines.item", Type: "decimal128(10, 2)"},
+		{Path: "id", Type: "fixed_size_binary[16]"},
+		{Path: "code", Type: "dictionary<values=utf8, indices=int8>", Nullable: true},
+	}
+	if !slices.Equal(got[0].Columns, want) {
+		t.Fatalf("got columns %+v, want %+v", got[0].Columns, want)
+	}
+}
+
 func TestSearchInvalidRequests(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", nestedSchema())
