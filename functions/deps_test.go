@@ -21,3 +21,20 @@ func TestDiscoveryLinksNoDynamoDB(t *testing.T) {
 		}
 	}
 }
+
+// Clients speak lake's protocol through pkg/wire and never import the
+// discovery server (STYLE 21): neither the Flight client nor the catalog
+// browser depends on internal/discovery, and pkg/wire depends on no server.
+func TestClientsDoNotImportDiscovery(t *testing.T) {
+	for _, client := range []string{"internal/flightclient", "internal/browser", "pkg/wire"} {
+		out, err := exec.Command("go", "list", "-deps", "github.com/lake-catalog/lake/"+client).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list: %v\n%s", err, out)
+		}
+		for _, pkg := range strings.Fields(string(out)) {
+			if pkg == "github.com/lake-catalog/lake/internal/discovery" {
+				t.Errorf("%s depends on %s", client, pkg)
+			}
+		}
+	}
+}
