@@ -21,7 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/lake-catalog/lake/internal/discoverybrowser"
+	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/testenv"
@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Mains{
 		"register":  program(registerapi.LambdaMain),
 		"refresh":   program(refresh.LambdaMain),
-		"discovery": program(discoverybrowser.Main),
+		"discovery": program(discovery.Main),
 	})
 }
 

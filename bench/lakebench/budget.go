@@ -25,9 +25,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/auth"
-	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // budgetSnapshot is the catalog of the work-per-request section: tenant
@@ -204,13 +204,13 @@ func budgetRun(c config, procs *procSet, bin, path string) (budgetFigures, error
 	big := as("big")
 	// The first describe prepares the tenant in this build (main decoded
 	// the segment on every call): not counted.
-	if _, err := action(big, discovery.DescribeActionType, discovery.DescribeRequest{Namespace: "ns00", Table: "t00000"}); err != nil {
+	if _, err := action(big, wire.DescribeActionType, wire.DescribeRequest{Namespace: "ns00", Table: "t00000"}); err != nil {
 		return f, err
 	}
 	var next atomic.Int64
 	if err := runFor(&f.describe, 32, c.roundTime*2, func() (int64, error) {
 		i := int(next.Add(7919) % 10_000)
-		return action(big, discovery.DescribeActionType, discovery.DescribeRequest{Namespace: fmt.Sprintf("ns%02d", i%20), Table: fmt.Sprintf("t%05d", i)})
+		return action(big, wire.DescribeActionType, wire.DescribeRequest{Namespace: fmt.Sprintf("ns%02d", i%20), Table: fmt.Sprintf("t%05d", i)})
 	}); err != nil {
 		return f, fmt.Errorf("describe: %w", err)
 	}
@@ -219,7 +219,7 @@ func budgetRun(c config, procs *procSet, bin, path string) (budgetFigures, error
 	search := func(s *sample, pattern string) (codes.Code, error) {
 		var code codes.Code
 		err := runFor(s, 1, c.roundTime, func() (int64, error) {
-			n, err := action(probe, discovery.SearchActionType, discovery.SearchRequest{ColumnPattern: pattern})
+			n, err := action(probe, wire.SearchActionType, wire.SearchRequest{ColumnPattern: pattern})
 			code = status.Code(err)
 			if code == codes.InvalidArgument {
 				return n, nil // refused: that is the answer

@@ -1,8 +1,8 @@
 // Command discovery is lake's Arrow Flight SQL discovery server: it loads the
 // snapshot blob (from S3 or a file), polls it for new versions, and answers
 // tenant-filtered metadata requests from memory. It never talks to DynamoDB.
-// The program is discoverybrowser.Main: discovery.MainWith serving the
-// catalog browser on -browser-listen.
+// The program is discovery.Main, which serves the catalog browser on
+// -browser-listen.
 //
 // Every flag has an environment variable; a flag on the command line wins
 // (README, Configuration; run with -h for the list):
@@ -35,9 +35,9 @@ import (
 	"context"
 	"os"
 
-	"github.com/lake-catalog/lake/internal/discoverybrowser"
+	"github.com/lake-catalog/lake/internal/discovery"
 )
 
 func main() {
-	os.Exit(discoverybrowser.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(discovery.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }

@@ -46,14 +46,14 @@ import (
 
 	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/auth"
-	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/flightclient"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // Page sizes.
 const (
 	DefaultLimit = 100
-	MaxLimit     = discovery.MaxListLimit
+	MaxLimit     = wire.MaxListLimit
 )
 
 //go:embed static
@@ -250,7 +250,7 @@ type TableRow struct {
 	// (no schema stored).
 	Columns int `json:"columns"`
 	// Description is the start of the registration's (at most
-	// discovery.MaxListedDescription bytes; DescriptionTruncated says it
+	// wire.MaxListedDescription bytes; DescriptionTruncated says it
 	// goes on).
 	Description          string `json:"description,omitempty"`
 	DescriptionTruncated bool   `json:"description_truncated,omitempty"`
@@ -404,9 +404,9 @@ func (h *Handler) search(w http.ResponseWriter, r *http.Request, c *flightclient
 
 // SearchAnswer is GET /api/search.
 type SearchAnswer struct {
-	Matches []discovery.SearchMatch `json:"matches"`
+	Matches []wire.SearchMatch `json:"matches"`
 	// Truncated is set when discovery returned only the first
-	// discovery.MaxSearchMatches matches.
+	// wire.MaxSearchMatches matches.
 	Truncated bool `json:"truncated"`
 }
 

@@ -1,10 +1,9 @@
 package browser
 
 import (
-	"strconv"
-	"strings"
-
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // RemarksKey is the field metadata key Flight SQL uses for a column
@@ -24,7 +23,7 @@ type Schema struct {
 type Field struct {
 	Name string `json:"name"`
 	// Type is the exact type, every parameter and child included (see
-	// TypeString), e.g. "decimal128(38, 10)", "list<item: int32>".
+	// wire.TypeString), e.g. "decimal128(38, 10)", "list<item: int32>".
 	Type string `json:"type"`
 	// Kind is the type's name alone, e.g. "decimal128", "list".
 	Kind     string            `json:"kind"`
@@ -49,7 +48,7 @@ func fields(fs []arrow.Field) []Field {
 }
 
 func field(f arrow.Field) Field {
-	out := Field{Name: f.Name, Type: TypeString(f.Type), Kind: kind(f.Type), Nullable: f.Nullable, Metadata: metadataMap(f.Metadata)}
+	out := Field{Name: f.Name, Type: wire.TypeString(f.Type), Kind: wire.TypeName(f.Type), Nullable: f.Nullable, Metadata: metadataMap(f.Metadata)}
 	out.Comment = out.Metadata[RemarksKey]
 	out.Children = fields(children(f.Type))
 	if len(out.Children) == 0 {
@@ -84,114 +83,4 @@ func metadataMap(md arrow.Metadata) map[string]string {
 		m[k] = md.Values()[i]
 	}
 	return m
-}
-
-// TypeString is t written out exactly: every parameter (precision and
-// scale, unit and time zone, byte width, list size, union type codes,
-// dictionary index type and ordering, map key ordering) and every child's
-// name, type and nullability, so two types print alike only when they are
-// the same type. A child is nullable unless marked "not null". For example:
-//
-//	decimal128(38, 10)   timestamp[us, tz=UTC]   fixed_size_binary[16]   duration[ms]
-//	list<item: utf8 not null>   fixed_size_list<item: float32>[3]
-//	struct<a: int64 not null, b: utf8>   map<utf8, int64>
-//	dictionary<values=large_utf8, indices=int8, ordered>
-//	dense_union<i: int32=0, s: utf8=5>   run_end_encoded<run_ends: int32, values: utf8>
-//
-// arrow-go's own String drops the width of a 128-bit decimal ("decimal")
-// and prints children with it, which is why the browser does not use it.
-func TypeString(t arrow.DataType) string {
-	var b strings.Builder
-	writeType(&b, t)
-	return b.String()
-}
-
-// kind is t's name alone: TypeString without parameters or children.
-func kind(t arrow.DataType) string {
-	if _, ok := t.(*arrow.Decimal128Type); ok {
-		return "decimal128"
-	}
-	return t.Name()
-}
-
-func writeType(b *strings.Builder, t arrow.DataType) {
-	switch t := t.(type) {
-	case arrow.DecimalType:
-		b.WriteString(kind(t) + "(" + strconv.Itoa(int(t.GetPrecision())) + ", " + strconv.Itoa(int(t.GetScale())) + ")")
-	case *arrow.FixedSizeListType:
-		b.WriteString("fixed_size_list<")
-		writeField(b, t.ElemField(), ": ")
-		b.WriteString(">[" + strconv.Itoa(int(t.Len())) + "]")
-	case arrow.ListLikeType: // list, large_list, list_view, large_list_view; map is handled first below
-		if m, ok := t.(*arrow.MapType); ok {
-			b.WriteString("map<")
-			writeType(b, m.KeyType())
-			b.WriteString(", ")
-			writeField(b, arrow.Field{Type: m.ItemType(), Nullable: m.ItemField().Nullable}, "")
-			if m.KeysSorted {
-				b.WriteString(", keys_sorted")
-			}
-			b.WriteString(">")
-			return
-		}
-		b.WriteString(t.Name() + "<")
-		writeField(b, t.ElemField(), ": ")
-		b.WriteString(">")
-	case *arrow.StructType:
-		b.WriteString("struct<")
-		for i, f := range t.Fields() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeField(b, f, ": ")
-		}
-		b.WriteString(">")
-	case arrow.UnionType:
-		b.WriteString(t.Name() + "<")
-		codes := t.TypeCodes()
-		for i, f := range t.Fields() {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeField(b, f, ": ")
-			b.WriteString("=" + strconv.Itoa(int(codes[i])))
-		}
-		b.WriteString(">")
-	case *arrow.DictionaryType:
-		b.WriteString("dictionary<values=")
-		writeType(b, t.ValueType)
-		b.WriteString(", indices=")
-		writeType(b, t.IndexType)
-		if t.Ordered {
-			b.WriteString(", ordered")
-		}
-		b.WriteString(">")
-	case *arrow.RunEndEncodedType:
-		b.WriteString("run_end_encoded<run_ends: ")
-		writeType(b, t.RunEnds())
-		b.WriteString(", values: ")
-		writeField(b, arrow.Field{Type: t.Encoded(), Nullable: t.ValueNullable}, "")
-		b.WriteString(">")
-	case arrow.ExtensionType:
-		b.WriteString("extension<" + t.ExtensionName() + ", storage=")
-		writeType(b, t.StorageType())
-		b.WriteString(">")
-	default:
-		// Primitive, binary and string types, and those whose String is
-		// exact already: timestamp[us, tz=UTC], time32[ms], duration[ms],
-		// fixed_size_binary[16], the intervals.
-		b.WriteString(t.String())
-	}
-}
-
-// writeField writes a child: its name and sep (when sep is not empty), its
-// type, and " not null" unless it is nullable.
-func writeField(b *strings.Builder, f arrow.Field, sep string) {
-	if sep != "" {
-		b.WriteString(f.Name + sep)
-	}
-	writeType(b, f.Type)
-	if !f.Nullable {
-		b.WriteString(" not null")
-	}
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/flightclient"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // SearchOptions are `lake search`'s inputs.
@@ -41,7 +41,7 @@ snapshot. Both are LIKE patterns: % matches any run of characters, _ exactly one
 backslash makes the next %, _ or \ literal (customer\_id). A column matches by its name or by
 its dotted path from the top level (customer.address.zip), at any depth of structs, lists,
 maps (key, value) and unions; with --column, only tables with a matching column are shown,
-with those columns. At most ` + fmt.Sprint(discovery.MaxSearchMatches) + ` tables are returned.`,
+with those columns. At most ` + fmt.Sprint(wire.MaxSearchMatches) + ` tables are returned.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.IO, opts.FlightClient, opts.Discovery, opts.Tenant = f.IO, f.FlightClient, f.Discovery, f.Tenant

@@ -9,7 +9,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // customersSchema nests a customer struct beside a top-level customer_id.
@@ -73,13 +73,13 @@ func TestSearchCommand(t *testing.T) {
 	}
 
 	t.Run("json", func(t *testing.T) {
-		var got []discovery.SearchMatch
+		var got []wire.SearchMatch
 		if err := json.Unmarshal([]byte(l.must("search", "--tenant", "acme", "-c", `customer\_id`, "--json")), &got); err != nil {
 			t.Fatal(err)
 		}
-		want := []discovery.SearchMatch{{Namespace: "sales", Table: "order_items", TableType: "TABLE",
-			Columns: []discovery.SearchColumn{{Path: "customer_id", Type: "int64", Nullable: false}}}}
-		if !slices.EqualFunc(got, want, func(a, b discovery.SearchMatch) bool {
+		want := []wire.SearchMatch{{Namespace: "sales", Table: "order_items", TableType: "TABLE",
+			Columns: []wire.SearchColumn{{Path: "customer_id", Type: "int64", Nullable: false}}}}
+		if !slices.EqualFunc(got, want, func(a, b wire.SearchMatch) bool {
 			return a.Namespace == b.Namespace && a.Table == b.Table && a.TableType == b.TableType && slices.Equal(a.Columns, b.Columns)
 		}) {
 			t.Fatalf("got %+v, want %+v", got, want)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // storeRaw stores a registration as JSON under ref's key, bypassing the
@@ -123,7 +124,7 @@ func TestSearchMatchFitsTheReceiveLimit(t *testing.T) {
 	e.register("acme", "ns", "plain", wide(1))
 	e.publish()
 
-	stream, err := e.client.Client.DoAction(as(t, "acme"), &flight.Action{Type: discovery.SearchActionType, Body: []byte(searchBody(t, "deep", "%n"))})
+	stream, err := e.client.Client.DoAction(as(t, "acme"), &flight.Action{Type: wire.SearchActionType, Body: []byte(searchBody(t, "deep", "%n"))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,9 +143,9 @@ func TestSearchMatchFitsTheReceiveLimit(t *testing.T) {
 		t.Fatalf("got %d results, want one match", len(bodies))
 	}
 	var m struct {
-		Table            string                   `json:"table"`
-		Columns          []discovery.SearchColumn `json:"columns"`
-		ColumnsTruncated bool                     `json:"columns_truncated"`
+		Table            string              `json:"table"`
+		Columns          []wire.SearchColumn `json:"columns"`
+		ColumnsTruncated bool                `json:"columns_truncated"`
 	}
 	if err := json.Unmarshal(bodies[0], &m); err != nil {
 		t.Fatal(err)
@@ -210,7 +211,7 @@ func BenchmarkSearchPathological(b *testing.B) {
 	})
 }
 
-// A search's matches together stay within MaxSearchBytes: 20 tables whose
+// A search's matches together stay within wire.MaxSearchBytes: 20 tables whose
 // matches take about 1 MiB each end after 16 with the truncation marker.
 func TestSearchBoundsTheWholeAnswer(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
@@ -231,7 +232,7 @@ func TestSearchBoundsTheWholeAnswer(t *testing.T) {
 		b, _ := json.Marshal(m)
 		total += len(b)
 	}
-	if total > discovery.MaxSearchBytes {
-		t.Fatalf("matches of %d bytes, limit %d", total, discovery.MaxSearchBytes)
+	if total > wire.MaxSearchBytes {
+		t.Fatalf("matches of %d bytes, limit %d", total, wire.MaxSearchBytes)
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/browser"
 )
 
 // ProgramConfig is the discovery program's configuration: its flags, each
@@ -47,8 +48,8 @@ type ProgramConfig struct {
 	// (Options.RequestTimeout).
 	RequestTimeout time.Duration
 	S3PathStyle    bool
-	// BrowserListen is the catalog browser's HTTP address (MainWith's
-	// Browser); "" serves none.
+	// BrowserListen is the catalog browser's HTTP address; "" serves
+	// none.
 	BrowserListen string
 }
 
@@ -210,47 +211,29 @@ var version = "dev"
 // Main is the discovery program: it parses the configuration from args and
 // getenv, loads the token keys and TLS pair, opens the blob
 // (blobstore.Open), serves until ctx ends, SIGTERM or Ctrl-C, and drains for
-// the shutdown grace. Logs are JSON lines on stdout; -h prints the flags on
-// stderr. It returns the exit code: 0 after a clean stop or -h, 2 for a
-// configuration error, 1 for a failure to start. It serves no catalog
-// browser: -browser-listen is a configuration error (see MainWith).
+// the shutdown grace; with -browser-listen it also serves the catalog
+// browser (internal/browser), which asks this server over Flight SQL. Logs
+// are JSON lines on stdout; -h prints the flags on stderr. It returns the
+// exit code: 0 after a clean stop or -h, 2 for a configuration error, 1 for
+// a failure to start.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	return MainWith(ctx, args, getenv, stdout, stderr, nil)
-}
-
-// BrowserFunc builds the catalog browser's handler for -browser-listen.
-// flightAddr is this server's own Flight SQL address as the browser should
-// dial it: grpc://host:port, plaintext, on loopback when discovery listens
-// on every interface. A returned handler that is an io.Closer is closed
-// after its listener stops.
-type BrowserFunc func(flightAddr string) (http.Handler, error)
-
-// MainWith is Main that also serves the handler browser builds on
-// -browser-listen, when that is set. The command (functions/discovery)
-// passes the catalog browser; this package cannot import it (the browser
-// imports discovery). A nil browser makes -browser-listen a configuration
-// error.
-func MainWith(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, browser BrowserFunc) int {
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
 	c, err := ParseConfig(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	if err == nil && c.BrowserListen != "" && browser == nil {
-		err = errors.New("-browser-listen: this program has no catalog browser")
-	}
 	if err != nil {
 		log.Error("discovery: configuration", slog.String("error", err.Error()))
 		return 2
 	}
-	if err := run(ctx, c, browser, log); err != nil {
+	if err := run(ctx, c, log); err != nil {
 		log.Error("discovery", slog.String("error", err.Error()))
 		return 1
 	}
 	return 0
 }
 
-func run(ctx context.Context, c ProgramConfig, browser BrowserFunc, log *slog.Logger) error {
+func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	authCfg, err := c.authConfig(log)
@@ -284,7 +267,7 @@ func run(ctx context.Context, c ProgramConfig, browser BrowserFunc, log *slog.Lo
 	}
 	var web *browserServer
 	if c.BrowserListen != "" {
-		if web, err = serveBrowser(c.BrowserListen, srv.Addr(), browser, log); err != nil {
+		if web, err = serveBrowser(c.BrowserListen, srv.Addr(), log); err != nil {
 			srv.Shutdown(ctx)
 			return err
 		}
@@ -305,20 +288,22 @@ func run(ctx context.Context, c ProgramConfig, browser BrowserFunc, log *slog.Lo
 type browserServer struct {
 	l    net.Listener
 	srv  *http.Server
-	h    http.Handler
+	h    *browser.Handler
 	done chan struct{}
 }
 
-// serveBrowser listens on addr and serves the handler browser builds for
-// the Flight SQL server at flightListen.
-func serveBrowser(addr, flightListen string, browser BrowserFunc, log *slog.Logger) (*browserServer, error) {
-	h, err := browser(loopbackFlight(flightListen))
+// serveBrowser listens on addr and serves the catalog browser asking the
+// Flight SQL server at flightListen with the token each request carries
+// (dialled plaintext, on loopback when discovery listens on every
+// interface). It offers no dev tokens: the page asks for a token to paste.
+func serveBrowser(addr, flightListen string, log *slog.Logger) (*browserServer, error) {
+	h, err := browser.New(browser.Options{Discovery: loopbackFlight(flightListen)})
 	if err != nil {
 		return nil, fmt.Errorf("catalog browser: %w", err)
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		closeHandler(h)
+		_ = h.Close()
 		return nil, fmt.Errorf("catalog browser: %w", err)
 	}
 	b := &browserServer{l: l, h: h, done: make(chan struct{}),
@@ -335,13 +320,7 @@ func serveBrowser(addr, flightListen string, browser BrowserFunc, log *slog.Logg
 func (b *browserServer) shutdown(ctx context.Context) {
 	_ = b.srv.Shutdown(ctx)
 	<-b.done
-	closeHandler(b.h)
-}
-
-func closeHandler(h http.Handler) {
-	if c, ok := h.(io.Closer); ok {
-		_ = c.Close()
-	}
+	_ = b.h.Close()
 }
 
 // loopbackFlight is the plaintext address at which this process reaches its

@@ -130,7 +130,6 @@ func TestMainConfiguration(t *testing.T) {
 		{name: "no snapshot", args: nil, wantCode: 2, wantOut: `"error":"-snapshot (LAKE_SNAPSHOT) is required`},
 		{name: "bad blob URI", args: []string{"-snapshot", "gs://b/k", "-http-listen", "-", "-admin-listen", "-", "-listen", "127.0.0.1:0"}, wantCode: 1, wantOut: `unsupported scheme`},
 		{name: "help", args: []string{"-h"}, wantCode: 0, wantErrW: "LAKE_BATCH_BYTES"},
-		{name: "browser without one", args: []string{"-snapshot", "x", "-browser-listen", "127.0.0.1:0"}, wantCode: 2, wantOut: `"error":"-browser-listen: this program has no catalog browser`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr strings.Builder

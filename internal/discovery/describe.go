@@ -12,49 +12,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
-
-// DescribeActionType is the Flight action (DoAction) that describes one
-// table of the caller's tenant. Its body is a JSON DescribeRequest; its
-// answer is one Result, a JSON TableDescription.
-//
-// Like every other answer it comes from the snapshot in memory, for the
-// tenant of the bearer token alone, from the tenant's prepared state in the
-// tenant cache (a describe costs a binary search, not a segment decode): a table the tenant does not have is
-// NOT_FOUND, whoever else has one of that name. A body that is not a
-// DescribeRequest with two valid names is INVALID_ARGUMENT; no token is
-// UNAUTHENTICATED; before the first snapshot it is UNAVAILABLE.
-const DescribeActionType = "lake.describe"
-
-// MaxDescribeBody bounds a describe action's body: two names of
-// catalog.MaxNameBytes, each escaped at most six bytes to a byte, and the
-// keys.
-const MaxDescribeBody = 12*catalog.MaxNameBytes + 256
-
-// DescribeRequest is the body of a DescribeActionType action. Both names
-// are required.
-type DescribeRequest struct {
-	Namespace string `json:"namespace"`
-	Table     string `json:"table"`
-}
-
-// TableDescription is the answer of a describe action: what the snapshot
-// holds of one table besides its schema.
-type TableDescription struct {
-	Namespace string    `json:"namespace"`
-	Table     string    `json:"table"`
-	TableType string    `json:"table_type"`
-	Location  string    `json:"location"`
-	Version   int64     `json:"version"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
-	// Description and Properties are the registration's, left out when it
-	// has none.
-	Description string            `json:"description,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	// HasSchema reports whether the table's schema is available.
-	HasSchema bool `json:"has_schema"`
-}
 
 // describeActionDescription is what ListActions says of the describe action.
 const describeActionDescription = `Describe one table of the caller's tenant: body {"namespace","table"}; ` +
@@ -62,10 +21,10 @@ const describeActionDescription = `Describe one table of the caller's tenant: bo
 
 // parseDescribe decodes and checks a describe body. Any failure is
 // INVALID_ARGUMENT.
-func parseDescribe(body []byte) (DescribeRequest, error) {
-	var req DescribeRequest
-	if len(body) > MaxDescribeBody {
-		return req, status.Errorf(codes.InvalidArgument, "describe: body is %d bytes, at most %d", len(body), MaxDescribeBody)
+func parseDescribe(body []byte) (wire.DescribeRequest, error) {
+	var req wire.DescribeRequest
+	if len(body) > wire.MaxDescribeBody {
+		return req, status.Errorf(codes.InvalidArgument, "describe: body is %d bytes, at most %d", len(body), wire.MaxDescribeBody)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -84,7 +43,7 @@ func parseDescribe(body []byte) (DescribeRequest, error) {
 	return req, nil
 }
 
-// describeAnswer is a TableDescription as it is encoded, with the
+// describeAnswer is a wire.TableDescription as it is encoded, with the
 // properties as the JSON object the prepared tenant holds.
 type describeAnswer struct {
 	Namespace   string          `json:"namespace"`

@@ -13,6 +13,7 @@ import (
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // describedSnapshot builds a snapshot with a tenant "big" of n tables, each
@@ -45,7 +46,7 @@ func describedSnapshot(tb testing.TB, n int) *catalog.Snapshot {
 }
 
 // checkDescription checks a describe answer of table i of describedSnapshot.
-func checkDescription(i int, d *discovery.TableDescription) error {
+func checkDescription(i int, d *wire.TableDescription) error {
 	want := fmt.Sprintf("s3://lake/big/%d/", i%50)
 	if d.Namespace != fmt.Sprintf("ns%02d", i%20) || d.Table != fmt.Sprintf("t%05d", i) || d.Location != want ||
 		d.Properties["owner"] != fmt.Sprintf("team-%d", i%50) || d.Version != 1 || !d.HasSchema || d.CreatedAt.IsZero() {

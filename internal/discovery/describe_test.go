@@ -16,13 +16,14 @@ import (
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // describe runs the describe action as ctx's tenant and returns its one
 // Result as it came (raw) and decoded.
-func (e *env) describe(ctx context.Context, body string) (map[string]any, *discovery.TableDescription, error) {
+func (e *env) describe(ctx context.Context, body string) (map[string]any, *wire.TableDescription, error) {
 	e.t.Helper()
-	stream, err := e.client.Client.DoAction(ctx, &flight.Action{Type: discovery.DescribeActionType, Body: []byte(body)})
+	stream, err := e.client.Client.DoAction(ctx, &flight.Action{Type: wire.DescribeActionType, Body: []byte(body)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,7 +38,7 @@ func (e *env) describe(ctx context.Context, body string) (map[string]any, *disco
 	if err := json.Unmarshal(r.Body, &raw); err != nil {
 		e.t.Fatalf("result %q: %v", r.Body, err)
 	}
-	var d discovery.TableDescription
+	var d wire.TableDescription
 	if err := json.Unmarshal(r.Body, &d); err != nil {
 		e.t.Fatalf("result %q: %v", r.Body, err)
 	}
@@ -56,7 +57,7 @@ func (e *env) registerSpec(tenant, ns, name string, spec catalog.TableSpec) cata
 
 func describeBody(t testing.TB, ns, table string) string {
 	t.Helper()
-	b, err := json.Marshal(discovery.DescribeRequest{Namespace: ns, Table: table})
+	b, err := json.Marshal(wire.DescribeRequest{Namespace: ns, Table: table})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,16 +77,16 @@ func TestDescribe(t *testing.T) {
 
 	tests := []struct {
 		name, ns, table string
-		want            discovery.TableDescription
+		want            wire.TableDescription
 		wantKeys        []string
 	}{
-		{"description and properties", "sales", "orders", discovery.TableDescription{
+		{"description and properties", "sales", "orders", wire.TableDescription{
 			Namespace: "sales", Table: "orders", TableType: "ICEBERG", Location: "s3://lake/acme/orders/",
 			Version: described.Version(), CreatedAt: described.CreatedAt(), UpdatedAt: described.UpdatedAt(),
 			Description: "One row per order.\nLoaded nightly.", Properties: map[string]string{"owner": "sales-eng", "pii": "no"},
 			HasSchema: true,
 		}, []string{"created_at", "description", "has_schema", "location", "namespace", "properties", "table", "table_type", "updated_at", "version"}},
-		{"neither", "sales", "plain", discovery.TableDescription{
+		{"neither", "sales", "plain", wire.TableDescription{
 			Namespace: "sales", Table: "plain", TableType: plain.TableType(), Location: "/data/plain",
 			Version: plain.Version(), CreatedAt: plain.CreatedAt(), UpdatedAt: plain.UpdatedAt(), HasSchema: true,
 		}, []string{"created_at", "has_schema", "location", "namespace", "table", "table_type", "updated_at", "version"}},
@@ -187,7 +188,7 @@ func TestDescribeInvalidRequests(t *testing.T) {
 		{"trailing data", `{"namespace":"sales","table":"orders"} {}`},
 		{"bad name", `{"namespace":"sales","table":"a/b"}`},
 		{"name too long", describeBody(t, "sales", strings.Repeat("x", catalog.MaxNameBytes+1))},
-		{"body too large", `{"namespace":"sales","table":"orders"}` + strings.Repeat(" ", discovery.MaxDescribeBody)},
+		{"body too large", `{"namespace":"sales","table":"orders"}` + strings.Repeat(" ", wire.MaxDescribeBody)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

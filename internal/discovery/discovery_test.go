@@ -34,6 +34,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 var secret = []byte("discovery-test-secret-0123456789abcdef")
@@ -430,7 +431,7 @@ func TestOtherCommands(t *testing.T) {
 	}
 
 	schema, recs, err = e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{
-		flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerReadOnly, discovery.SqlInfoSnapshotGeneration, discovery.SqlInfoTenantTables, 99999,
+		flightsql.SqlInfoFlightSqlServerName, flightsql.SqlInfoFlightSqlServerReadOnly, wire.SqlInfoSnapshotGeneration, wire.SqlInfoTenantTables, 99999,
 	}))
 	if err != nil || !schema.Equal(schema_ref.SqlInfo) {
 		t.Fatalf("GetSqlInfo: %v %v", schema, err)
@@ -450,7 +451,7 @@ func TestOtherCommands(t *testing.T) {
 			}
 		}
 	}
-	want := map[uint32]any{0: "lake-test", 3: true, discovery.SqlInfoSnapshotGeneration: int64(1), discovery.SqlInfoTenantTables: int64(2)}
+	want := map[uint32]any{0: "lake-test", 3: true, wire.SqlInfoSnapshotGeneration: int64(1), wire.SqlInfoTenantTables: int64(2)}
 	if fmt.Sprint(info) != fmt.Sprint(want) {
 		t.Fatalf("GetSqlInfo = %v, want %v", info, want)
 	}
@@ -512,10 +513,14 @@ func TestRejectedBlobKeepsServing(t *testing.T) {
 // Requests are counted with the gRPC code they were answered with: one
 // before any snapshot is UNAVAILABLE, one without a token UNAUTHENTICATED,
 // and a served one OK (the deferred observe once recorded every request as
-// OK).
+// OK). Every action is counted and timed under its type, successes and
+// errors alike (successful lake.search and lake.describe calls once went
+// uncounted), and an action type lake does not know under "other".
 func TestMetricsCountTheRealCode(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
-	count := func(code string) float64 {
+	// count sums lake_discovery_requests_total over the series whose
+	// command and code are the given ones ("" matches any).
+	count := func(command, code string) float64 {
 		t.Helper()
 		families, err := e.reg.Gather()
 		if err != nil {
@@ -527,37 +532,149 @@ func TestMetricsCountTheRealCode(t *testing.T) {
 				continue
 			}
 			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
 				for _, l := range m.GetLabel() {
-					if l.GetName() == "code" && l.GetValue() == code {
-						total += m.GetCounter().GetValue()
-					}
+					labels[l.GetName()] = l.GetValue()
+				}
+				if (command == "" || labels["command"] == command) && (code == "" || labels["code"] == code) {
+					total += m.GetCounter().GetValue()
 				}
 			}
 		}
 		return total
 	}
+	// timed is the number of durations lake_discovery_request_seconds
+	// holds for command.
+	timed := func(command string) uint64 {
+		t.Helper()
+		families, err := e.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if f.GetName() != "lake_discovery_request_seconds" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "command" && l.GetValue() == command {
+						return m.GetHistogram().GetSampleCount()
+					}
+				}
+			}
+		}
+		return 0
+	}
+	// action runs a DoAction to its end and returns its error.
+	action := func(ctx context.Context, typ, body string) error {
+		t.Helper()
+		stream, err := e.client.Client.DoAction(ctx, &flight.Action{Type: typ, Body: []byte(body)})
+		if err != nil {
+			return err
+		}
+		for {
+			if _, err := stream.Recv(); err != nil {
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				return err
+			}
+		}
+	}
+
 	if _, err := e.client.GetTables(as(t, "acme"), &flightsql.GetTablesOpts{}); codeOf(err) != codes.Unavailable {
 		t.Fatalf("GetTables before a snapshot: %v, want UNAVAILABLE", err)
 	}
-	if got := count("Unavailable"); got != 1 {
+	if got := count("", "Unavailable"); got != 1 {
 		t.Fatalf("requests counted Unavailable = %v, want 1", got)
 	}
 	if _, err := e.client.GetTables(context.Background(), &flightsql.GetTablesOpts{}); codeOf(err) != codes.Unauthenticated {
 		t.Fatalf("GetTables without a token: %v, want UNAUTHENTICATED", err)
 	}
-	if got := count("Unauthenticated"); got != 1 {
+	if got := count("", "Unauthenticated"); got != 1 {
 		t.Fatalf("requests counted Unauthenticated = %v, want 1", got)
 	}
-	if got := count("OK"); got != 0 {
+	if got := count("", "OK"); got != 0 {
 		t.Fatalf("requests counted OK = %v before any succeeded, want 0", got)
+	}
+	if err := action(as(t, "acme"), wire.SearchActionType, `{}`); codeOf(err) != codes.Unavailable {
+		t.Fatalf("search before a snapshot: %v, want UNAVAILABLE", err)
+	}
+	if err := action(context.Background(), wire.DescribeActionType, `{"namespace":"sales","table":"orders"}`); codeOf(err) != codes.Unauthenticated {
+		t.Fatalf("describe without a token: %v, want UNAUTHENTICATED", err)
 	}
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()
 	if _, _, err := e.fetch(as(t, "acme"))(e.client.GetTables(as(t, "acme"), &flightsql.GetTablesOpts{})); err != nil {
 		t.Fatal(err)
 	}
-	if got := count("OK"); got < 1 {
+	if got := count("", "OK"); got < 1 {
 		t.Fatalf("requests counted OK = %v after a served request, want ≥ 1", got)
+	}
+
+	acme := as(t, "acme")
+	for _, a := range []struct{ typ, body string }{
+		{wire.SearchActionType, `{"table_pattern":"ord%"}`},
+		{wire.DescribeActionType, `{"namespace":"sales","table":"orders"}`},
+		{wire.ListTablesActionType, `{"offset":0,"limit":10}`},
+		{wire.ListNamespacesActionType, `{"offset":0,"limit":10}`},
+	} {
+		if err := action(acme, a.typ, a.body); err != nil {
+			t.Fatalf("%s: %v", a.typ, err)
+		}
+	}
+	if err := action(acme, wire.DescribeActionType, `{"namespace":"sales","table":"nothing"}`); codeOf(err) != codes.NotFound {
+		t.Fatalf("describe of a missing table: %v, want NOT_FOUND", err)
+	}
+	if err := action(acme, wire.ListTablesActionType, `{"limit":0}`); codeOf(err) != codes.InvalidArgument {
+		t.Fatalf("list_tables with limit 0: %v, want INVALID_ARGUMENT", err)
+	}
+	// Flight SQL's own actions keep their names.
+	stmt, err := e.client.Prepare(acme, "SELECT table_name FROM information_schema.tables")
+	if err != nil {
+		t.Fatalf("prepare: %v", err)
+	}
+	if err := stmt.Close(acme); err != nil {
+		t.Fatalf("close prepared statement: %v", err)
+	}
+	for _, typ := range []string{"lake.nothing", "made-up-" + strings.Repeat("x", 100)} {
+		if err := action(acme, typ, ""); err == nil {
+			t.Fatalf("action %q answered, want an error", typ)
+		}
+	}
+	tests := []struct {
+		command, code string
+		want          float64
+	}{
+		{wire.SearchActionType, "Unavailable", 1},
+		{wire.SearchActionType, "OK", 1},
+		{wire.DescribeActionType, "Unauthenticated", 1},
+		{wire.DescribeActionType, "OK", 1},
+		{wire.DescribeActionType, "NotFound", 1},
+		{wire.ListTablesActionType, "OK", 1},
+		{wire.ListTablesActionType, "InvalidArgument", 1},
+		{wire.ListNamespacesActionType, "OK", 1},
+		{"other", "", 2},
+		{"CreatePreparedStatement", "OK", 1},
+		{"ClosePreparedStatement", "OK", 1},
+		{"lake.nothing", "", 0},
+		{"DoAction", "", 0},
+	}
+	for _, tt := range tests {
+		if got := count(tt.command, tt.code); got != tt.want {
+			t.Errorf("requests{command=%q, code=%q} = %v, want %v", tt.command, tt.code, got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		command string
+		want    uint64
+	}{
+		{wire.SearchActionType, 2}, {wire.DescribeActionType, 3}, {wire.ListTablesActionType, 2},
+		{wire.ListNamespacesActionType, 1}, {"other", 2},
+	} {
+		if got := timed(tt.command); got != tt.want {
+			t.Errorf("request_seconds{command=%q} holds %d durations, want %d", tt.command, got, tt.want)
+		}
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // sqlInfoCmd is a GetSqlInfo command as the Flight SQL layer hands it over.
@@ -34,7 +35,7 @@ func TestSqlInfoRepeatedIdsAllocateBoundedly(t *testing.T) {
 	ctx := discovery.WithTenant(context.Background(), "acme")
 	ids := make(sqlInfoCmd, 1_000_000)
 	for i := range ids {
-		ids[i] = []uint32{504, 0, 99999, discovery.SqlInfoTenantTables}[i%4]
+		ids[i] = []uint32{504, 0, 99999, wire.SqlInfoTenantTables}[i%4]
 	}
 	var before, after runtime.MemStats
 	runtime.GC()

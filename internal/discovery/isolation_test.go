@@ -15,6 +15,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // ownedSchema marks a schema with its tenant so a leaked schema is caught
@@ -102,7 +103,7 @@ func TestTenantIsolation(t *testing.T) {
 				}
 			}
 		}
-		_, recs, err = e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{discovery.SqlInfoTenantTables}))
+		_, recs, err = e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{wire.SqlInfoTenantTables}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // answers is every tenant's GetTables with schemas, in a comparable form.
@@ -89,12 +90,12 @@ func TestReloadRebuildsOnlyChangedTenants(t *testing.T) {
 		t.Fatalf("%d tenants rebuilt after a reload where one changed, want 1", got)
 	}
 	acme2, globex2 := sqlInfo(t, e, "acme"), sqlInfo(t, e, "globex")
-	if acme2[discovery.SqlInfoSnapshotGeneration] == acme1[discovery.SqlInfoSnapshotGeneration] ||
-		acme2[discovery.SqlInfoSnapshotCreatedAt] == acme1[discovery.SqlInfoSnapshotCreatedAt] {
+	if acme2[wire.SqlInfoSnapshotGeneration] == acme1[wire.SqlInfoSnapshotGeneration] ||
+		acme2[wire.SqlInfoSnapshotCreatedAt] == acme1[wire.SqlInfoSnapshotCreatedAt] {
 		t.Fatalf("changed tenant's freshness %v → %v, want a new generation and time", acme1, acme2)
 	}
-	if globex2[discovery.SqlInfoSnapshotGeneration] != globex1[discovery.SqlInfoSnapshotGeneration] ||
-		globex2[discovery.SqlInfoSnapshotCreatedAt] != globex1[discovery.SqlInfoSnapshotCreatedAt] {
+	if globex2[wire.SqlInfoSnapshotGeneration] != globex1[wire.SqlInfoSnapshotGeneration] ||
+		globex2[wire.SqlInfoSnapshotCreatedAt] != globex1[wire.SqlInfoSnapshotCreatedAt] {
 		t.Fatalf("unchanged tenant's freshness %v → %v: it reveals another tenant's write", globex1, globex2)
 	}
 }
@@ -103,7 +104,7 @@ func TestReloadRebuildsOnlyChangedTenants(t *testing.T) {
 func sqlInfo(t *testing.T, e *env, tenant string) map[uint32]string {
 	t.Helper()
 	ctx := as(t, tenant)
-	_, recs, err := e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{discovery.SqlInfoSnapshotGeneration, discovery.SqlInfoSnapshotCreatedAt}))
+	_, recs, err := e.fetch(ctx)(e.client.GetSqlInfo(ctx, []flightsql.SqlInfo{wire.SqlInfoSnapshotGeneration, wire.SqlInfoSnapshotCreatedAt}))
 	if err != nil {
 		t.Fatal(err)
 	}

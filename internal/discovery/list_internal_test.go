@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // FuzzParseList: any body is either refused with INVALID_ARGUMENT or gives
@@ -14,18 +16,18 @@ func FuzzParseList(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	f.Fuzz(func(t *testing.T, body []byte, namespaceAllowed bool) {
-		req, err := parseList(ListTablesActionType, body, namespaceAllowed)
+		req, err := parseList(wire.ListTablesActionType, body, namespaceAllowed)
 		if err != nil {
 			return
 		}
-		if req.Offset < 0 || req.Limit < 1 || req.Limit > MaxListLimit || (!namespaceAllowed && req.Namespace != "") {
+		if req.Offset < 0 || req.Limit < 1 || req.Limit > wire.MaxListLimit || (!namespaceAllowed && req.Namespace != "") {
 			t.Fatalf("accepted %q as %+v", body, req)
 		}
 		b, err := json.Marshal(req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		again, err := parseList(ListTablesActionType, b, namespaceAllowed)
+		again, err := parseList(wire.ListTablesActionType, b, namespaceAllowed)
 		if err != nil || again != req {
 			t.Fatalf("%q → %+v → %s → %+v, %v", body, req, b, again, err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // list runs a list action as ctx's tenant and decodes its one Result into
@@ -42,9 +43,9 @@ func (e *env) list(ctx context.Context, action, body string, v any) error {
 // column counts and cut descriptions, and never show another tenant's.
 func TestListActions(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
-	// "x" then two-byte characters: byte MaxListedDescription falls inside
+	// "x" then two-byte characters: byte wire.MaxListedDescription falls inside
 	// one, so the cut goes back to its start.
-	long := "x" + strings.Repeat("é", discovery.MaxListedDescription)
+	long := "x" + strings.Repeat("é", wire.MaxListedDescription)
 	e.registerSpec("acme", "a", "described", catalog.TableSpec{Location: "/d", Schema: nestedSchema(), Description: "short"})
 	e.registerSpec("acme", "a", "long", catalog.TableSpec{Location: "/l", Schema: wide(1), Description: long})
 	e.register("acme", "b", "legacy", nil)
@@ -55,17 +56,17 @@ func TestListActions(t *testing.T) {
 	e.publish()
 	acme := as(t, "acme")
 
-	var all discovery.TablePage
-	if err := e.list(acme, discovery.ListTablesActionType, `{"limit":500}`, &all); err != nil {
+	var all wire.TablePage
+	if err := e.list(acme, wire.ListTablesActionType, `{"limit":500}`, &all); err != nil {
 		t.Fatal(err)
 	}
 	if all.Tenant != "acme" || all.Total != 33 || len(all.Tables) != 33 {
 		t.Fatalf("got %d of %d tables, want 33 of 33", len(all.Tables), all.Total)
 	}
 	first := all.Tables[:3]
-	want := []discovery.ListedTable{
+	want := []wire.ListedTable{
 		{Namespace: "a", Table: "described", TableType: "TABLE", Columns: len(nestedSchema().Fields()), Description: "short"},
-		{Namespace: "a", Table: "long", TableType: "TABLE", Columns: 20, Description: long[:discovery.MaxListedDescription-1], DescriptionTruncated: true},
+		{Namespace: "a", Table: "long", TableType: "TABLE", Columns: 20, Description: long[:wire.MaxListedDescription-1], DescriptionTruncated: true},
 		{Namespace: "b", Table: "legacy", TableType: "TABLE", Columns: -1},
 	}
 	if fmt.Sprint(first) != fmt.Sprint(want) {
@@ -87,8 +88,8 @@ func TestListActions(t *testing.T) {
 	}
 	for _, tt := range pages {
 		t.Run(tt.body, func(t *testing.T) {
-			var got discovery.TablePage
-			if err := e.list(acme, discovery.ListTablesActionType, tt.body, &got); err != nil {
+			var got wire.TablePage
+			if err := e.list(acme, wire.ListTablesActionType, tt.body, &got); err != nil {
 				t.Fatal(err)
 			}
 			var names []string
@@ -101,35 +102,35 @@ func TestListActions(t *testing.T) {
 		})
 	}
 
-	var ns discovery.NamespacePage
-	if err := e.list(acme, discovery.ListNamespacesActionType, `{"offset":1,"limit":5}`, &ns); err != nil {
+	var ns wire.NamespacePage
+	if err := e.list(acme, wire.ListNamespacesActionType, `{"offset":1,"limit":5}`, &ns); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fmt.Sprint(ns), fmt.Sprint(discovery.NamespacePage{Tenant: "acme", Total: 3, Namespaces: []discovery.ListedNamespace{{Name: "b", Tables: 1}, {Name: "c", Tables: 30}}}); got != want {
+	if got, want := fmt.Sprint(ns), fmt.Sprint(wire.NamespacePage{Tenant: "acme", Total: 3, Namespaces: []wire.ListedNamespace{{Name: "b", Tables: 1}, {Name: "c", Tables: 30}}}); got != want {
 		t.Fatalf("namespaces: got %s, want %s", got, want)
 	}
-	var globex discovery.TablePage
-	if err := e.list(as(t, "globex"), discovery.ListTablesActionType, `{"namespace":"a","limit":5}`, &globex); err != nil {
+	var globex wire.TablePage
+	if err := e.list(as(t, "globex"), wire.ListTablesActionType, `{"namespace":"a","limit":5}`, &globex); err != nil {
 		t.Fatal(err)
 	}
 	if globex.Tenant != "globex" || globex.Total != 1 || len(globex.Tables) != 1 || globex.Tables[0].Table != "secret" {
 		t.Fatalf("globex: got %+v, want its one table", globex)
 	}
-	var none discovery.TablePage
-	if err := e.list(as(t, "initech"), discovery.ListTablesActionType, `{"limit":5}`, &none); err != nil || none.Total != 0 || len(none.Tables) != 0 {
+	var none wire.TablePage
+	if err := e.list(as(t, "initech"), wire.ListTablesActionType, `{"limit":5}`, &none); err != nil || none.Total != 0 || len(none.Tables) != 0 {
 		t.Fatalf("a tenant without tables: got %+v, %v, want an empty page", none, err)
 	}
 
 	bad := []struct{ action, body string }{
-		{discovery.ListTablesActionType, `{"limit":0}`},
-		{discovery.ListTablesActionType, `{"limit":501}`},
-		{discovery.ListTablesActionType, `{"offset":-1,"limit":5}`},
-		{discovery.ListTablesActionType, `{"limit":5,"extra":1}`},
-		{discovery.ListTablesActionType, `{"limit":5} {}`},
-		{discovery.ListTablesActionType, `{"namespace":"a/b","limit":5}`},
-		{discovery.ListTablesActionType, ``},
-		{discovery.ListNamespacesActionType, `{"namespace":"a","limit":5}`},
-		{discovery.ListTablesActionType, `{"namespace":"` + strings.Repeat("x", 2000) + `","limit":5}`},
+		{wire.ListTablesActionType, `{"limit":0}`},
+		{wire.ListTablesActionType, `{"limit":501}`},
+		{wire.ListTablesActionType, `{"offset":-1,"limit":5}`},
+		{wire.ListTablesActionType, `{"limit":5,"extra":1}`},
+		{wire.ListTablesActionType, `{"limit":5} {}`},
+		{wire.ListTablesActionType, `{"namespace":"a/b","limit":5}`},
+		{wire.ListTablesActionType, ``},
+		{wire.ListNamespacesActionType, `{"namespace":"a","limit":5}`},
+		{wire.ListTablesActionType, `{"namespace":"` + strings.Repeat("x", 2000) + `","limit":5}`},
 	}
 	for _, tt := range bad {
 		t.Run(tt.action+" "+tt.body, func(t *testing.T) {
@@ -139,7 +140,7 @@ func TestListActions(t *testing.T) {
 			}
 		})
 	}
-	if err := e.list(context.Background(), discovery.ListTablesActionType, `{"limit":5}`, new(any)); status.Code(err) != codes.Unauthenticated {
+	if err := e.list(context.Background(), wire.ListTablesActionType, `{"limit":5}`, new(any)); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("without a token: got %v, want Unauthenticated", err)
 	}
 }

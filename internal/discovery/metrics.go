@@ -4,8 +4,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/status"
+
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // Metrics are discovery's Prometheus metrics. Register them with a registry
@@ -30,10 +34,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "lake_discovery_requests_total",
-			Help: "Flight SQL requests by command and gRPC status code: each DoGet, and each other call (GetFlightInfo, …) that fails, unauthenticated ones included.",
+			Help: "Flight requests by command and gRPC status code: each DoGet (by Flight SQL command), each DoAction (by action type: lake.search, lake.describe, lake.list_tables, lake.list_namespaces, Flight SQL's actions, other), and each other call (GetFlightInfo, …) that fails, unauthenticated ones included.",
 		}, []string{"command", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "lake_discovery_request_seconds", Help: "Time to serve a Flight SQL DoGet (until its last message is handed to gRPC), by command.",
+			Name: "lake_discovery_request_seconds", Help: "Time to serve a DoGet or a DoAction (until its last message is handed to gRPC), by command or action type, successes and errors alike.",
 			Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
 		}, []string{"command"}),
 		generation: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -94,10 +98,35 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// observe counts one request; a DoGet's duration goes to the histogram.
-func (m *Metrics) observe(cmd string, doGet bool, start time.Time, err error) {
+// observe counts one request; a timed one's (DoGet's or DoAction's)
+// duration goes to the histogram.
+func (m *Metrics) observe(cmd string, timed bool, start time.Time, err error) {
 	m.requests.WithLabelValues(cmd, status.Code(err).String()).Inc()
-	if doGet {
+	if timed {
 		m.latency.WithLabelValues(cmd).Observe(time.Since(start).Seconds())
 	}
+}
+
+// actionNames are the action types counted under their own name: lake's
+// (package wire) and the Flight and Flight SQL actions the server passes on.
+var actionNames = map[string]bool{
+	wire.SearchActionType: true, wire.DescribeActionType: true,
+	wire.ListTablesActionType: true, wire.ListNamespacesActionType: true,
+	flightsql.CreatePreparedStatementActionType: true, flightsql.ClosePreparedStatementActionType: true,
+	flightsql.CreatePreparedSubstraitPlanActionType: true, flightsql.CancelQueryActionType: true,
+	flightsql.BeginTransactionActionType: true, flightsql.EndTransactionActionType: true,
+	flightsql.BeginSavepointActionType: true, flightsql.EndSavepointActionType: true,
+	flight.CancelFlightInfoActionType: true, flight.RenewFlightEndpointActionType: true,
+	flight.SetSessionOptionsActionType: true, flight.GetSessionOptionsActionType: true,
+	flight.CloseSessionActionType: true,
+}
+
+// actionName is the metrics label of a DoAction's type: the type itself
+// when it is one of actionNames, else "other", so a client's made-up types
+// cannot grow the label set.
+func actionName(typ string) string {
+	if actionNames[typ] {
+		return typ
+	}
+	return "other"
 }

@@ -15,81 +15,8 @@ import (
 
 	"github.com/lake-catalog/lake/internal/like"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
-
-// SearchActionType is the Flight action (DoAction) that searches the
-// caller's tenant by table name and column name. Its body is a JSON
-// SearchRequest; its answer is a stream of Results, each one JSON
-// SearchMatch, in (namespace, table) order. When more than MaxSearchMatches
-// tables match, or their JSON passes MaxSearchBytes, the stream carries the
-// first ones and ends with one more Result, a JSON SearchTruncated.
-//
-// Like every other answer it comes from the snapshot in memory, for the
-// tenant of the bearer token alone. A pattern that does not compile, or a
-// body that is not a SearchRequest, is INVALID_ARGUMENT; no token is
-// UNAUTHENTICATED; before the first snapshot it is UNAVAILABLE.
-const SearchActionType = "lake.search"
-
-// MaxSearchMatches is the most tables one search returns.
-const MaxSearchMatches = 1000
-
-// MaxSearchBytes bounds the JSON of one search's matches together: a
-// search stops, with a SearchTruncated whose Limit is the matches sent,
-// before passing it (each match is at most MaxMatchBytes).
-const MaxSearchBytes = 16 << 20
-
-// MaxSearchBody bounds a search action's body.
-const MaxSearchBody = 2*like.MaxPatternBytes + 256
-
-// SearchRequest is the body of a SearchActionType action. Each pattern is
-// a Flight SQL LIKE pattern ('%' any run, '_' one character, a backslash
-// escapes '%', '_' or itself) of at most like.MaxPatternBytes bytes; an
-// empty pattern filters nothing.
-type SearchRequest struct {
-	// TablePattern matches table names.
-	TablePattern string `json:"table_pattern,omitempty"`
-	// ColumnPattern matches columns at any depth: a column matches when the
-	// pattern matches its name or its dotted path from the top-level field
-	// (struct, list, map and union children are walked; a map's children
-	// are "key" and "value"). With a column pattern, only tables with a
-	// matching column are returned, with those columns; without one, every
-	// table the table pattern matches is returned, with no columns.
-	ColumnPattern string `json:"column_pattern,omitempty"`
-}
-
-// SearchMatch is one table a search found.
-type SearchMatch struct {
-	Namespace string `json:"namespace"`
-	Table     string `json:"table"`
-	TableType string `json:"table_type"`
-	// Columns are the matching columns in schema order (depth first), as
-	// many as fit MaxMatchBytes.
-	Columns []SearchColumn `json:"columns"`
-	// ColumnsTruncated is true when more columns matched than fit: the
-	// match's JSON stays within MaxMatchBytes, far below a client's 4 MiB
-	// receive limit, whatever the schema.
-	ColumnsTruncated bool `json:"columns_truncated,omitempty"`
-}
-
-// MaxMatchBytes bounds one SearchMatch's JSON (one Result).
-const MaxMatchBytes = 1 << 20
-
-// SearchColumn is one column a column pattern matched.
-type SearchColumn struct {
-	// Path is the column's field names from the top level, joined by dots.
-	Path string `json:"path"`
-	// Type is the Arrow type, as arrow.DataType.String writes it.
-	Type     string `json:"type"`
-	Nullable bool   `json:"nullable"`
-}
-
-// SearchTruncated is the last Result of a search that stopped at Limit
-// matches: MaxSearchMatches, or fewer when their JSON reached
-// MaxSearchBytes.
-type SearchTruncated struct {
-	Truncated bool `json:"truncated"`
-	Limit     int  `json:"limit"`
-}
 
 // searchActionDescription is what ListActions says of the search action.
 const searchActionDescription = `Search the caller's tenant: body {"table_pattern": LIKE, "column_pattern": LIKE}; ` +
@@ -99,19 +26,19 @@ const searchActionDescription = `Search the caller's tenant: body {"table_patter
 // action to the Flight SQL server.
 func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
 	switch a.GetType() {
-	case SearchActionType:
+	case wire.SearchActionType:
 		return f.svc.search(stream.Context(), a.GetBody(), func(body []byte) error {
 			return stream.Send(&flight.Result{Body: body})
 		})
-	case DescribeActionType:
+	case wire.DescribeActionType:
 		body, err := f.svc.describe(stream.Context(), a.GetBody())
 		if err != nil {
 			return err
 		}
 		return stream.Send(&flight.Result{Body: body})
-	case ListTablesActionType, ListNamespacesActionType:
+	case wire.ListTablesActionType, wire.ListNamespacesActionType:
 		list := f.svc.listTables
-		if a.GetType() == ListNamespacesActionType {
+		if a.GetType() == wire.ListNamespacesActionType {
 			list = f.svc.listNamespaces
 		}
 		body, err := list(stream.Context(), a.GetBody())
@@ -127,10 +54,10 @@ func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 // server's.
 func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_ListActionsServer) error {
 	for _, a := range []*flight.ActionType{
-		{Type: SearchActionType, Description: searchActionDescription},
-		{Type: DescribeActionType, Description: describeActionDescription},
-		{Type: ListTablesActionType, Description: listTablesActionDescription},
-		{Type: ListNamespacesActionType, Description: listNamespacesActionDescription},
+		{Type: wire.SearchActionType, Description: searchActionDescription},
+		{Type: wire.DescribeActionType, Description: describeActionDescription},
+		{Type: wire.ListTablesActionType, Description: listTablesActionDescription},
+		{Type: wire.ListNamespacesActionType, Description: listNamespacesActionDescription},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err
@@ -142,10 +69,10 @@ func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_
 // parseSearch decodes and compiles a search body. Any failure is
 // INVALID_ARGUMENT.
 func parseSearch(body []byte) (table, column *like.Pattern, err error) {
-	if len(body) > MaxSearchBody {
-		return nil, nil, status.Errorf(codes.InvalidArgument, "search: body is %d bytes, at most %d", len(body), MaxSearchBody)
+	if len(body) > wire.MaxSearchBody {
+		return nil, nil, status.Errorf(codes.InvalidArgument, "search: body is %d bytes, at most %d", len(body), wire.MaxSearchBody)
 	}
-	var req SearchRequest
+	var req wire.SearchRequest
 	if len(bytes.TrimSpace(body)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(body))
 		dec.DisallowUnknownFields()
@@ -194,8 +121,8 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 			if err := ctx.Err(); err != nil {
 				return status.FromContextError(err).Err()
 			}
-			m := SearchMatch{Namespace: ts.cols.Namespace.Value(i), Table: ts.cols.Name.Value(i),
-				TableType: ts.cols.TableType.Value(i), Columns: []SearchColumn{}}
+			m := wire.SearchMatch{Namespace: ts.cols.Namespace.Value(i), Table: ts.cols.Name.Value(i),
+				TableType: ts.cols.TableType.Value(i), Columns: []wire.SearchColumn{}}
 			if columnP != nil {
 				if ts.cols.SchemaRef.IsNull(i) {
 					continue
@@ -217,16 +144,16 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 				}
 				m.Columns, m.ColumnsTruncated = found.cols, found.truncated
 			}
-			if matches == MaxSearchMatches {
-				b, _ := json.Marshal(SearchTruncated{Truncated: true, Limit: MaxSearchMatches})
+			if matches == wire.MaxSearchMatches {
+				b, _ := json.Marshal(wire.SearchTruncated{Truncated: true, Limit: wire.MaxSearchMatches})
 				return send(b)
 			}
 			b, err := json.Marshal(m)
 			if err != nil {
 				return status.Errorf(codes.Internal, "search: encode match: %v", err)
 			}
-			if sent+len(b) > MaxSearchBytes {
-				b, _ := json.Marshal(SearchTruncated{Truncated: true, Limit: matches})
+			if sent+len(b) > wire.MaxSearchBytes {
+				b, _ := json.Marshal(wire.SearchTruncated{Truncated: true, Limit: matches})
 				return send(b)
 			}
 			if err := send(b); err != nil {
@@ -242,14 +169,14 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 // matchedColumns are the columns of one schema a column pattern matched,
 // cut at maxColumnBytes of JSON (truncated).
 type matchedColumns struct {
-	cols      []SearchColumn
+	cols      []wire.SearchColumn
 	truncated bool
 }
 
-// maxColumnBytes is what a match's columns may take as JSON: MaxMatchBytes
+// maxColumnBytes is what a match's columns may take as JSON: wire.MaxMatchBytes
 // less room for its names (three names of catalog.MaxNameBytes, each
 // escaped at most six bytes to one) and keys.
-const maxColumnBytes = MaxMatchBytes - 3*6*catalog.MaxNameBytes - 256
+const maxColumnBytes = wire.MaxMatchBytes - 3*6*catalog.MaxNameBytes - 256
 
 // matchColumns decodes a schema IPC message and returns the columns p
 // matches by name or dotted path, depth first in schema order, until their
@@ -275,7 +202,7 @@ func matchColumns(ctx context.Context, ipc []byte, p *like.Pattern) (matchedColu
 				path = prefix + "." + f.Name
 			}
 			if p.Match(f.Name) || p.Match(path) {
-				c := SearchColumn{Path: path, Type: f.Type.String(), Nullable: f.Nullable}
+				c := wire.SearchColumn{Path: path, Type: wire.TypeString(f.Type), Nullable: f.Nullable}
 				b, err := json.Marshal(c)
 				if err != nil {
 					return err

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // nestedSchema has customer_id columns at several depths, under a struct, a
@@ -42,15 +43,15 @@ func nestedSchema() *arrow.Schema {
 
 // search runs the search action as ctx's tenant and returns the matches and
 // the truncation marker, if any.
-func (e *env) search(ctx context.Context, body string) ([]discovery.SearchMatch, *discovery.SearchTruncated, error) {
+func (e *env) search(ctx context.Context, body string) ([]wire.SearchMatch, *wire.SearchTruncated, error) {
 	e.t.Helper()
-	stream, err := e.client.Client.DoAction(ctx, &flight.Action{Type: discovery.SearchActionType, Body: []byte(body)})
+	stream, err := e.client.Client.DoAction(ctx, &flight.Action{Type: wire.SearchActionType, Body: []byte(body)})
 	if err != nil {
 		return nil, nil, err
 	}
 	var (
-		out   []discovery.SearchMatch
-		trunc *discovery.SearchTruncated
+		out   []wire.SearchMatch
+		trunc *wire.SearchTruncated
 	)
 	for {
 		r, err := stream.Recv()
@@ -68,13 +69,13 @@ func (e *env) search(ctx context.Context, body string) ([]discovery.SearchMatch,
 			e.t.Fatalf("result %q: %v", r.Body, err)
 		}
 		if _, ok := probe["truncated"]; ok {
-			trunc = &discovery.SearchTruncated{}
+			trunc = &wire.SearchTruncated{}
 			if err := json.Unmarshal(r.Body, trunc); err != nil {
 				e.t.Fatal(err)
 			}
 			continue
 		}
-		var m discovery.SearchMatch
+		var m wire.SearchMatch
 		if err := json.Unmarshal(r.Body, &m); err != nil {
 			e.t.Fatalf("result %q: %v", r.Body, err)
 		}
@@ -84,7 +85,7 @@ func (e *env) search(ctx context.Context, body string) ([]discovery.SearchMatch,
 
 func searchBody(t testing.TB, table, column string) string {
 	t.Helper()
-	b, err := json.Marshal(discovery.SearchRequest{TablePattern: table, ColumnPattern: column})
+	b, err := json.Marshal(wire.SearchRequest{TablePattern: table, ColumnPattern: column})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func searchBody(t testing.TB, table, column string) string {
 }
 
 // summary is "ns.table[path,path]" per match.
-func summary(ms []discovery.SearchMatch) []string {
+func summary(ms []wire.SearchMatch) []string {
 	var out []string
 	for _, m := range ms {
 		var paths []string
@@ -163,7 +164,7 @@ func TestSearch(t *testing.T) {
 		if m.TableType != "TABLE" {
 			t.Errorf("got table_type %q, want TABLE", m.TableType)
 		}
-		want := map[string]discovery.SearchColumn{
+		want := map[string]wire.SearchColumn{
 			"customer.address.zip": {Path: "customer.address.zip", Type: "utf8", Nullable: true},
 			"customer_id":          {Path: "customer_id", Type: "int64", Nullable: false},
 			"customer.id":          {Path: "customer.id", Type: "int64", Nullable: false},
@@ -175,6 +176,37 @@ func TestSearch(t *testing.T) {
 		}
 	})
 
+}
+
+// Search reports every column's exact type, as wire.TypeString writes it
+// and as the browser and lake show print it: a 128-bit decimal is
+// decimal128(38, 10), not arrow-go's "decimal(38, 10)", and children carry
+// their names and nullability.
+func TestSearchReportsExactTypes(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "prices", arrow.NewSchema([]arrow.Field{
+		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 38, Scale: 10}},
+		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+		{Name: "lines", Type: arrow.ListOfNonNullable(&arrow.Decimal128Type{Precision: 10, Scale: 2}), Nullable: true},
+		{Name: "id", Type: &arrow.FixedSizeBinaryType{ByteWidth: 16}},
+		{Name: "code", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+	}, nil))
+	e.publish()
+	got, _, err := e.search(as(t, "acme"), searchBody(t, "", "%"))
+	if err != nil || len(got) != 1 {
+		t.Fatalf("got %v, %v; want one match", got, err)
+	}
+	want := []wire.SearchColumn{
+		{Path: "amount", Type: "decimal128(38, 10)"},
+		{Path: "at", Type: "timestamp[us, tz=UTC]", Nullable: true},
+		{Path: "lines", Type: "list<item: decimal128(10, 2) not null>", Nullable: true},
+		{Path: "lines.item", Type: "decimal128(10, 2)"},
+		{Path: "id", Type: "fixed_size_binary[16]"},
+		{Path: "code", Type: "dictionary<values=utf8, indices=int8>", Nullable: true},
+	}
+	if !slices.Equal(got[0].Columns, want) {
+		t.Fatalf("got columns %+v, want %+v", got[0].Columns, want)
+	}
 }
 
 func TestSearchInvalidRequests(t *testing.T) {
@@ -209,7 +241,7 @@ func TestSearchInvalidRequests(t *testing.T) {
 func TestSearchCapsMatches(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
 	small := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	for i := range discovery.MaxSearchMatches + 5 {
+	for i := range wire.MaxSearchMatches + 5 {
 		e.register("acme", "bulk", fmt.Sprintf("t%05d", i), small)
 	}
 	e.publish()
@@ -219,14 +251,14 @@ func TestSearchCapsMatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != discovery.MaxSearchMatches {
-				t.Fatalf("got %d matches, want %d", len(got), discovery.MaxSearchMatches)
+			if len(got) != wire.MaxSearchMatches {
+				t.Fatalf("got %d matches, want %d", len(got), wire.MaxSearchMatches)
 			}
-			if trunc == nil || !trunc.Truncated || trunc.Limit != discovery.MaxSearchMatches {
-				t.Fatalf("got truncation marker %+v, want {true %d}", trunc, discovery.MaxSearchMatches)
+			if trunc == nil || !trunc.Truncated || trunc.Limit != wire.MaxSearchMatches {
+				t.Fatalf("got truncation marker %+v, want {true %d}", trunc, wire.MaxSearchMatches)
 			}
-			if last := got[len(got)-1].Table; last != fmt.Sprintf("t%05d", discovery.MaxSearchMatches-1) {
-				t.Fatalf("got last match %q, want the first %d in order", last, discovery.MaxSearchMatches)
+			if last := got[len(got)-1].Table; last != fmt.Sprintf("t%05d", wire.MaxSearchMatches-1) {
+				t.Fatalf("got last match %q, want the first %d in order", last, wire.MaxSearchMatches)
 			}
 		})
 	}
@@ -291,8 +323,8 @@ func TestSearchTenantIsolation(t *testing.T) {
 			}
 			types = append(types, a.Type)
 		}
-		if !slices.Contains(types, discovery.SearchActionType) || !slices.Contains(types, discovery.DescribeActionType) || !slices.Contains(types, flight.CancelFlightInfoActionType) {
-			t.Fatalf("got actions %q, want %q, %q and Flight SQL's", types, discovery.SearchActionType, discovery.DescribeActionType)
+		if !slices.Contains(types, wire.SearchActionType) || !slices.Contains(types, wire.DescribeActionType) || !slices.Contains(types, flight.CancelFlightInfoActionType) {
+			t.Fatalf("got actions %q, want %q, %q and Flight SQL's", types, wire.SearchActionType, wire.DescribeActionType)
 		}
 		// An unknown action is the Flight SQL server's answer, not search's.
 		s, err := e.client.Client.DoAction(as(t, "acme"), &flight.Action{Type: "lake.nothing"})

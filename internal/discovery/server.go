@@ -134,8 +134,9 @@ type deadlineStream struct {
 func (s *deadlineStream) Context() context.Context { return s.ctx }
 
 // interceptor authenticates every Flight call and counts requests: each
-// DoGet, and each other call that fails (rejected tokens included), under
-// its Flight SQL command.
+// DoGet under its Flight SQL command and each DoAction under its action
+// type (actionName), both timed, and each other call that fails (rejected
+// tokens included).
 type interceptor struct {
 	authn   Authenticator
 	log     *slog.Logger
@@ -189,7 +190,7 @@ func (a *interceptor) unary(ctx context.Context, req any, info *grpc.UnaryServer
 }
 
 // tenantStream carries the authenticated context and notes the command of
-// the ticket the handler reads.
+// the ticket, or the type of the action, the handler reads.
 type tenantStream struct {
 	grpc.ServerStream
 	ctx context.Context
@@ -200,24 +201,32 @@ func (s *tenantStream) Context() context.Context { return s.ctx }
 
 func (s *tenantStream) RecvMsg(m any) error {
 	err := s.ServerStream.RecvMsg(m)
-	if t, ok := m.(*flight.Ticket); ok && err == nil {
-		s.cmd = commandName(t.GetTicket())
+	if err == nil {
+		switch m := m.(type) {
+		case *flight.Ticket:
+			s.cmd = commandName(m.GetTicket())
+		case *flight.Action:
+			s.cmd = actionName(m.GetType())
+		}
 	}
 	return err
 }
 
-const doGetMethod = "/arrow.flight.protocol.FlightService/DoGet"
+const (
+	doGetMethod    = "/arrow.flight.protocol.FlightService/DoGet"
+	doActionMethod = "/arrow.flight.protocol.FlightService/DoAction"
+)
 
 func (a *interceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 	if exempt(info.FullMethod) {
 		return h(srv, ss)
 	}
 	start := time.Now()
-	doGet := info.FullMethod == doGetMethod
+	doGet, doAction := info.FullMethod == doGetMethod, info.FullMethod == doActionMethod
 	ts := &tenantStream{ServerStream: ss, ctx: ss.Context(), cmd: rpcName(info.FullMethod)}
 	defer func() {
-		if doGet || err != nil {
-			a.observe(ts.cmd, doGet, start, err)
+		if doGet || doAction || err != nil {
+			a.observe(ts.cmd, doGet || doAction, start, err)
 		}
 	}()
 	if info.FullMethod == handshakeMethod {
@@ -225,9 +234,11 @@ func (a *interceptor) stream(srv any, ss grpc.ServerStream, info *grpc.StreamSer
 	}
 	ctx, err := a.authenticate(ss.Context(), info.FullMethod)
 	if err != nil {
+		// Read the ticket or action only to name the rejected request.
 		if doGet {
-			// Read the ticket only to name the rejected command.
 			_ = ts.RecvMsg(new(flight.Ticket))
+		} else if doAction {
+			_ = ts.RecvMsg(new(flight.Action))
 		}
 		return err
 	}

@@ -46,14 +46,14 @@
 //
 // # Search
 //
-// The Flight action SearchActionType ("lake.search") finds the caller's
+// The Flight action wire.SearchActionType ("lake.search") finds the caller's
 // tables by table-name and column LIKE patterns (columns at any depth, by
 // name or dotted path), from the same prepared tenant state; see search.go.
-// DescribeActionType ("lake.describe") answers one table from it too: the
+// wire.DescribeActionType ("lake.describe") answers one table from it too: the
 // prepared state holds describe's columns (location, version, times,
 // description, properties), so a describe is a binary search, not a
 // segment decode.
-// ListTablesActionType and ListNamespacesActionType ("lake.list_tables",
+// wire.ListTablesActionType and wire.ListNamespacesActionType ("lake.list_tables",
 // "lake.list_namespaces") answer one page of the tenant's tables (with
 // column counts and descriptions) or namespaces, reading the page's rows
 // alone: GetTables has no offset or limit; see list.go.
@@ -63,7 +63,7 @@
 // Every Flight call runs under a server-side deadline
 // (Options.RequestTimeout); LIKE patterns are bounded and matched in linear
 // time (package like); search checks its context at every field and bounds
-// each match (MaxMatchBytes) and the whole answer (MaxSearchBytes).
+// each match (wire.MaxMatchBytes) and the whole answer (wire.MaxSearchBytes).
 package discovery
 
 import (

@@ -17,22 +17,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/sqlcatalog"
 	"github.com/lake-catalog/lake/pkg/catalog"
-)
-
-// Custom SqlInfo ids (Flight SQL reserves ids below 10,000). They are
-// answered only when asked for by number: a GetSqlInfo that names no ids
-// gets the spec's ids alone, since the Flight SQL JDBC driver caches that
-// answer into an enum map and fails on any id its enum does not know.
-const (
-	// SqlInfoSnapshotGeneration (bigint) is the generation of the caller's
-	// tenant: the snapshot generation in which its tables last changed (0
-	// when it has none).
-	SqlInfoSnapshotGeneration = 10000
-	// SqlInfoSnapshotCreatedAt (string, RFC 3339) is when the caller's
-	// tenant last changed; left out when it has no tables.
-	SqlInfoSnapshotCreatedAt = 10001
-	// SqlInfoTenantTables (bigint) is how many tables the caller's tenant has.
-	SqlInfoTenantTables = 10002
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // Bit masks and ordinals of the Flight SQL enums lake answers with
@@ -243,11 +228,11 @@ func (s *Service) DoGetSqlInfo(ctx context.Context, cmd flightsql.GetSqlInfo) (*
 		switch i, known := s.sqlInfo.row[id]; {
 		case known:
 			r = s.sqlInfo.rows[i]
-		case id == SqlInfoSnapshotGeneration:
+		case id == wire.SqlInfoSnapshotGeneration:
 			r = sqlInfoValue{id, int64(info.Generation)}
-		case id == SqlInfoTenantTables:
+		case id == wire.SqlInfoTenantTables:
 			r = sqlInfoValue{id, int64(info.Tables)}
-		case id == SqlInfoSnapshotCreatedAt && has:
+		case id == wire.SqlInfoSnapshotCreatedAt && has:
 			r = sqlInfoValue{id, info.ChangedAt.UTC().Format(time.RFC3339Nano)}
 		default:
 			continue

@@ -11,12 +11,12 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 func TestDescribe(t *testing.T) {
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-	desc := discovery.TableDescription{Namespace: "sales", Table: "orders", TableType: "TABLE", Location: "s3://b/orders/",
+	desc := wire.TableDescription{Namespace: "sales", Table: "orders", TableType: "TABLE", Location: "s3://b/orders/",
 		Version: 3, CreatedAt: at, UpdatedAt: at.Add(time.Hour), Description: "a\nb", Properties: map[string]string{"k": "v"}, HasSchema: true}
 	body, err := json.Marshal(desc)
 	if err != nil {
@@ -41,10 +41,10 @@ func TestDescribe(t *testing.T) {
 
 			got, err := c.Describe(context.Background(), "sales", "orders")
 			a := <-srv.got
-			var req discovery.DescribeRequest
-			if err := json.Unmarshal(a.Body, &req); err != nil || a.Type != discovery.DescribeActionType ||
-				req != (discovery.DescribeRequest{Namespace: "sales", Table: "orders"}) {
-				t.Fatalf("got action %q %s (%v), want %q for sales.orders", a.Type, a.Body, err, discovery.DescribeActionType)
+			var req wire.DescribeRequest
+			if err := json.Unmarshal(a.Body, &req); err != nil || a.Type != wire.DescribeActionType ||
+				req != (wire.DescribeRequest{Namespace: "sales", Table: "orders"}) {
+				t.Fatalf("got action %q %s (%v), want %q for sales.orders", a.Type, a.Body, err, wire.DescribeActionType)
 			}
 			if got := <-srv.auth; !slices.Equal(got, []string{"Bearer tok"}) {
 				t.Fatalf("got authorization %q, want the bearer token", got)

@@ -25,8 +25,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // TableRow is one GetTables row; Schema holds the table_schema bytes when
@@ -251,27 +251,27 @@ func (d *Client) TablesWherePossible(ctx context.Context, opts *flightsql.GetTab
 // SearchResult is a search's answer.
 type SearchResult struct {
 	// Matches are the tables found, in (namespace, table) order.
-	Matches []discovery.SearchMatch
+	Matches []wire.SearchMatch
 	// Truncated is set when more tables matched than discovery returns
-	// (discovery.MaxSearchMatches); Matches holds the first ones.
+	// (wire.MaxSearchMatches); Matches holds the first ones.
 	Truncated bool
 }
 
-// Search runs discovery's search action (discovery.SearchActionType) over
+// Search runs discovery's search action (wire.SearchActionType) over
 // the token's tenant: tables whose name matches tablePattern and, when
 // columnPattern is not empty, that have a column matching it, with those
 // columns. Both are LIKE patterns; empty filters nothing. An invalid
 // pattern is codes.InvalidArgument.
 func (d *Client) Search(ctx context.Context, tablePattern, columnPattern string) (*SearchResult, error) {
-	body, err := json.Marshal(discovery.SearchRequest{TablePattern: tablePattern, ColumnPattern: columnPattern})
+	body, err := json.Marshal(wire.SearchRequest{TablePattern: tablePattern, ColumnPattern: columnPattern})
 	if err != nil {
 		return nil, fmt.Errorf("flightclient: search: %w", err)
 	}
-	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: discovery.SearchActionType, Body: body})
+	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: wire.SearchActionType, Body: body})
 	if err != nil {
 		return nil, err
 	}
-	res := &SearchResult{Matches: []discovery.SearchMatch{}}
+	res := &SearchResult{Matches: []wire.SearchMatch{}}
 	for {
 		r, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
@@ -281,8 +281,8 @@ func (d *Client) Search(ctx context.Context, tablePattern, columnPattern string)
 			return nil, err
 		}
 		var one struct {
-			discovery.SearchMatch
-			discovery.SearchTruncated
+			wire.SearchMatch
+			wire.SearchTruncated
 		}
 		if err := json.Unmarshal(r.Body, &one); err != nil {
 			return nil, fmt.Errorf("flightclient: search: result %d: %w", len(res.Matches), err)
@@ -295,15 +295,15 @@ func (d *Client) Search(ctx context.Context, tablePattern, columnPattern string)
 	}
 }
 
-// Describe runs discovery's describe action (discovery.DescribeActionType)
+// Describe runs discovery's describe action (wire.DescribeActionType)
 // for one table of the token's tenant. A table the tenant does not have is
 // codes.NotFound; invalid names are codes.InvalidArgument.
-func (d *Client) Describe(ctx context.Context, namespace, table string) (*discovery.TableDescription, error) {
-	body, err := json.Marshal(discovery.DescribeRequest{Namespace: namespace, Table: table})
+func (d *Client) Describe(ctx context.Context, namespace, table string) (*wire.TableDescription, error) {
+	body, err := json.Marshal(wire.DescribeRequest{Namespace: namespace, Table: table})
 	if err != nil {
 		return nil, fmt.Errorf("flightclient: describe: %w", err)
 	}
-	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: discovery.DescribeActionType, Body: body})
+	stream, err := d.c.Client.DoAction(d.ctx(ctx), &flight.Action{Type: wire.DescribeActionType, Body: body})
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +314,7 @@ func (d *Client) Describe(ctx context.Context, namespace, table string) (*discov
 	if err != nil {
 		return nil, err
 	}
-	var out discovery.TableDescription
+	var out wire.TableDescription
 	if err := json.Unmarshal(r.Body, &out); err != nil {
 		return nil, fmt.Errorf("flightclient: describe: %w", err)
 	}
@@ -329,24 +329,24 @@ func (d *Client) Describe(ctx context.Context, namespace, table string) (*discov
 }
 
 // ListTables runs discovery's list-tables action
-// (discovery.ListTablesActionType): the page of the token's tenant's
-// tables from offset, at most limit (1 to discovery.MaxListLimit), of
+// (wire.ListTablesActionType): the page of the token's tenant's
+// tables from offset, at most limit (1 to wire.MaxListLimit), of
 // namespace alone when it is not empty, with the number of tables matched.
-func (d *Client) ListTables(ctx context.Context, namespace string, offset, limit int) (*discovery.TablePage, error) {
-	var out discovery.TablePage
-	req := discovery.ListRequest{Namespace: namespace, Offset: offset, Limit: limit}
-	if err := d.oneResult(ctx, discovery.ListTablesActionType, req, &out); err != nil {
+func (d *Client) ListTables(ctx context.Context, namespace string, offset, limit int) (*wire.TablePage, error) {
+	var out wire.TablePage
+	req := wire.ListRequest{Namespace: namespace, Offset: offset, Limit: limit}
+	if err := d.oneResult(ctx, wire.ListTablesActionType, req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
 }
 
 // ListNamespaces runs discovery's list-namespaces action
-// (discovery.ListNamespacesActionType): the page of the token's tenant's
+// (wire.ListNamespacesActionType): the page of the token's tenant's
 // namespaces from offset, at most limit, each with its number of tables.
-func (d *Client) ListNamespaces(ctx context.Context, offset, limit int) (*discovery.NamespacePage, error) {
-	var out discovery.NamespacePage
-	if err := d.oneResult(ctx, discovery.ListNamespacesActionType, discovery.ListRequest{Offset: offset, Limit: limit}, &out); err != nil {
+func (d *Client) ListNamespaces(ctx context.Context, offset, limit int) (*wire.NamespacePage, error) {
+	var out wire.NamespacePage
+	if err := d.oneResult(ctx, wire.ListNamespacesActionType, wire.ListRequest{Offset: offset, Limit: limit}, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -401,11 +401,11 @@ type SnapshotInfo struct {
 
 // SnapshotInfo asks discovery's GetSqlInfo for the token's tenant's
 // snapshot generation, creation time and table count (the custom ids
-// discovery.SqlInfoSnapshotGeneration, SqlInfoSnapshotCreatedAt and
+// wire.SqlInfoSnapshotGeneration, SqlInfoSnapshotCreatedAt and
 // SqlInfoTenantTables).
 func (d *Client) SnapshotInfo(ctx context.Context) (SnapshotInfo, error) {
 	ctx = d.ctx(ctx)
-	info, err := d.c.GetSqlInfo(ctx, []flightsql.SqlInfo{discovery.SqlInfoSnapshotGeneration, discovery.SqlInfoSnapshotCreatedAt, discovery.SqlInfoTenantTables})
+	info, err := d.c.GetSqlInfo(ctx, []flightsql.SqlInfo{wire.SqlInfoSnapshotGeneration, wire.SqlInfoSnapshotCreatedAt, wire.SqlInfoTenantTables})
 	if err != nil {
 		return SnapshotInfo{}, err
 	}
@@ -428,13 +428,13 @@ func (d *Client) SnapshotInfo(ctx context.Context) (SnapshotInfo, error) {
 				switch c := child.(type) {
 				case *array.Int64:
 					switch ids.Value(i) {
-					case discovery.SqlInfoSnapshotGeneration:
+					case wire.SqlInfoSnapshotGeneration:
 						out.Generation = c.Value(off)
-					case discovery.SqlInfoTenantTables:
+					case wire.SqlInfoTenantTables:
 						out.Tables = c.Value(off)
 					}
 				case *array.String:
-					if ids.Value(i) == discovery.SqlInfoSnapshotCreatedAt {
+					if ids.Value(i) == wire.SqlInfoSnapshotCreatedAt {
 						if out.CreatedAt, err = time.Parse(time.RFC3339Nano, c.Value(off)); err != nil {
 							rdr.Release()
 							return SnapshotInfo{}, fmt.Errorf("flightclient: sql info: snapshot time: %w", err)

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
-	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // searchServer answers the search action with fixed Result bodies, or an
@@ -39,10 +39,10 @@ func (s *searchServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 }
 
 func TestSearch(t *testing.T) {
-	match := func(table string, paths ...string) discovery.SearchMatch {
-		m := discovery.SearchMatch{Namespace: "sales", Table: table, TableType: "TABLE", Columns: []discovery.SearchColumn{}}
+	match := func(table string, paths ...string) wire.SearchMatch {
+		m := wire.SearchMatch{Namespace: "sales", Table: table, TableType: "TABLE", Columns: []wire.SearchColumn{}}
 		for _, p := range paths {
-			m.Columns = append(m.Columns, discovery.SearchColumn{Path: p, Type: "int64", Nullable: true})
+			m.Columns = append(m.Columns, wire.SearchColumn{Path: p, Type: "int64", Nullable: true})
 		}
 		return m
 	}
@@ -57,15 +57,15 @@ func TestSearch(t *testing.T) {
 		name          string
 		results       [][]byte
 		err           error
-		want          []discovery.SearchMatch
+		want          []wire.SearchMatch
 		wantTruncated bool
 		wantCode      codes.Code
 	}{
-		{name: "none", want: []discovery.SearchMatch{}},
+		{name: "none", want: []wire.SearchMatch{}},
 		{name: "matches", results: [][]byte{body(match("a", "x.id")), body(match("b"))},
-			want: []discovery.SearchMatch{match("a", "x.id"), match("b")}},
-		{name: "truncated", results: [][]byte{body(match("a")), body(discovery.SearchTruncated{Truncated: true, Limit: 1})},
-			want: []discovery.SearchMatch{match("a")}, wantTruncated: true},
+			want: []wire.SearchMatch{match("a", "x.id"), match("b")}},
+		{name: "truncated", results: [][]byte{body(match("a")), body(wire.SearchTruncated{Truncated: true, Limit: 1})},
+			want: []wire.SearchMatch{match("a")}, wantTruncated: true},
 		{name: "error", err: status.Error(codes.InvalidArgument, "search: table_pattern: bad"), wantCode: codes.InvalidArgument},
 		{name: "not JSON", results: [][]byte{[]byte("nope")}, wantCode: codes.Unknown},
 	}
@@ -84,10 +84,10 @@ func TestSearch(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := <-srv.got
-			var req discovery.SearchRequest
-			if err := json.Unmarshal(a.Body, &req); err != nil || a.Type != discovery.SearchActionType ||
-				req != (discovery.SearchRequest{TablePattern: `order\_items`, ColumnPattern: "%id"}) {
-				t.Fatalf("got action %q %s (%v), want %q with both patterns", a.Type, a.Body, err, discovery.SearchActionType)
+			var req wire.SearchRequest
+			if err := json.Unmarshal(a.Body, &req); err != nil || a.Type != wire.SearchActionType ||
+				req != (wire.SearchRequest{TablePattern: `order\_items`, ColumnPattern: "%id"}) {
+				t.Fatalf("got action %q %s (%v), want %q with both patterns", a.Type, a.Body, err, wire.SearchActionType)
 			}
 			if got := <-srv.auth; !slices.Equal(got, []string{"Bearer tok"}) {
 				t.Fatalf("got authorization %q, want the bearer token", got)
@@ -95,7 +95,7 @@ func TestSearch(t *testing.T) {
 			if res.Truncated != tt.wantTruncated {
 				t.Errorf("got truncated %v, want %v", res.Truncated, tt.wantTruncated)
 			}
-			if !slices.EqualFunc(res.Matches, tt.want, func(a, b discovery.SearchMatch) bool {
+			if !slices.EqualFunc(res.Matches, tt.want, func(a, b wire.SearchMatch) bool {
 				return a.Namespace == b.Namespace && a.Table == b.Table && a.TableType == b.TableType && slices.Equal(a.Columns, b.Columns)
 			}) {
 				t.Errorf("got %+v, want %+v", res.Matches, tt.want)

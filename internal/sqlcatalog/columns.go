@@ -1,9 +1,9 @@
 package sqlcatalog
 
 import (
-	"fmt"
-
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // RemarksKey is the Arrow field metadata key of a column's comment
@@ -20,8 +20,9 @@ type columnRow struct {
 }
 
 // describeSchema lists a schema's top-level fields as columns: the exact
-// Arrow type (typeString, e.g. "decimal128(38, 10)",
-// "timestamp[us, tz=UTC]"), never a family name, and the ANSI
+// Arrow type (wire.TypeString, as search, the browser and lake show print
+// it: "decimal128(38, 10)", "timestamp[us, tz=UTC]",
+// "list<item: int32 not null>"), never a family name, and the ANSI
 // precision, scale and length where they apply:
 //   - integers: numeric_precision = bit width, radix 2, scale 0;
 //   - floating point: precision 11, 24 or 53 bits (half, single, double),
@@ -34,7 +35,7 @@ type columnRow struct {
 func describeSchema(s *arrow.Schema) []columnRow {
 	out := make([]columnRow, 0, s.NumFields())
 	for _, f := range s.Fields() {
-		c := columnRow{name: f.Name, nullable: "NO", dataType: typeString(f.Type)}
+		c := columnRow{name: f.Name, nullable: "NO", dataType: wire.TypeString(f.Type)}
 		if f.Nullable {
 			c.nullable = "YES"
 		}
@@ -45,16 +46,6 @@ func describeSchema(s *arrow.Schema) []columnRow {
 		out = append(out, c)
 	}
 	return out
-}
-
-// typeString is t as arrow.DataType.String writes it, except that a
-// decimal128 is named so ("decimal128(38, 10)"), as decimal32, decimal64
-// and decimal256 are, rather than arrow-go's bare "decimal".
-func typeString(t arrow.DataType) string {
-	if d, ok := t.(*arrow.Decimal128Type); ok {
-		return fmt.Sprintf("decimal128(%d, %d)", d.Precision, d.Scale)
-	}
-	return t.String()
 }
 
 func unitDigits(u arrow.TimeUnit) int64 {

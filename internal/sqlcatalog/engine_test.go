@@ -80,6 +80,37 @@ func render(r *Result) string {
 	return strings.Join(parts, "|")
 }
 
+// information_schema.columns reports nested types exactly, as
+// wire.TypeString writes them for search, the browser and lake show.
+func TestNestedDataTypes(t *testing.T) {
+	c, err := NewChecker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	sc := arrow.NewSchema([]arrow.Field{
+		{Name: "lines", Type: arrow.ListOfNonNullable(&arrow.Decimal128Type{Precision: 10, Scale: 2}), Nullable: true},
+		{Name: "addr", Type: arrow.StructOf(arrow.Field{Name: "zip", Type: arrow.BinaryTypes.String, Nullable: true})},
+		{Name: "tags", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64), Nullable: true},
+		{Name: "code", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, Nullable: true},
+	}, nil)
+	e, err := Build(context.Background(), Tenant{Catalog: "acme", Version: "1", Schemas: []*arrow.Schema{sc},
+		Tables: []Table{{Namespace: "sales", Name: "nested", Type: "TABLE", Schema: 0}}}, c, Limits{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	res, err := e.Query(context.Background(), "DESCRIBE sales.nested")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "column_name,data_type,is_nullable|lines,list<item: decimal128(10, 2) not null>,YES|addr,struct<zip: utf8>,NO|" +
+		"tags,map<utf8, int64>,YES|code,dictionary<values=utf8, indices=int8>,YES"
+	if got := render(res); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
 func TestQueries(t *testing.T) {
 	e := newTestEngine(t, Limits{})
 	tests := []struct{ sql, want string }{

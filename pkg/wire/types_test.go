@@ -1,4 +1,4 @@
-package browser_test
+package wire_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 
-	"github.com/lake-catalog/lake/internal/browser"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 func TestTypeString(t *testing.T) {
@@ -59,9 +59,27 @@ func TestTypeString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := browser.TypeString(tt.typ); got != tt.want {
+			if got := wire.TypeString(tt.typ); got != tt.want {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestTypeName(t *testing.T) {
+	tests := []struct {
+		typ  arrow.DataType
+		want string
+	}{
+		{&arrow.Decimal128Type{Precision: 38, Scale: 10}, "decimal128"},
+		{&arrow.Decimal256Type{Precision: 40, Scale: 2}, "decimal256"},
+		{&arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, "timestamp"},
+		{arrow.ListOf(arrow.PrimitiveTypes.Int32), "list"},
+		{arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64), "map"},
+	}
+	for _, tt := range tests {
+		if got := wire.TypeName(tt.typ); got != tt.want {
+			t.Errorf("TypeName(%s): got %q, want %q", wire.TypeString(tt.typ), got, tt.want)
+		}
 	}
 }

@@ -1,0 +1,120 @@
+package wire
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// TypeString is t written out exactly: every parameter (precision and
+// scale, unit and time zone, byte width, list size, union type codes,
+// dictionary index type and ordering, map key ordering) and every child's
+// name, type and nullability, so two types print alike only when they are
+// the same type. A child is nullable unless marked "not null". For example:
+//
+//	decimal128(38, 10)   timestamp[us, tz=UTC]   fixed_size_binary[16]   duration[ms]
+//	list<item: utf8 not null>   fixed_size_list<item: float32>[3]
+//	struct<a: int64 not null, b: utf8>   map<utf8, int64>
+//	dictionary<values=large_utf8, indices=int8, ordered>
+//	dense_union<i: int32=0, s: utf8=5>   run_end_encoded<run_ends: int32, values: utf8>
+//
+// arrow-go's own String drops the width of a 128-bit decimal ("decimal")
+// and prints children with it, which is why lake does not use it.
+func TypeString(t arrow.DataType) string {
+	var b strings.Builder
+	writeType(&b, t)
+	return b.String()
+}
+
+// TypeName is t's name alone: TypeString without parameters or children
+// ("decimal128", "list", "timestamp"). Unlike arrow.DataType.Name it names a
+// 128-bit decimal "decimal128", not "decimal".
+func TypeName(t arrow.DataType) string {
+	if _, ok := t.(*arrow.Decimal128Type); ok {
+		return "decimal128"
+	}
+	return t.Name()
+}
+
+func writeType(b *strings.Builder, t arrow.DataType) {
+	switch t := t.(type) {
+	case arrow.DecimalType:
+		b.WriteString(TypeName(t) + "(" + strconv.Itoa(int(t.GetPrecision())) + ", " + strconv.Itoa(int(t.GetScale())) + ")")
+	case *arrow.FixedSizeListType:
+		b.WriteString("fixed_size_list<")
+		writeField(b, t.ElemField(), ": ")
+		b.WriteString(">[" + strconv.Itoa(int(t.Len())) + "]")
+	case arrow.ListLikeType: // list, large_list, list_view, large_list_view; map is handled first below
+		if m, ok := t.(*arrow.MapType); ok {
+			b.WriteString("map<")
+			writeType(b, m.KeyType())
+			b.WriteString(", ")
+			writeField(b, arrow.Field{Type: m.ItemType(), Nullable: m.ItemField().Nullable}, "")
+			if m.KeysSorted {
+				b.WriteString(", keys_sorted")
+			}
+			b.WriteString(">")
+			return
+		}
+		b.WriteString(t.Name() + "<")
+		writeField(b, t.ElemField(), ": ")
+		b.WriteString(">")
+	case *arrow.StructType:
+		b.WriteString("struct<")
+		for i, f := range t.Fields() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeField(b, f, ": ")
+		}
+		b.WriteString(">")
+	case arrow.UnionType:
+		b.WriteString(t.Name() + "<")
+		codes := t.TypeCodes()
+		for i, f := range t.Fields() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeField(b, f, ": ")
+			b.WriteString("=" + strconv.Itoa(int(codes[i])))
+		}
+		b.WriteString(">")
+	case *arrow.DictionaryType:
+		b.WriteString("dictionary<values=")
+		writeType(b, t.ValueType)
+		b.WriteString(", indices=")
+		writeType(b, t.IndexType)
+		if t.Ordered {
+			b.WriteString(", ordered")
+		}
+		b.WriteString(">")
+	case *arrow.RunEndEncodedType:
+		b.WriteString("run_end_encoded<run_ends: ")
+		writeType(b, t.RunEnds())
+		b.WriteString(", values: ")
+		writeField(b, arrow.Field{Type: t.Encoded(), Nullable: t.ValueNullable}, "")
+		b.WriteString(">")
+	case arrow.ExtensionType:
+		b.WriteString("extension<" + t.ExtensionName() + ", storage=")
+		writeType(b, t.StorageType())
+		b.WriteString(">")
+	default:
+		// Primitive, binary and string types, and those whose String is
+		// exact already: timestamp[us, tz=UTC], time32[ms], duration[ms],
+		// fixed_size_binary[16], the intervals.
+		b.WriteString(t.String())
+	}
+}
+
+// writeField writes a child: its name and sep (when sep is not empty), its
+// type, and " not null" unless it is nullable.
+func writeField(b *strings.Builder, f arrow.Field, sep string) {
+	if sep != "" {
+		b.WriteString(f.Name + sep)
+	}
+	writeType(b, f.Type)
+	if !f.Nullable {
+		b.WriteString(" not null")
+	}
+}
