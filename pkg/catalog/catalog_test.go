@@ -251,7 +251,7 @@ func (unreachable) Counter(context.Context, string) (uint64, error) { return 0, 
 // errors.Is finds the kind.
 func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 	ctx := context.Background()
-	c, st, _ := newCatalog(t)
+	c, st, clk := newCatalog(t)
 	good := catalog.TableSpec{Location: "s3://b/orders/", Schema: catalogtest.WideSchema(1, 2)}
 	reg := mustRegister(t, c, orders, good)
 	missing := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "missing"}
@@ -259,9 +259,9 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 	dup := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "a", Type: arrow.BinaryTypes.String}}, nil)
 
 	oneTable := catalog.New(st, catalog.Options{Quota: catalog.Quota{MaxTables: 1}})
-	fewBytes := catalog.New(st, catalog.Options{Quota: catalog.Quota{MaxBytes: 10}})
-	// others' registration is orders' with a name of the same length: it
-	// asks for what orders holds.
+	fewBytes := catalog.New(st, catalog.Options{Now: clk.Now, Quota: catalog.Quota{MaxBytes: 10}})
+	// others' registration is orders' with a name of the same length, made
+	// at the same time: it asks for what orders holds.
 	other2 := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "others"}
 	u, err := c.Usage(ctx, "acme")
 	if err != nil {
@@ -378,4 +378,30 @@ func mustDecode(tb testing.TB, js string) catalog.Registration {
 		tb.Fatal(err)
 	}
 	return r
+}
+
+// The snapshot blob's sentinels are the other way round: they carry the
+// prefix and start the message, and nothing wraps them in a second one.
+func TestBlobErrorsSayThePackageOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		blob []byte
+		kind error
+		want string
+	}{
+		{"truncated header", []byte(catalog.BlobMagic + "12"), catalog.ErrBlobCorrupt,
+			fmt.Sprintf("catalog: corrupt snapshot blob: truncated to 10 bytes, header is %d", catalog.BlobHeaderSize)},
+		{"not a blob", make([]byte, catalog.BlobHeaderSize), catalog.ErrBlobMagic, "catalog: not a snapshot blob (bad magic)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for fn, err := range map[string]error{
+				"OpenBlob":   first(catalog.OpenBlob(tc.blob, catalog.DecodeOptions{})),
+				"DecodeBlob": first(catalog.DecodeBlob(tc.blob, catalog.DecodeOptions{})),
+			} {
+				if err == nil || err.Error() != tc.want || !errors.Is(err, tc.kind) {
+					t.Errorf("%s: got %v, want %q (errors.Is %v)", fn, err, tc.want, tc.kind)
+				}
+			}
+		})
+	}
 }
