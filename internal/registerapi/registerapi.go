@@ -478,7 +478,8 @@ func (h *Handler) wrote(ctx context.Context, op string, ref catalog.TableRef, ca
 
 // fail answers err: its status and stable code from the error's kind, and
 // a message built from the kind, the table and what the kind does not say
-// (catalog.Detail), never the text of an internal error chain. ref is the
+// (a *catalog.Error's Detail, a *catalog.NameError's parts), never the
+// text of an internal error chain. ref is the
 // table the request is about, zero before it is known.
 func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ref catalog.TableRef, err error) {
 	ae := h.classify(r, ref, err)
@@ -501,43 +502,50 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		}
 		return msg
 	}
+	// detail is what the catalog's error adds to its kind and table.
+	var detail string
+	if ce, ok := errors.AsType[*catalog.Error](err); ok {
+		detail = ce.Detail
+	}
 	var ae *apiError
 	switch {
 	case errors.As(err, &ae):
 		return ae
 	case errors.Is(err, catalog.ErrInvalidName):
-		// The detail names the part and quotes the name; a ref holding
+		// A *NameError names the part and quotes the name; a ref holding
 		// the bad name would say it twice.
-		msg := catalog.Detail(err)
-		if msg == "" {
-			msg = "invalid name"
+		msg := "invalid name"
+		if ne, ok := errors.AsType[*catalog.NameError](err); ok {
+			msg = fmt.Sprintf("invalid %s name %q: %s", ne.Part, ne.Value, ne.Reason)
+		} else if detail != "" {
+			msg += ": " + detail
 		}
 		return &apiError{http.StatusBadRequest, "invalid_name", msg}
 	case errors.Is(err, catalog.ErrTooLarge):
-		return &apiError{http.StatusRequestEntityTooLarge, "too_large", about("too large", catalog.Detail(err))}
+		return &apiError{http.StatusRequestEntityTooLarge, "too_large", about("too large", detail)}
 	case errors.Is(err, catalog.ErrInvalidSchema):
-		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", catalog.Detail(err))}
+		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", detail)}
 	case errors.Is(err, schemajson.ErrInvalid):
 		// schemajson's errors are its sentinel and one detail ("%w: …").
 		detail := strings.TrimPrefix(strings.TrimPrefix(err.Error(), schemajson.ErrInvalid.Error()), ": ")
 		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", detail)}
 	case errors.Is(err, catalog.ErrInvalidRegistration):
-		return &apiError{http.StatusBadRequest, "invalid_registration", about("invalid registration", catalog.Detail(err))}
+		return &apiError{http.StatusBadRequest, "invalid_registration", about("invalid registration", detail)}
 	case errors.Is(err, catalog.ErrQuotaExceeded):
-		return &apiError{http.StatusForbidden, "quota_exceeded", about("the tenant's quota is used up", catalog.Detail(err)) + "; drop tables or ask the operator to raise it"}
+		return &apiError{http.StatusForbidden, "quota_exceeded", about("the tenant's quota is used up", detail) + "; drop tables or ask the operator to raise it"}
 	case errors.Is(err, catalog.ErrNotFound):
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):
-		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", catalog.Detail(err)) + "; change it with PUT"}
+		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", detail) + "; change it with PUT"}
 	case errors.Is(err, catalog.ErrUnsignalled):
 		// Written, but refresh was not told: the caller must learn it (the
 		// table may show only at the next full scan); a retry is safe.
 		h.opts.Log.ErrorContext(r.Context(), "register api: write not signalled", slog.String("error", err.Error()), slog.String("path", r.URL.Path))
 		return &apiError{http.StatusServiceUnavailable, "unsignalled", about("written, but refresh was not told of it", "") + "; it may show in discovery only at the next full scan; retrying is safe"}
 	case errors.Is(err, catalog.ErrConflict) && r.Header.Get("If-Match") != "":
-		return &apiError{http.StatusPreconditionFailed, "version_mismatch", about("the registration changed since it was read", catalog.Detail(err))}
+		return &apiError{http.StatusPreconditionFailed, "version_mismatch", about("the registration changed since it was read", detail)}
 	case errors.Is(err, catalog.ErrConflict):
-		return &apiError{http.StatusConflict, "conflict", about("the registration changed meanwhile", catalog.Detail(err))}
+		return &apiError{http.StatusConflict, "conflict", about("the registration changed meanwhile", detail)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return &apiError{http.StatusServiceUnavailable, "unavailable", "the request was cancelled or timed out; retry"}
 	}

@@ -613,7 +613,35 @@ func TestUnsignalledWriteIsReported(t *testing.T) {
 	if r.status != http.StatusServiceUnavailable || errorCode(t, r) != "unsignalled" {
 		t.Fatalf("register: got %d %s, want 503 unsignalled", r.status, r.body)
 	}
+	const want = "acme/sales/orders: written, but refresh was not told of it; it may show in discovery only at the next full scan; retrying is safe"
+	if got := errorMessage(t, r); got != want {
+		t.Fatalf("register: got message %q, want %q", got, want)
+	}
 	if r := do(t, h, "GET", base+"/orders", "", nil); r.status != http.StatusOK {
 		t.Fatalf("the table is not stored: %d %s", r.status, r.body)
+	}
+}
+
+// unreachableStore fails every read, as a store that cannot be reached
+// would (fault injection).
+type unreachableStore struct{ metastore.Store }
+
+func (unreachableStore) Get(context.Context, string) ([]byte, error) {
+	return nil, errors.New("injected: dial tcp 10.0.0.7:8000: connection refused")
+}
+
+// A store failure is answered 503 unavailable with a generic message: the
+// catalog's error (operation, table, the store's own words) is logged,
+// never sent.
+func TestStoreFailureIsUnavailable(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	h, err := registerapi.New(catalog.New(unreachableStore{st}, catalog.Options{}), registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, h, "GET", base+"/orders", "", nil)
+	if got, want := errorMessage(t, r), "the catalog store is unavailable; retry"; r.status != http.StatusServiceUnavailable || errorCode(t, r) != "unavailable" || got != want {
+		t.Fatalf("got (%d, %s), want (503, unavailable, %q)", r.status, r.body, want)
 	}
 }

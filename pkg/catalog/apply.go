@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -82,7 +81,7 @@ func ApplyChanges(ctx context.Context, store metastore.Store, base *Blob, keys [
 		before, had := rows[ref]
 		raw, err := store.Get(ctx, key)
 		if err != nil && !errors.Is(err, metastore.ErrNotFound) {
-			return out, fmt.Errorf("catalog: read %s: %w", key, err)
+			return out, during("read", key, err)
 		}
 		var reg Registration
 		if err == nil {
@@ -173,7 +172,7 @@ func tableOf(ref TableRef, reg Registration, schemas map[string]schemaCheck) Tab
 func reencode(base *Blob, groups map[string][]Table, opts ApplyOptions, marker ChangeMarker) ([]byte, BlobHeader, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	if err != nil {
-		return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob: %w", err)
+		return nil, BlobHeader{}, during("encode blob", "", err)
 	}
 	defer enc.Close()
 	names := make([]string, 0, len(base.tenants)+len(groups))
@@ -204,7 +203,7 @@ func reencode(base *Blob, groups map[string][]Table, opts ApplyOptions, marker C
 		default:
 			payload, err := encodePayload(rows)
 			if err != nil {
-				return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob segment of %s: %w", name, err)
+				return nil, BlobHeader{}, during("encode the blob segment of", name, err)
 			}
 			t = TenantInfo{Name: name, Tables: len(rows), Hash: sha256.Sum256(payload), PayloadBytes: len(payload),
 				Generation: opts.Generation, ChangedAt: opts.CreatedAt.UTC(), offset: segs.Len()}

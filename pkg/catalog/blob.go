@@ -115,11 +115,11 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 func encodeBlobV1(s *Snapshot) ([]byte, error) {
 	payload, err := encodePayload(s.tables)
 	if err != nil {
-		return nil, fmt.Errorf("catalog: encode blob payload: %w", err)
+		return nil, during("encode the blob payload", "", err)
 	}
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	if err != nil {
-		return nil, fmt.Errorf("catalog: encode blob: %w", err)
+		return nil, during("encode blob", "", err)
 	}
 	defer enc.Close()
 	out := make([]byte, BlobHeaderSize, BlobHeaderSize+len(payload)/4)
@@ -243,7 +243,7 @@ func DecodeBlob(b []byte, opts DecodeOptions) (*Snapshot, error) {
 	}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(h.PayloadBytes, 1)))
 	if err != nil {
-		return nil, fmt.Errorf("catalog: decode blob: %w", err)
+		return nil, during("decode blob", "", err)
 	}
 	defer dec.Close()
 	// Capacity from what the compressed bytes can hold at most, not from the

@@ -111,7 +111,7 @@ func OpenBlob(b []byte, opts DecodeOptions) (*Blob, error) {
 		}
 		v2, err := EncodeBlob(snap)
 		if err != nil {
-			return nil, fmt.Errorf("catalog: regroup a version 1 blob: %w", err)
+			return nil, during("regroup a version 1 blob", "", err)
 		}
 		blob, err := OpenBlob(v2, opts)
 		if err != nil {
@@ -368,7 +368,7 @@ func (b *Blob) segment(name string) (TenantInfo, []byte, error) {
 	// done: nothing stays allocated between requests.
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(uint64(t.PayloadBytes), 1)))
 	if err != nil {
-		return t, nil, fmt.Errorf("catalog: segment decoder: %w", err)
+		return t, nil, during("make a segment decoder", "", err)
 	}
 	defer dec.Close()
 	seg := b.data[t.offset : t.offset+t.CompressedBytes]

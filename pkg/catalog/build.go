@@ -90,7 +90,7 @@ func BuildBlob(ctx context.Context, store metastore.Store, opts BuildOptions) (B
 	})
 	out.Stats = stats
 	if err != nil {
-		return out, fmt.Errorf("catalog: scan registrations: %w", err)
+		return out, during("scan registrations", "", err)
 	}
 	slices.Sort(out.SkippedKeys)
 	out.DistinctSchemas = len(schemas)
@@ -121,7 +121,7 @@ type schemaCheck struct {
 func encodeSorted(tables []Table, release bool, generation uint64, createdAt time.Time, counts Counts, previous []TenantInfo, marker ChangeMarker) ([]byte, BlobHeader, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
 	if err != nil {
-		return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob: %w", err)
+		return nil, BlobHeader{}, during("encode blob", "", err)
 	}
 	defer enc.Close()
 	prev := make(map[string]TenantInfo, len(previous))
@@ -150,7 +150,7 @@ func encodeSorted(tables []Table, release bool, generation uint64, createdAt tim
 		name := group[0].Ref.Tenant
 		payload, err := encodePayload(group)
 		if err != nil {
-			return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob segment of %s: %w", name, err)
+			return nil, BlobHeader{}, during("encode the blob segment of", name, err)
 		}
 		t := TenantInfo{Name: name, Tables: len(group), Hash: sha256.Sum256(payload), PayloadBytes: len(payload),
 			Generation: generation, ChangedAt: createdAt.UTC(), offset: len(out) - start}
@@ -171,7 +171,7 @@ func encodeSorted(tables []Table, release bool, generation uint64, createdAt tim
 	}
 	idx := append(encodeMarker(marker), encodeIndex(tenants)...)
 	if len(idx) != indexBytes {
-		return nil, BlobHeader{}, fmt.Errorf("catalog: encode blob: index of %d bytes, %d reserved", len(idx), indexBytes)
+		return nil, BlobHeader{}, &Error{Op: "encode blob", Kind: fmt.Errorf("index of %d bytes, %d reserved", len(idx), indexBytes)}
 	}
 	copy(out[BlobHeaderSize:], idx)
 	return sealV3(out, len(idx), generation, createdAt, counts, tenants)

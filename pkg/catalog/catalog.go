@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lake-catalog/lake/pkg/metastore"
@@ -25,91 +26,74 @@ var (
 	ErrConflict = errors.New("registration changed concurrently")
 )
 
-// opError is the error of an operation on one table: the operation
-// (register, update, get, drop), the table, and why, each said once:
+// Error is every error of this package about a table, a tenant or a
+// value (Names have their own, *NameError): the operation, what it was
+// about, the kind and what the kind does not say, each said once:
 //
 //	catalog: register acme/sales/orders: invalid schema: no fields
 //	catalog: get acme/sales/orders: table not found
+//	catalog: invalid schema: empty IPC bytes
 //
-// Err is a *kindError (errors.Is finds its sentinel) or a store failure.
-// An invalid reference is a *NameError instead, not wrapped in an opError.
-type opError struct {
-	Op  string
-	Ref TableRef
-	Err error
-}
-
-func (e *opError) Error() string {
-	return "catalog: " + e.Op + " " + e.Ref.String() + ": " + message(e.Err)
-}
-
-// Unwrap returns Err.
-func (e *opError) Unwrap() error { return e.Err }
-
-// kindError is an error of one kind, a sentinel of this package, with what
-// the kind does not say (which field, which limit):
-//
-//	catalog: invalid schema: duplicate top-level field name "id"
-//
-// errors.Is(err, kind) holds. Detail may be empty.
-type kindError struct {
-	Kind   error
+// Kind is one of this package's sentinels (ErrNotFound, ErrInvalidSchema,
+// …), none of which carries a prefix, or the error of a layer below (a
+// metastore failure), which says its own package. errors.Is(err, kind)
+// holds through Unwrap. A caller that builds its own message (the
+// registration API) reads the parts, never Error's text.
+type Error struct {
+	// Op is the operation: register, update, get, drop, usage,
+	// recompute usage; empty for a check that is not one (DecodeSchema).
+	Op string
+	// Ref is what the operation was about: a table (tenant/namespace/table,
+	// TableRef.String), a tenant or a key; empty for none.
+	Ref string
+	// Kind says what went wrong: a sentinel of this package, or an error of
+	// the layer below. Never nil.
+	Kind error
+	// Detail is what Kind does not say (which field, which limit, which
+	// version), or "".
 	Detail string
 }
 
-func (e *kindError) Error() string { return "catalog: " + e.text() }
-
-// text is the message without the package prefix, for an opError to wrap.
-func (e *kindError) text() string {
-	if e.Detail == "" {
-		return e.Kind.Error()
+// Error says "catalog: ", then Op and Ref, then the kind, then the detail,
+// leaving out the parts that are empty.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("catalog: ")
+	switch {
+	case e.Op != "" && e.Ref != "":
+		b.WriteString(e.Op + " " + e.Ref + ": ")
+	case e.Op != "":
+		b.WriteString(e.Op + ": ")
+	case e.Ref != "":
+		b.WriteString(e.Ref + ": ")
 	}
-	return e.Kind.Error() + ": " + e.Detail
+	b.WriteString(e.Kind.Error())
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	return b.String()
 }
 
 // Unwrap returns Kind.
-func (e *kindError) Unwrap() error { return e.Kind }
+func (e *Error) Unwrap() error { return e.Kind }
 
-func kindErrorf(kind error, format string, args ...any) error {
-	return &kindError{Kind: kind, Detail: fmt.Sprintf(format, args...)}
-}
-
-// message is err's text without this package's prefix, for wrapping once.
-func message(err error) string {
+// during says err happened during op on ref: an *Error without an
+// operation gets them (a validation error of NewRegistration becomes the
+// register's), any other error not already a *Error or *NameError becomes
+// the Kind of a new one. nil stays nil.
+func during(op, ref string, err error) error {
 	switch e := err.(type) {
-	case *kindError:
-		return e.text()
+	case nil:
+		return nil
 	case *NameError:
-		return e.text()
+		return e
+	case *Error:
+		if e.Op != "" {
+			return e
+		}
+		return &Error{Op: op, Ref: ref, Kind: e.Kind, Detail: e.Detail}
 	}
-	return err.Error()
-}
-
-// detailOf is what err says beyond its kind: a kindError's detail, else the
-// whole message.
-func detailOf(err error) string {
-	var ke *kindError
-	if errors.As(err, &ke) {
-		return ke.Detail
-	}
-	return err.Error()
-}
-
-// Detail returns what an error of this package says beyond its kind and
-// table (`no fields` of "catalog: register acme/sales/t: invalid schema: no
-// fields"; a *NameError's part, name and reason), or "" when it says
-// nothing more. A caller that builds its own message from
-// the kind and the table (the registration API) adds it.
-func Detail(err error) string {
-	var ne *NameError
-	if errors.As(err, &ne) {
-		return ne.text()
-	}
-	var ke *kindError
-	if errors.As(err, &ke) {
-		return ke.Detail
-	}
-	return ""
+	return &Error{Op: op, Ref: ref, Kind: err}
 }
 
 // MaxRegistrationBytes bounds a stored registration: DynamoDB's 400 KB item
@@ -144,10 +128,10 @@ func New(store metastore.Store, opts Options) *Catalog {
 func encodeRegistration(r Registration) ([]byte, error) {
 	b, err := json.Marshal(r)
 	if err != nil {
-		return nil, fmt.Errorf("encode: %w", err)
+		return nil, err
 	}
 	if len(b) > MaxRegistrationBytes {
-		return nil, kindErrorf(ErrTooLarge, "registration of %d bytes, limit %d", len(b), MaxRegistrationBytes)
+		return nil, &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("registration of %d bytes, limit %d", len(b), MaxRegistrationBytes)}
 	}
 	return b, nil
 }
@@ -167,9 +151,9 @@ func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (R
 	reg, created, err := c.register(ctx, ref.Tenant, key, spec)
 	switch {
 	case errors.Is(err, ErrUnsignalled):
-		return reg, created, &opError{Op: "register", Ref: ref, Err: err}
+		return reg, created, during("register", ref.String(), err)
 	case err != nil:
-		return Registration{}, false, &opError{Op: "register", Ref: ref, Err: err}
+		return Registration{}, false, during("register", ref.String(), err)
 	}
 	return reg, created, nil
 }
@@ -208,7 +192,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	if cur.sameContent(reg) {
 		return cur, false, nil
 	}
-	return Registration{}, false, kindErrorf(ErrExists, "at version %d", cur.version)
+	return Registration{}, false, &Error{Kind: ErrExists, Detail: fmt.Sprintf("at version %d", cur.version)}
 }
 
 // UpdateOptions qualify Update.
@@ -245,9 +229,9 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 	reg, err := c.update(ctx, ref.Tenant, key, spec, opts)
 	switch {
 	case errors.Is(err, ErrUnsignalled):
-		return reg, &opError{Op: "update", Ref: ref, Err: err}
+		return reg, during("update", ref.String(), err)
 	case err != nil:
-		return Registration{}, &opError{Op: "update", Ref: ref, Err: err}
+		return Registration{}, during("update", ref.String(), err)
 	}
 	return reg, nil
 }
@@ -263,7 +247,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 			return Registration{}, err
 		}
 		if opts.IfNoSchema && cur.HasSchema() {
-			return Registration{}, kindErrorf(ErrConflict, "it has a schema now")
+			return Registration{}, &Error{Kind: ErrConflict, Detail: "it has a schema now"}
 		}
 		want := spec
 		if want.Location == "" {
@@ -309,17 +293,17 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 			}
 			return next, c.bumpChanges(ctx)
 		case errors.Is(err, metastore.ErrNotFound):
-			return Registration{}, &kindError{Kind: ErrNotFound}
+			return Registration{}, ErrNotFound
 		case errors.Is(err, metastore.ErrConflict):
 			if opts.IfVersion != 0 {
-				return Registration{}, kindErrorf(ErrConflict, "changed while being updated from version %d", cur.version)
+				return Registration{}, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("changed while being updated from version %d", cur.version)}
 			}
 			continue
 		default:
 			return Registration{}, err
 		}
 	}
-	return Registration{}, kindErrorf(ErrConflict, "still changing after %d attempts", attempts)
+	return Registration{}, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
 }
 
 // Get returns the table's registration with a strongly consistent read.
@@ -330,7 +314,7 @@ func (c *Catalog) Get(ctx context.Context, ref TableRef) (Registration, error) {
 	}
 	r, _, err := c.get(ctx, key)
 	if err != nil {
-		return Registration{}, &opError{Op: "get", Ref: ref, Err: err}
+		return Registration{}, during("get", ref.String(), err)
 	}
 	return r, nil
 }
@@ -339,7 +323,7 @@ func (c *Catalog) Get(ctx context.Context, ref TableRef) (Registration, error) {
 func (c *Catalog) get(ctx context.Context, key string) (Registration, []byte, error) {
 	raw, err := c.store.Get(ctx, key)
 	if errors.Is(err, metastore.ErrNotFound) {
-		return Registration{}, nil, &kindError{Kind: ErrNotFound}
+		return Registration{}, nil, ErrNotFound
 	}
 	if err != nil {
 		return Registration{}, nil, err
@@ -358,9 +342,9 @@ func checkPrecondition(cur Registration, version int64, creationID string) error
 	case version == 0:
 		return nil
 	case cur.creationID != creationID:
-		return kindErrorf(ErrConflict, "that state is of another registration of this table (dropped and registered again since)")
+		return &Error{Kind: ErrConflict, Detail: "that state is of another registration of this table (dropped and registered again since)"}
 	case cur.version != version:
-		return kindErrorf(ErrConflict, "at version %d, expected %d", cur.version, version)
+		return &Error{Kind: ErrConflict, Detail: fmt.Sprintf("at version %d, expected %d", cur.version, version)}
 	}
 	return nil
 }
@@ -382,7 +366,7 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	if err != nil {
 		return err
 	}
-	fail := func(err error) error { return &opError{Op: "drop", Ref: ref, Err: err} }
+	fail := func(err error) error { return during("drop", ref.String(), err) }
 	cur, raw, err := c.get(ctx, key)
 	if err != nil {
 		return fail(err)
@@ -402,9 +386,9 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 		}
 		return nil
 	case errors.Is(err, metastore.ErrNotFound):
-		return fail(&kindError{Kind: ErrNotFound})
+		return fail(ErrNotFound)
 	case errors.Is(err, metastore.ErrConflict):
-		return fail(kindErrorf(ErrConflict, "changed while being dropped"))
+		return fail(&Error{Kind: ErrConflict, Detail: "changed while being dropped"})
 	}
 	return fail(err)
 }
@@ -420,5 +404,5 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 			return err
 		}
 	}
-	return &opError{Op: "drop", Ref: ref, Err: kindErrorf(ErrConflict, "still changing after %d attempts", attempts)}
+	return &Error{Op: "drop", Ref: ref.String(), Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
 }

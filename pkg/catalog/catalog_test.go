@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -235,49 +236,134 @@ func TestDrop(t *testing.T) {
 	}
 }
 
-// Each error says the package, the operation, the table and the kind once,
-// and errors.Is finds the kind.
+// unreachable fails every read of a registration and of the change
+// counter, as a store that cannot be reached would (fault injection).
+type unreachable struct{ metastore.Store }
+
+var errUnreachable = errors.New("injected: the store is unreachable")
+
+func (unreachable) Get(context.Context, string) ([]byte, error) { return nil, errUnreachable }
+
+func (unreachable) Counter(context.Context, string) (uint64, error) { return 0, errUnreachable }
+
+// Every kind of error the package returns, with its full message pinned:
+// the package, the operation, the table and the kind each said once, and
+// errors.Is finds the kind.
 func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 	ctx := context.Background()
-	c, _, _ := newCatalog(t)
+	c, st, clk := newCatalog(t)
 	good := catalog.TableSpec{Location: "s3://b/orders/", Schema: catalogtest.WideSchema(1, 2)}
 	reg := mustRegister(t, c, orders, good)
 	missing := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "missing"}
 	other := catalog.TableSpec{Location: "s3://b/other/", Schema: catalogtest.WideSchema(2, 2)}
+	dup := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "a", Type: arrow.BinaryTypes.String}}, nil)
+
+	oneTable := catalog.New(st, catalog.Options{Quota: catalog.Quota{MaxTables: 1}})
+	fewBytes := catalog.New(st, catalog.Options{Now: clk.Now, Quota: catalog.Quota{MaxBytes: 10}})
+	// others' registration is orders' with a name of the same length, made
+	// at the same time: it asks for what orders holds.
+	other2 := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "others"}
+	u, err := c.Usage(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unsignalled := catalog.New(failingCounter{memstore.New(memstore.Options{})}, catalog.Options{})
+	down := catalog.New(unreachable{st}, catalog.Options{})
+	_, downChanges := catalog.ReadChanges(ctx, unreachable{st})
+	droppedAgain := mustRegister(t, c, missing, good)
+	if err := c.Drop(ctx, missing); err != nil {
+		t.Fatal(err)
+	}
+
 	for _, tc := range []struct {
 		name string
 		err  error
 		kind error
+		ref  string // said at most once; "" when the error names no table
 		want string
 	}{
 		{"register with an empty schema", second(c.Register(ctx, missing, catalog.TableSpec{Location: "/x", Schema: arrow.NewSchema(nil, nil)})),
-			catalog.ErrInvalidSchema, "catalog: register acme/sales/missing: invalid schema: no fields"},
+			catalog.ErrInvalidSchema, "acme/sales/missing", "catalog: register acme/sales/missing: invalid schema: no fields"},
+		{"register with a duplicate field", second(c.Register(ctx, missing, catalog.TableSpec{Location: "/x", Schema: dup})),
+			catalog.ErrInvalidSchema, "acme/sales/missing", `catalog: register acme/sales/missing: invalid schema: duplicate top-level field name "a"`},
 		{"register with a relative location", second(c.Register(ctx, missing, catalog.TableSpec{Location: "rel", Schema: good.Schema})),
-			catalog.ErrInvalidRegistration, `catalog: register acme/sales/missing: invalid registration: location "rel" is neither a URI with a scheme (s3://bucket/path) nor an absolute path`},
+			catalog.ErrInvalidRegistration, "acme/sales/missing", `catalog: register acme/sales/missing: invalid registration: location "rel" is neither a URI with a scheme (s3://bucket/path) nor an absolute path`},
 		{"register differently", second(c.Register(ctx, orders, other)),
-			catalog.ErrExists, "catalog: register acme/sales/orders: table already registered differently: at version 1"},
+			catalog.ErrExists, "acme/sales/orders", "catalog: register acme/sales/orders: table already registered differently: at version 1"},
 		{"register an invalid name", second(c.Register(ctx, catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "a/b"}, good)),
-			catalog.ErrInvalidName, `catalog: invalid table name "a/b": contains '/'`},
-		{"get a missing table", first(c.Get(ctx, missing)), catalog.ErrNotFound, "catalog: get acme/sales/missing: table not found"},
-		{"update a missing table", first(c.Update(ctx, missing, good, catalog.UpdateOptions{})), catalog.ErrNotFound, "catalog: update acme/sales/missing: table not found"},
+			catalog.ErrInvalidName, "", `catalog: invalid table name "a/b": contains '/'`},
+		{"register past the table quota", second(oneTable.Register(ctx, other2, good)),
+			catalog.ErrQuotaExceeded, "acme/sales/others", "catalog: register acme/sales/others: tenant quota exceeded: 1 tables, limit 1"},
+		{"register past the byte quota", second(fewBytes.Register(ctx, other2, good)),
+			catalog.ErrQuotaExceeded, "acme/sales/others", fmt.Sprintf("catalog: register acme/sales/others: tenant quota exceeded: %d bytes of registrations held and %d more asked for, limit 10", u.Bytes, u.Bytes)},
+		{"register without signalling", second(unsignalled.Register(ctx, orders, good)),
+			catalog.ErrUnsignalled, "acme/sales/orders", "catalog: register acme/sales/orders: written, but the change was not signalled to refresh: the change counter: injected: the counter's partition is unavailable"},
+		{"get a missing table", first(c.Get(ctx, missing)), catalog.ErrNotFound, "acme/sales/missing", "catalog: get acme/sales/missing: table not found"},
+		{"get from an unreachable store", first(down.Get(ctx, orders)), errUnreachable, "acme/sales/orders", "catalog: get acme/sales/orders: injected: the store is unreachable"},
+		{"update a missing table", first(c.Update(ctx, missing, good, catalog.UpdateOptions{})), catalog.ErrNotFound, "acme/sales/missing", "catalog: update acme/sales/missing: table not found"},
 		{"update at another version", first(c.Update(ctx, orders, other, catalog.UpdateOptions{IfVersion: 7, IfCreationID: reg.CreationID()})),
-			catalog.ErrConflict, "catalog: update acme/sales/orders: registration changed concurrently: at version 1, expected 7"},
-		{"drop a missing table", c.Drop(ctx, missing), catalog.ErrNotFound, "catalog: drop acme/sales/missing: table not found"},
-		{"decode empty IPC", first(catalog.DecodeSchema(nil)), catalog.ErrInvalidSchema, "catalog: invalid schema: empty IPC bytes"},
+			catalog.ErrConflict, "acme/sales/orders", "catalog: update acme/sales/orders: registration changed concurrently: at version 1, expected 7"},
+		{"update another registration of the table", first(c.Update(ctx, orders, other, catalog.UpdateOptions{IfVersion: 1, IfCreationID: droppedAgain.CreationID()})),
+			catalog.ErrConflict, "acme/sales/orders", "catalog: update acme/sales/orders: registration changed concurrently: that state is of another registration of this table (dropped and registered again since)"},
+		{"backfill a table with a schema", first(c.Update(ctx, orders, other, catalog.UpdateOptions{IfNoSchema: true})),
+			catalog.ErrConflict, "acme/sales/orders", "catalog: update acme/sales/orders: registration changed concurrently: it has a schema now"},
+		{"drop a missing table", c.Drop(ctx, missing), catalog.ErrNotFound, "acme/sales/missing", "catalog: drop acme/sales/missing: table not found"},
+		{"usage of an invalid tenant", first(c.Usage(ctx, "a*")), catalog.ErrInvalidName, "",
+			`catalog: invalid tenant name "a*": contains '*', a wildcard in IAM policy patterns`},
+		{"usage from an unreachable store", first(down.Usage(ctx, "acme")), errUnreachable, "acme", "catalog: usage acme: injected: the store is unreachable"},
+		{"read the change counter from an unreachable store", downChanges, errUnreachable, "", "catalog: read meta/changes: injected: the store is unreachable"},
+		{"decode empty IPC", first(catalog.DecodeSchema(nil)), catalog.ErrInvalidSchema, "", "catalog: invalid schema: empty IPC bytes"},
 		{"decode too many IPC bytes", first(catalog.DecodeSchema(make([]byte, catalog.MaxSchemaIPCBytes+1))),
-			catalog.ErrTooLarge, fmt.Sprintf("catalog: too large: %d IPC bytes, limit %d", catalog.MaxSchemaIPCBytes+1, catalog.MaxSchemaIPCBytes)},
+			catalog.ErrTooLarge, "", fmt.Sprintf("catalog: too large: %d IPC bytes, limit %d", catalog.MaxSchemaIPCBytes+1, catalog.MaxSchemaIPCBytes)},
 		{"decode undecodable registration JSON", first(catalog.DecodeRegistration([]byte(`{"location":`))),
-			catalog.ErrInvalidRegistration, "catalog: invalid registration: unexpected end of JSON input"},
+			catalog.ErrInvalidRegistration, "", "catalog: invalid registration: unexpected end of JSON input"},
 		{"schema of a registration without one", first(mustDecode(t, `{"location":"/x"}`).Schema()),
-			catalog.ErrSchemaUnavailable, "catalog: schema unavailable"},
+			catalog.ErrSchemaUnavailable, "", "catalog: schema unavailable"},
 		{"parse a key of two parts", first(catalog.ParseKey("acme/orders")),
-			catalog.ErrInvalidName, `catalog: invalid name: key "acme/orders" has 2 parts, want tenant/namespace/table`},
+			catalog.ErrInvalidName, "", `catalog: invalid name: key "acme/orders" has 2 parts, want tenant/namespace/table`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.err == nil || tc.err.Error() != tc.want || !errors.Is(tc.err, tc.kind) {
-				t.Fatalf("got %v (errors.Is %v: %v), want %q", tc.err, tc.kind, errors.Is(tc.err, tc.kind), tc.want)
+			if tc.err == nil {
+				t.Fatalf("got no error, want %q", tc.want)
+			}
+			got := tc.err.Error()
+			if got != tc.want {
+				t.Errorf("got  %q\nwant %q", got, tc.want)
+			}
+			if !errors.Is(tc.err, tc.kind) {
+				t.Errorf("errors.Is(%v, %v) = false", tc.err, tc.kind)
+			}
+			if n := strings.Count(got, "catalog:"); n != 1 {
+				t.Errorf("%q says catalog: %d times, want once", got, n)
+			}
+			if tc.ref != "" && strings.Count(got, tc.ref) != 1 {
+				t.Errorf("%q says %s %d times, want once", got, tc.ref, strings.Count(got, tc.ref))
+			}
+			// A name error says its kind in its own words (invalid table
+			// name); every other kind is its sentinel's text, once.
+			if tc.kind != catalog.ErrInvalidName && strings.Count(got, tc.kind.Error()) != 1 {
+				t.Errorf("%q says %q %d times, want once", got, tc.kind, strings.Count(got, tc.kind.Error()))
+			}
+			var ce *catalog.Error
+			var ne *catalog.NameError
+			if !errors.As(tc.err, &ce) && !errors.As(tc.err, &ne) {
+				t.Errorf("%T is neither a *catalog.Error nor a *catalog.NameError", tc.err)
+			}
+			if ce != nil && ce.Ref != tc.ref && !strings.HasPrefix(ce.Ref, "meta/") {
+				t.Errorf("Ref = %q, want %q", ce.Ref, tc.ref)
 			}
 		})
+	}
+}
+
+// No sentinel of the package says the package: the *Error around it does.
+func TestSentinelsCarryNoPrefix(t *testing.T) {
+	for _, kind := range []error{catalog.ErrNotFound, catalog.ErrExists, catalog.ErrConflict, catalog.ErrInvalidName,
+		catalog.ErrInvalidSchema, catalog.ErrInvalidRegistration, catalog.ErrTooLarge, catalog.ErrSchemaUnavailable,
+		catalog.ErrQuotaExceeded, catalog.ErrUnsignalled} {
+		if strings.Contains(kind.Error(), "catalog") {
+			t.Errorf("sentinel %q says the package; the *catalog.Error around it says it", kind)
+		}
 	}
 }
 
@@ -292,4 +378,30 @@ func mustDecode(tb testing.TB, js string) catalog.Registration {
 		tb.Fatal(err)
 	}
 	return r
+}
+
+// The snapshot blob's sentinels are the other way round: they carry the
+// prefix and start the message, and nothing wraps them in a second one.
+func TestBlobErrorsSayThePackageOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		blob []byte
+		kind error
+		want string
+	}{
+		{"truncated header", []byte(catalog.BlobMagic + "12"), catalog.ErrBlobCorrupt,
+			fmt.Sprintf("catalog: corrupt snapshot blob: truncated to 10 bytes, header is %d", catalog.BlobHeaderSize)},
+		{"not a blob", make([]byte, catalog.BlobHeaderSize), catalog.ErrBlobMagic, "catalog: not a snapshot blob (bad magic)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for fn, err := range map[string]error{
+				"OpenBlob":   first(catalog.OpenBlob(tc.blob, catalog.DecodeOptions{})),
+				"DecodeBlob": first(catalog.DecodeBlob(tc.blob, catalog.DecodeOptions{})),
+			} {
+				if err == nil || err.Error() != tc.want || !errors.Is(err, tc.kind) {
+					t.Errorf("%s: got %v, want %q (errors.Is %v)", fn, err, tc.want, tc.kind)
+				}
+			}
+		})
+	}
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/lake-catalog/lake/pkg/metastore"
@@ -75,7 +74,7 @@ const ChangesKey = "meta/changes"
 func ReadChanges(ctx context.Context, store metastore.Store) (uint64, error) {
 	n, err := store.Counter(ctx, ChangesKey)
 	if err != nil {
-		return 0, fmt.Errorf("catalog: read the change counter: %w", err)
+		return 0, &Error{Op: "read", Ref: ChangesKey, Kind: err}
 	}
 	return n, nil
 }
@@ -95,7 +94,7 @@ func (c *Catalog) bumpChanges(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if _, err := c.store.AddCounter(ctx, ChangesKey, 1); err != nil {
-		return kindErrorf(ErrUnsignalled, "the change counter: %s", detailOf(err))
+		return &Error{Kind: ErrUnsignalled, Detail: "the change counter: " + err.Error()}
 	}
 	return nil
 }

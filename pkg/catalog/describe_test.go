@@ -73,8 +73,9 @@ func TestDescriptionAndPropertiesValidate(t *testing.T) {
 			if err.Error() != want {
 				t.Errorf("got %q, want %q", err.Error(), want)
 			}
-			if got := catalog.Detail(err); got != tt.wantErr {
-				t.Errorf("Detail = %q, want %q", got, tt.wantErr)
+			var ce *catalog.Error
+			if !errors.As(err, &ce) || ce.Detail != tt.wantErr || ce.Op != "register" || ce.Ref != ref.String() {
+				t.Errorf("got %#v, want a *catalog.Error of op register, ref %s, detail %q", ce, ref, tt.wantErr)
 			}
 			if after := len(storedKeys(t, st)); after != before {
 				t.Errorf("invalid registration stored something: %d keys, want %d", after, before)

@@ -19,6 +19,16 @@
 // neither "." nor ".."; tenant names also without the IAM wildcards '*' and
 // '?'. An invalid name is a *NameError wrapping ErrInvalidName.
 //
+// # Errors
+//
+// Every other error about a table, a tenant or a value is an *Error: the
+// operation, the ref, the kind (a prefix-free sentinel such as ErrNotFound,
+// or a store's failure) and what the kind does not say, each said once
+// ("catalog: register acme/sales/orders: invalid schema: no fields").
+// The snapshot blob's sentinels (ErrBlobCorrupt, …) are the exception:
+// they carry the prefix and start their message, and nothing wraps them
+// in another.
+//
 // # The change counter
 //
 // Every write that changes a registration (Register that creates, Update

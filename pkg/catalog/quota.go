@@ -99,10 +99,10 @@ type usageItem struct {
 	SchemaBytes int64 `json:"schema_bytes,omitempty"`
 }
 
-func decodeUsage(tenant string, raw []byte) (Usage, error) {
+func decodeUsage(raw []byte) (Usage, error) {
 	var it usageItem
 	if err := json.Unmarshal(raw, &it); err != nil {
-		return Usage{}, fmt.Errorf("usage of tenant %q: %w", tenant, err)
+		return Usage{}, fmt.Errorf("the usage item: %w", err)
 	}
 	return Usage{Tables: it.Tables, Bytes: max(it.Bytes, it.SchemaBytes)}, nil
 }
@@ -121,9 +121,13 @@ func (c *Catalog) Usage(ctx context.Context, tenant string) (Usage, error) {
 		return Usage{}, nil
 	}
 	if err != nil {
-		return Usage{}, err
+		return Usage{}, &Error{Op: "usage", Ref: tenant, Kind: err}
 	}
-	return decodeUsage(tenant, raw)
+	u, err := decodeUsage(raw)
+	if err != nil {
+		return Usage{}, &Error{Op: "usage", Ref: tenant, Kind: err}
+	}
+	return u, nil
 }
 
 // UsageCounted reports whether RecomputeUsage has counted every tenant in
@@ -134,7 +138,7 @@ func UsageCounted(ctx context.Context, store metastore.Store) (bool, error) {
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("catalog: read %s: %w", UsageFormatKey, err)
+		return false, &Error{Op: "read", Ref: UsageFormatKey, Kind: err}
 	}
 	return string(raw) == UsageFormat, nil
 }
@@ -158,7 +162,7 @@ func (c *Catalog) RecomputeUsage(ctx context.Context) (Recomputed, error) {
 	var out Recomputed
 	before, err := c.store.ScanPrefix(ctx, QuotaPrefix)
 	if err != nil {
-		return out, fmt.Errorf("catalog: recompute usage: %w", err)
+		return out, &Error{Op: "recompute usage", Kind: err}
 	}
 	prior := make(map[string][]byte, len(before))
 	for _, e := range before {
@@ -166,7 +170,7 @@ func (c *Catalog) RecomputeUsage(ctx context.Context) (Recomputed, error) {
 	}
 	entries, err := c.store.ScanPrefix(ctx, KeyPrefix)
 	if err != nil {
-		return out, fmt.Errorf("catalog: recompute usage: %w", err)
+		return out, &Error{Op: "recompute usage", Kind: err}
 	}
 	counted := map[string]Usage{}
 	for _, e := range entries {
@@ -187,7 +191,7 @@ func (c *Catalog) RecomputeUsage(ctx context.Context) (Recomputed, error) {
 	for _, tenant := range slices.Sorted(maps.Keys(counted)) {
 		changed, err := c.recomputeTenant(ctx, tenant, prior[tenant], counted[tenant])
 		if err != nil {
-			return out, fmt.Errorf("catalog: recompute usage of tenant %q: %w", tenant, err)
+			return out, during("recompute usage", tenant, err)
 		}
 		out.Tenants++
 		if changed {
@@ -195,7 +199,7 @@ func (c *Catalog) RecomputeUsage(ctx context.Context) (Recomputed, error) {
 		}
 	}
 	if err := c.store.Put(ctx, UsageFormatKey, []byte(UsageFormat)); err != nil {
-		return out, fmt.Errorf("catalog: recompute usage: record %s: %w", UsageFormatKey, err)
+		return out, &Error{Op: "recompute usage", Ref: UsageFormatKey, Kind: err}
 	}
 	return out, nil
 }
@@ -238,7 +242,7 @@ func (c *Catalog) recomputeTenant(ctx context.Context, tenant string, prev []byt
 			u.Bytes += registrationBytes(KeyPrefix+tenant+"/"+e.Key, e.Value)
 		}
 	}
-	return false, kindErrorf(ErrConflict, "%s still changing after %d attempts", key, casAttempts)
+	return false, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("%s still changing after %d attempts", key, casAttempts)}
 }
 
 // adjustUsage adds tables and n bytes to the tenant's usage with a
@@ -253,16 +257,16 @@ func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, n int6
 		var cur Usage
 		if raw != nil {
 			var err error
-			if cur, err = decodeUsage(tenant, raw); err != nil {
+			if cur, err = decodeUsage(raw); err != nil {
 				return nil, err
 			}
 		}
 		next := Usage{Tables: max(cur.Tables+tables, 0), Bytes: max(cur.Bytes+n, 0)}
 		if tables > 0 && c.quota.MaxTables >= 0 && next.Tables > c.quota.MaxTables {
-			return nil, kindErrorf(ErrQuotaExceeded, "%d tables, limit %d", cur.Tables, c.quota.MaxTables)
+			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d tables, limit %d", cur.Tables, c.quota.MaxTables)}
 		}
 		if n > 0 && c.quota.MaxBytes >= 0 && next.Bytes > c.quota.MaxBytes {
-			return nil, kindErrorf(ErrQuotaExceeded, "%d bytes of registrations held and %d more asked for, limit %d", cur.Bytes, n, c.quota.MaxBytes)
+			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d bytes of registrations held and %d more asked for, limit %d", cur.Bytes, n, c.quota.MaxBytes)}
 		}
 		return json.Marshal(next)
 	})
@@ -308,7 +312,7 @@ func casLoop(ctx context.Context, store metastore.Store, key string, fn func(raw
 			return err
 		}
 	}
-	return kindErrorf(ErrConflict, "%s still changing after %d attempts", key, casAttempts)
+	return &Error{Kind: ErrConflict, Detail: fmt.Sprintf("%s still changing after %d attempts", key, casAttempts)}
 }
 
 // release gives back a reservation after a failed write. It runs even when

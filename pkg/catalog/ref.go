@@ -21,18 +21,19 @@ const MaxNameBytes = 255
 // ErrInvalidName is wrapped by every name validation error.
 var ErrInvalidName = errors.New("invalid name")
 
-// NameError says which part of a table reference is invalid and why.
+// NameError says which part of a table reference is invalid and why:
+// catalog: invalid table name "a/b": contains '/'. It is the package's one
+// error type beside *Error, kept because callers (the CLI, the
+// registration API) build their messages from its parts; a name is checked
+// before any operation, so it is returned as is, not inside an *Error.
 type NameError struct {
 	Part   string // "tenant", "namespace" or "table"
 	Value  string
 	Reason string
 }
 
-func (e *NameError) Error() string { return "catalog: " + e.text() }
-
-// text is the message without the package prefix.
-func (e *NameError) text() string {
-	return fmt.Sprintf("invalid %s name %q: %s", e.Part, e.Value, e.Reason)
+func (e *NameError) Error() string {
+	return fmt.Sprintf("catalog: invalid %s name %q: %s", e.Part, e.Value, e.Reason)
 }
 
 // Unwrap makes errors.Is(err, ErrInvalidName) true.
@@ -172,7 +173,7 @@ func (r TableRef) Key() (string, error) {
 func ParseKey(stripped string) (TableRef, error) {
 	parts := strings.Split(stripped, "/")
 	if len(parts) != 3 {
-		return TableRef{}, kindErrorf(ErrInvalidName, "key %q has %d parts, want tenant/namespace/table", stripped, len(parts))
+		return TableRef{}, &Error{Kind: ErrInvalidName, Detail: fmt.Sprintf("key %q has %d parts, want tenant/namespace/table", stripped, len(parts))}
 	}
 	r := TableRef{Tenant: parts[0], Namespace: parts[1], Name: parts[2]}
 	if err := r.Validate(); err != nil {

@@ -85,17 +85,17 @@ type TableSpec struct {
 func validateLocation(loc string) error {
 	switch {
 	case loc == "":
-		return kindErrorf(ErrInvalidRegistration, "location is empty")
+		return &Error{Kind: ErrInvalidRegistration, Detail: "location is empty"}
 	case len(loc) > MaxLocationBytes:
-		return kindErrorf(ErrInvalidRegistration, "location of %d bytes, limit %d", len(loc), MaxLocationBytes)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("location of %d bytes, limit %d", len(loc), MaxLocationBytes)}
 	case strings.IndexFunc(loc, unicode.IsControl) >= 0:
-		return kindErrorf(ErrInvalidRegistration, "location contains a control character")
+		return &Error{Kind: ErrInvalidRegistration, Detail: "location contains a control character"}
 	case strings.HasPrefix(loc, "/"):
 		return nil
 	}
 	u, err := url.Parse(loc)
 	if err != nil || u.Scheme == "" {
-		return kindErrorf(ErrInvalidRegistration, "location %q is neither a URI with a scheme (s3://bucket/path) nor an absolute path", loc)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("location %q is neither a URI with a scheme (s3://bucket/path) nor an absolute path", loc)}
 	}
 	return nil
 }
@@ -105,11 +105,11 @@ func validateLocation(loc string) error {
 func validateTableType(t string) error {
 	switch {
 	case t == "":
-		return kindErrorf(ErrInvalidRegistration, "table type is empty")
+		return &Error{Kind: ErrInvalidRegistration, Detail: "table type is empty"}
 	case len(t) > MaxTableTypeBytes:
-		return kindErrorf(ErrInvalidRegistration, "table type of %d bytes, limit %d", len(t), MaxTableTypeBytes)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("table type of %d bytes, limit %d", len(t), MaxTableTypeBytes)}
 	case strings.IndexFunc(t, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-		return kindErrorf(ErrInvalidRegistration, "table type %q contains a non-printable character", t)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("table type %q contains a non-printable character", t)}
 	}
 	return nil
 }
@@ -119,13 +119,13 @@ func validateTableType(t string) error {
 func validateDescription(d string) error {
 	switch {
 	case len(d) > MaxDescriptionBytes:
-		return kindErrorf(ErrInvalidRegistration, "description of %d bytes, limit %d", len(d), MaxDescriptionBytes)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("description of %d bytes, limit %d", len(d), MaxDescriptionBytes)}
 	case !utf8.ValidString(d):
-		return kindErrorf(ErrInvalidRegistration, "description is not valid UTF-8")
+		return &Error{Kind: ErrInvalidRegistration, Detail: "description is not valid UTF-8"}
 	}
 	if i := strings.IndexFunc(d, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' }); i >= 0 {
 		r, _ := utf8.DecodeRuneInString(d[i:])
-		return kindErrorf(ErrInvalidRegistration, "description contains control character %U at byte %d (only newline and tab are allowed)", r, i)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("description contains control character %U at byte %d (only newline and tab are allowed)", r, i)}
 	}
 	return nil
 }
@@ -137,31 +137,31 @@ func validateDescription(d string) error {
 // time.
 func validateProperties(props map[string]string) error {
 	if len(props) > MaxProperties {
-		return kindErrorf(ErrInvalidRegistration, "%d properties, limit %d", len(props), MaxProperties)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("%d properties, limit %d", len(props), MaxProperties)}
 	}
 	total := 0
 	for _, k := range slices.Sorted(maps.Keys(props)) {
 		v := props[k]
 		switch {
 		case k == "":
-			return kindErrorf(ErrInvalidRegistration, "a property key is empty")
+			return &Error{Kind: ErrInvalidRegistration, Detail: "a property key is empty"}
 		case len(k) > MaxPropertyKeyBytes:
-			return kindErrorf(ErrInvalidRegistration, "property key of %d bytes, limit %d", len(k), MaxPropertyKeyBytes)
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("property key of %d bytes, limit %d", len(k), MaxPropertyKeyBytes)}
 		case !utf8.ValidString(k):
-			return kindErrorf(ErrInvalidRegistration, "property key %q is not valid UTF-8", k)
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("property key %q is not valid UTF-8", k)}
 		case strings.IndexFunc(k, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
-			return kindErrorf(ErrInvalidRegistration, "property key %q contains a non-printable character", k)
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("property key %q contains a non-printable character", k)}
 		case len(v) > MaxPropertyValueBytes:
-			return kindErrorf(ErrInvalidRegistration, "property %q: value of %d bytes, limit %d", k, len(v), MaxPropertyValueBytes)
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("property %q: value of %d bytes, limit %d", k, len(v), MaxPropertyValueBytes)}
 		case !utf8.ValidString(v):
-			return kindErrorf(ErrInvalidRegistration, "property %q: value is not valid UTF-8", k)
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("property %q: value is not valid UTF-8", k)}
 		case strings.IndexFunc(v, unicode.IsControl) >= 0:
-			return kindErrorf(ErrInvalidRegistration, "property %q: value contains a control character", k)
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("property %q: value contains a control character", k)}
 		}
 		total += len(k) + len(v)
 	}
 	if total > MaxPropertiesBytes {
-		return kindErrorf(ErrInvalidRegistration, "properties of %d bytes (keys and values), limit %d", total, MaxPropertiesBytes)
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("properties of %d bytes (keys and values), limit %d", total, MaxPropertiesBytes)}
 	}
 	return nil
 }
@@ -258,7 +258,7 @@ func (r Registration) SchemaIPC() []byte { return bytes.Clone(r.schemaIPC) }
 // registration without schema bytes.
 func (r Registration) Schema() (*arrow.Schema, error) {
 	if r.schemaIPC == nil {
-		return nil, &kindError{Kind: ErrSchemaUnavailable}
+		return nil, &Error{Kind: ErrSchemaUnavailable}
 	}
 	return DecodeSchema(r.schemaIPC)
 }
@@ -314,10 +314,10 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 func (r *Registration) UnmarshalJSON(b []byte) error {
 	var w registrationJSON
 	if err := json.Unmarshal(b, &w); err != nil {
-		return kindErrorf(ErrInvalidRegistration, "%v", err)
+		return &Error{Kind: ErrInvalidRegistration, Detail: err.Error()}
 	}
 	if w.Location == "" {
-		return kindErrorf(ErrInvalidRegistration, "no location")
+		return &Error{Kind: ErrInvalidRegistration, Detail: "no location"}
 	}
 	if w.TableType == "" {
 		w.TableType = DefaultTableType
@@ -349,7 +349,7 @@ func DecodeRegistration(b []byte) (Registration, error) {
 		if errors.Is(err, ErrInvalidRegistration) {
 			return Registration{}, err
 		}
-		return Registration{}, kindErrorf(ErrInvalidRegistration, "%v", err)
+		return Registration{}, &Error{Kind: ErrInvalidRegistration, Detail: err.Error()}
 	}
 	return r, nil
 }

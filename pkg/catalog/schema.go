@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -29,15 +30,15 @@ const MaxFieldNameBytes = 1024
 // field name at any depth longer than MaxFieldNameBytes.
 func validateSchema(s *arrow.Schema) error {
 	if s == nil || s.NumFields() == 0 {
-		return kindErrorf(ErrInvalidSchema, "no fields")
+		return &Error{Kind: ErrInvalidSchema, Detail: "no fields"}
 	}
 	seen := make(map[string]bool, s.NumFields())
 	for _, f := range s.Fields() {
 		if f.Name == "" {
-			return kindErrorf(ErrInvalidSchema, "a top-level field has an empty name")
+			return &Error{Kind: ErrInvalidSchema, Detail: "a top-level field has an empty name"}
 		}
 		if seen[f.Name] {
-			return kindErrorf(ErrInvalidSchema, "duplicate top-level field name %q", f.Name)
+			return &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("duplicate top-level field name %q", f.Name)}
 		}
 		seen[f.Name] = true
 	}
@@ -48,11 +49,11 @@ func validateSchema(s *arrow.Schema) error {
 // depth the IPC decode-back check allows.
 func checkFieldNames(fs []arrow.Field, depth int) error {
 	if depth > maxSchemaDepth {
-		return kindErrorf(ErrInvalidSchema, "fields nested deeper than %d", maxSchemaDepth)
+		return &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("fields nested deeper than %d", maxSchemaDepth)}
 	}
 	for _, f := range fs {
 		if len(f.Name) > MaxFieldNameBytes {
-			return kindErrorf(ErrInvalidSchema, "a field name of %d bytes (%.32q…), limit %d", len(f.Name), f.Name, MaxFieldNameBytes)
+			return &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("a field name of %d bytes (%.32q…), limit %d", len(f.Name), f.Name, MaxFieldNameBytes)}
 		}
 		if err := checkFieldNames(childFields(f.Type), depth+1); err != nil {
 			return err
@@ -95,19 +96,24 @@ func EncodeSchema(s *arrow.Schema) (out []byte, err error) {
 	defer func() {
 		// The IPC writer panics on types it cannot write.
 		if r := recover(); r != nil {
-			out, err = nil, kindErrorf(ErrInvalidSchema, "cannot encode as Arrow IPC: %v", r)
+			out, err = nil, &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("cannot encode as Arrow IPC: %v", r)}
 		}
 	}()
 	b := serializeSchema(s)
 	if len(b) > MaxSchemaIPCBytes {
-		return nil, kindErrorf(ErrTooLarge, "schema encodes to %d bytes, limit %d", len(b), MaxSchemaIPCBytes)
+		return nil, &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("schema encodes to %d bytes, limit %d", len(b), MaxSchemaIPCBytes)}
 	}
 	back, err := DecodeSchema(b)
 	if err != nil {
-		return nil, kindErrorf(ErrInvalidSchema, "decode-back check: %s", detailOf(err))
+		// DecodeSchema's errors are *Error; keep what its kind does not say.
+		detail := err.Error()
+		if e, ok := err.(*Error); ok {
+			detail = e.Detail
+		}
+		return nil, &Error{Kind: ErrInvalidSchema, Detail: "decode-back check: " + detail}
 	}
 	if !SchemaEqual(s, back) {
-		return nil, kindErrorf(ErrInvalidSchema, "decode-back check: the encoded schema decodes to %s, not the schema given", back)
+		return nil, &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("decode-back check: the encoded schema decodes to %s, not the schema given", back)}
 	}
 	return b, nil
 }
@@ -119,23 +125,23 @@ func EncodeSchema(s *arrow.Schema) (out []byte, err error) {
 // recurses without bound. Errors wrap ErrInvalidSchema or ErrTooLarge.
 func DecodeSchema(b []byte) (s *arrow.Schema, err error) {
 	if len(b) == 0 {
-		return nil, kindErrorf(ErrInvalidSchema, "empty IPC bytes")
+		return nil, &Error{Kind: ErrInvalidSchema, Detail: "empty IPC bytes"}
 	}
 	if len(b) > MaxSchemaIPCBytes {
-		return nil, kindErrorf(ErrTooLarge, "%d IPC bytes, limit %d", len(b), MaxSchemaIPCBytes)
+		return nil, &Error{Kind: ErrTooLarge, Detail: fmt.Sprintf("%d IPC bytes, limit %d", len(b), MaxSchemaIPCBytes)}
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			s, err = nil, kindErrorf(ErrInvalidSchema, "malformed IPC schema: %v", r)
+			s, err = nil, &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("malformed IPC schema: %v", r)}
 		}
 	}()
 	if err := verifySchemaMessage(b); err != nil {
-		return nil, kindErrorf(ErrInvalidSchema, "not an Arrow IPC schema message: %v", err)
+		return nil, &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("not an Arrow IPC schema message: %v", err)}
 	}
 	rdr, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(memory.DefaultAllocator),
 		ipc.WithMetadataSizeLimit(int64(len(b))), ipc.WithBodySizeLimit(int64(len(b))))
 	if err != nil {
-		return nil, kindErrorf(ErrInvalidSchema, "not an Arrow IPC schema: %v", err)
+		return nil, &Error{Kind: ErrInvalidSchema, Detail: fmt.Sprintf("not an Arrow IPC schema: %v", err)}
 	}
 	defer rdr.Release()
 	return rdr.Schema(), nil

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"fmt"
 	"runtime"
 	"slices"
 	"sync"
@@ -48,7 +47,7 @@ func ScanTables(ctx context.Context, store metastore.Store) (ScanResult, error) 
 		res.Stats = metastore.ScanStats{Pages: 1, Scanned: len(entries), Kept: len(entries)}
 	}
 	if err != nil {
-		return ScanResult{}, fmt.Errorf("catalog: scan registrations: %w", err)
+		return ScanResult{}, during("scan registrations", "", err)
 	}
 	res.Tables = make([]ScannedTable, 0, len(entries))
 	skip := func(key string) {
@@ -98,7 +97,7 @@ func (t *Table) HasSchema() bool { return t.SchemaIPC != nil }
 // Schema decodes the table's schema, or returns ErrSchemaUnavailable.
 func (t *Table) Schema() (*arrow.Schema, error) {
 	if t.SchemaIPC == nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrSchemaUnavailable, t.Ref, t.SchemaError)
+		return nil, &Error{Ref: t.Ref.String(), Kind: ErrSchemaUnavailable, Detail: t.SchemaError}
 	}
 	return DecodeSchema(t.SchemaIPC)
 }
