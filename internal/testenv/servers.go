@@ -198,16 +198,35 @@ func StartLambda(tb testing.TB, bootstrap string, env ...string) *Lambda {
 	if err != nil {
 		Unavailable(tb, "%v", err)
 	}
-	port, apiPort := FreePort(tb), FreePort(tb)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	p := StartEnv(tb, append([]string{
-		"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
-		"AWS_LAMBDA_FUNCTION_NAME=" + filepath.Base(filepath.Dir(bootstrap)),
-	}, env...), rie,
-		"--runtime-interface-emulator-address", addr,
-		"--runtime-api-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(apiPort)),
-		bootstrap)
-	p.WaitTCP(tb, addr, 30*time.Second)
+	// A port another process took between FreePort and the emulator's
+	// bind makes it exit at once: start it again on other ports.
+	var (
+		p    *Process
+		addr string
+	)
+	for attempt := 1; ; attempt++ {
+		port, apiPort := FreePort(tb), FreePort(tb)
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		p = StartEnv(tb, append([]string{
+			"AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=test", "AWS_REGION=us-east-1",
+			"AWS_LAMBDA_FUNCTION_NAME=" + filepath.Base(filepath.Dir(bootstrap)),
+		}, env...), rie,
+			"--runtime-interface-emulator-address", addr,
+			"--runtime-api-address", net.JoinHostPort("127.0.0.1", strconv.Itoa(apiPort)),
+			bootstrap)
+		err := p.WaitListening(addr, 30*time.Second)
+		inUse := strings.Contains(p.Output(), "address already in use")
+		switch {
+		case inUse && attempt < 3:
+			p.Stop()
+			continue
+		case err != nil:
+			tb.Fatal(err)
+		case p.Exited() || inUse:
+			tb.Fatalf("aws-lambda-rie did not start:\n%s", p.Output())
+		}
+		break
+	}
 	return &Lambda{URL: "http://" + addr + "/2015-03-31/functions/function/invocations", Process: p}
 }
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -61,7 +62,8 @@ func RepoRoot() (string, error) {
 	}
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago,
+// chosen below the kernel's ephemeral range (see freePort).
 func FreePort(tb testing.TB) int {
 	tb.Helper()
 	port, err := freePort()
@@ -71,13 +73,25 @@ func FreePort(tb testing.TB) int {
 	return port
 }
 
+// Ports handed to servers a test starts come from [portLow, portHigh),
+// below Linux's default ephemeral range (32768–60999): a port taken from
+// that range with 127.0.0.1:0 can be given to another process's outgoing
+// connection between our check and the server's bind ("address already in
+// use", seen with aws-lambda-rie), while the kernel never assigns a port
+// below it to a connection.
+const portLow, portHigh = 20000, 32000
+
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	var err error
+	for range 100 {
+		port := portLow + rand.IntN(portHigh-portLow)
+		var l net.Listener
+		if l, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port))); err == nil {
+			l.Close()
+			return port, nil
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free port in [%d, %d): %w", portLow, portHigh, err)
 }
 
 // Process is a server started for a test.
