@@ -80,95 +80,95 @@ func staticSqlInfo(serverName, version string, timeout time.Duration) []sqlInfoV
 	maxName := int64(catalog.MaxNameBytes)
 	timeoutMillis := int32(timeout / time.Millisecond)
 	return []sqlInfoValue{
-		{0, serverName},                      // FLIGHT_SQL_SERVER_NAME
-		{1, version},                         // FLIGHT_SQL_SERVER_VERSION
-		{2, arrow.PkgVersion},                // FLIGHT_SQL_SERVER_ARROW_VERSION
-		{3, true},                            // FLIGHT_SQL_SERVER_READ_ONLY
-		{4, true},                            // FLIGHT_SQL_SERVER_SQL (read-only SQL over the catalog: sql.go)
-		{5, false},                           // FLIGHT_SQL_SERVER_SUBSTRAIT
-		{8, int32(transactionNone)},          // FLIGHT_SQL_SERVER_TRANSACTION
-		{9, false},                           // FLIGHT_SQL_SERVER_CANCEL
-		{10, false},                          // FLIGHT_SQL_SERVER_BULK_INGESTION
-		{11, false},                          // FLIGHT_SQL_SERVER_INGEST_TRANSACTIONS_SUPPORTED
-		{100, timeoutMillis},                 // FLIGHT_SQL_SERVER_STATEMENT_TIMEOUT (each statement's budget, ms)
-		{101, int32(0)},                      // FLIGHT_SQL_SERVER_TRANSACTION_TIMEOUT (no transactions)
-		{500, false},                         // SQL_DDL_CATALOG
-		{501, false},                         // SQL_DDL_SCHEMA
-		{502, false},                         // SQL_DDL_TABLE
-		{503, int32(caseSensitivityUnknown)}, // SQL_IDENTIFIER_CASE
-		{504, `"`},                           // SQL_IDENTIFIER_QUOTE_CHAR
-		{505, int32(caseSensitivityUnknown)}, // SQL_QUOTED_IDENTIFIER_CASE
-		{506, false},                         // SQL_ALL_TABLES_ARE_SELECTABLE (registered tables' data is not)
-		{507, int32(nullsSortedAtEnd)},       // SQL_NULL_ORDERING
-		{508, sqlKeywords},                   // SQL_KEYWORDS (beyond SQL:2003)
-		{509, numericFunctions},              // SQL_NUMERIC_FUNCTIONS
-		{510, stringFunctions},               // SQL_STRING_FUNCTIONS
-		{511, systemFunctions},               // SQL_SYSTEM_FUNCTIONS
-		{512, datetimeFunctions},             // SQL_DATETIME_FUNCTIONS
-		{513, `\`},                           // SQL_SEARCH_STRING_ESCAPE (the LIKE patterns' escape)
-		{514, ""},                            // SQL_EXTRA_NAME_CHARACTERS
-		{515, true},                          // SQL_SUPPORTS_COLUMN_ALIASING
-		{516, true},                          // SQL_NULL_PLUS_NULL_IS_NULL
-		{517, map[int32][]int32{}},           // SQL_SUPPORTS_CONVERT (no conversions)
-		{518, true},                          // SQL_SUPPORTS_TABLE_CORRELATION_NAMES
-		{519, false},                         // SQL_SUPPORTS_DIFFERENT_TABLE_CORRELATION_NAMES (none need be different)
-		{520, true},                          // SQL_SUPPORTS_EXPRESSIONS_IN_ORDER_BY
-		{521, true},                          // SQL_SUPPORTS_ORDER_BY_UNRELATED
-		{522, int32(groupByUnrelatedBit | groupByBeyondSelectBit)}, // SQL_SUPPORTED_GROUP_BY
-		{523, true},                           // SQL_SUPPORTS_LIKE_ESCAPE_CLAUSE (SQL's LIKE … ESCAPE)
-		{524, true},                           // SQL_SUPPORTS_NON_NULLABLE_COLUMNS (schemas carry them)
-		{525, int32(grammarMinimumBit)},       // SQL_SUPPORTED_GRAMMAR (SELECT only)
-		{526, int32(ansi92EntryBit)},          // SQL_ANSI92_SUPPORTED_LEVEL (queries)
-		{527, false},                          // SQL_SUPPORTS_INTEGRITY_ENHANCEMENT_FACILITY
-		{528, int32(fullOuterJoins)},          // SQL_OUTER_JOINS_SUPPORT_LEVEL (LEFT, RIGHT and FULL)
-		{529, "namespace"},                    // SQL_SCHEMA_TERM
-		{530, "procedure"},                    // SQL_PROCEDURE_TERM (there are none)
-		{531, "tenant"},                       // SQL_CATALOG_TERM
-		{532, true},                           // SQL_CATALOG_AT_START (tenant.namespace.table)
-		{533, int32(0)},                       // SQL_SCHEMAS_SUPPORTED_ACTIONS
-		{534, int32(0)},                       // SQL_CATALOGS_SUPPORTED_ACTIONS
-		{535, int32(0)},                       // SQL_SUPPORTED_POSITIONED_COMMANDS
-		{536, false},                          // SQL_SELECT_FOR_UPDATE_SUPPORTED
-		{537, false},                          // SQL_STORED_PROCEDURES_SUPPORTED
-		{538, int32(subqueriesBits)},          // SQL_SUPPORTED_SUBQUERIES (comparisons, EXISTS, IN)
-		{539, true},                           // SQL_CORRELATED_SUBQUERIES_SUPPORTED
-		{540, int32(unionBits)},               // SQL_SUPPORTED_UNIONS (UNION, UNION ALL)
-		{541, int64(0)},                       // SQL_MAX_BINARY_LITERAL_LENGTH
-		{542, int64(0)},                       // SQL_MAX_CHAR_LITERAL_LENGTH
-		{543, int64(0)},                       // SQL_MAX_COLUMN_NAME_LENGTH (Arrow field names: no limit)
-		{544, int64(0)},                       // SQL_MAX_COLUMNS_IN_GROUP_BY
-		{545, int64(0)},                       // SQL_MAX_COLUMNS_IN_INDEX
-		{546, int64(0)},                       // SQL_MAX_COLUMNS_IN_ORDER_BY
-		{547, int64(0)},                       // SQL_MAX_COLUMNS_IN_SELECT
-		{548, int64(0)},                       // SQL_MAX_COLUMNS_IN_TABLE
-		{549, int64(0)},                       // SQL_MAX_CONNECTIONS
-		{550, int64(0)},                       // SQL_MAX_CURSOR_NAME_LENGTH
-		{551, int64(0)},                       // SQL_MAX_INDEX_LENGTH
-		{552, maxName},                        // SQL_DB_SCHEMA_NAME_LENGTH
-		{553, int64(0)},                       // SQL_MAX_PROCEDURE_NAME_LENGTH
-		{554, maxName},                        // SQL_MAX_CATALOG_NAME_LENGTH
-		{555, int64(0)},                       // SQL_MAX_ROW_SIZE
-		{556, false},                          // SQL_MAX_ROW_SIZE_INCLUDES_BLOBS
-		{557, int64(sqlcatalog.MaxSQLBytes)},  // SQL_MAX_STATEMENT_LENGTH
-		{558, int64(1)},                       // SQL_MAX_STATEMENTS (one per request)
-		{559, maxName},                        // SQL_MAX_TABLE_NAME_LENGTH
-		{560, int64(0)},                       // SQL_MAX_TABLES_IN_SELECT
-		{561, int64(0)},                       // SQL_MAX_USERNAME_LENGTH
-		{562, int64(isolationNoneOrdinal)},    // SQL_DEFAULT_TRANSACTION_ISOLATION (bigint: see above)
-		{563, false},                          // SQL_TRANSACTIONS_SUPPORTED
-		{564, int32(isolationNoneBit)},        // SQL_SUPPORTED_TRANSACTIONS_ISOLATION_LEVELS
-		{565, false},                          // SQL_DATA_DEFINITION_CAUSES_TRANSACTION_COMMIT
-		{566, false},                          // SQL_DATA_DEFINITIONS_IN_TRANSACTIONS_IGNORED
-		{567, int32(resultSetForwardOnlyBit)}, // SQL_SUPPORTED_RESULT_SET_TYPES
-		{568, int32(concurrencyReadOnlyBit)},  // SQL_SUPPORTED_CONCURRENCIES_FOR_RESULT_SET_UNSPECIFIED
-		{569, int32(concurrencyReadOnlyBit)},  // SQL_SUPPORTED_CONCURRENCIES_FOR_RESULT_SET_FORWARD_ONLY
-		{570, int32(0)},                       // SQL_SUPPORTED_CONCURRENCIES_FOR_RESULT_SET_SCROLL_SENSITIVE
-		{571, int32(0)},                       // SQL_SUPPORTED_CONCURRENCIES_FOR_RESULT_SET_SCROLL_INSENSITIVE
-		{572, false},                          // SQL_BATCH_UPDATES_SUPPORTED
-		{573, false},                          // SQL_SAVEPOINTS_SUPPORTED
-		{574, false},                          // SQL_NAMED_PARAMETERS_SUPPORTED
-		{575, false},                          // SQL_LOCATORS_UPDATE_COPY
-		{576, false},                          // SQL_STORED_FUNCTIONS_USING_CALL_SYNTAX_SUPPORTED
+		{uint32(flightsql.SqlInfoFlightSqlServerName), serverName},
+		{uint32(flightsql.SqlInfoFlightSqlServerVersion), version},
+		{uint32(flightsql.SqlInfoFlightSqlServerArrowVersion), arrow.PkgVersion},
+		{uint32(flightsql.SqlInfoFlightSqlServerReadOnly), true},
+		{uint32(flightsql.SqlInfoFlightSqlServerSql), true}, // read-only SQL over the catalog: sql.go
+		{uint32(flightsql.SqlInfoFlightSqlServerSubstrait), false},
+		{uint32(flightsql.SqlInfoFlightSqlServerTransaction), int32(transactionNone)},
+		{uint32(flightsql.SqlInfoFlightSqlServerCancel), false},
+		{uint32(flightsql.SqlInfoFlightSqlServerBulkIngestion), false},
+		{uint32(flightsql.SqlInfoFlightSqlServerIngestTransactionsSupported), false},
+		{uint32(flightsql.SqlInfoFlightSqlServerStatementTimeout), timeoutMillis}, // each statement's budget, ms
+		{uint32(flightsql.SqlInfoFlightSqlServerTransactionTimeout), int32(0)},    // no transactions
+		{uint32(flightsql.SqlInfoDDLCatalog), false},
+		{uint32(flightsql.SqlInfoDDLSchema), false},
+		{uint32(flightsql.SqlInfoDDLTable), false},
+		{uint32(flightsql.SqlInfoIdentifierCase), int32(caseSensitivityUnknown)},
+		{uint32(flightsql.SqlInfoIdentifierQuoteChar), `"`},
+		{uint32(flightsql.SqlInfoQuotedIdentifierCase), int32(caseSensitivityUnknown)},
+		{uint32(flightsql.SqlInfoAllTablesAreASelectable), false}, // registered tables' data is not
+		{uint32(flightsql.SqlInfoNullOrdering), int32(nullsSortedAtEnd)},
+		{uint32(flightsql.SqlInfoKeywords), sqlKeywords}, // beyond SQL:2003
+		{uint32(flightsql.SqlInfoNumericFunctions), numericFunctions},
+		{uint32(flightsql.SqlInfoStringFunctions), stringFunctions},
+		{uint32(flightsql.SqlInfoSystemFunctions), systemFunctions},
+		{uint32(flightsql.SqlInfoDateTimeFunctions), datetimeFunctions},
+		{uint32(flightsql.SqlInfoSearchStringEscape), `\`}, // the LIKE patterns' escape
+		{uint32(flightsql.SqlInfoExtraNameChars), ""},
+		{uint32(flightsql.SqlInfoSupportsColumnAliasing), true},
+		{uint32(flightsql.SqlInfoNullPlusNullIsNull), true},
+		{uint32(flightsql.SqlInfoSupportsConvert), map[int32][]int32{}}, // no conversions
+		{uint32(flightsql.SqlInfoSupportsTableCorrelationNames), true},
+		{uint32(flightsql.SqlInfoSupportsDifferentTableCorrelationNames), false}, // none need be different
+		{uint32(flightsql.SqlInfoSupportsExpressionsInOrderBy), true},
+		{uint32(flightsql.SqlInfoSupportsOrderByUnrelated), true},
+		{uint32(flightsql.SqlInfoSupportedGroupBy), int32(groupByUnrelatedBit | groupByBeyondSelectBit)},
+		{uint32(flightsql.SqlInfoSupportsLikeEscapeClause), true},              // SQL's LIKE … ESCAPE
+		{uint32(flightsql.SqlInfoSupportsNonNullableColumns), true},            // schemas carry them
+		{uint32(flightsql.SqlInfoSupportedGrammar), int32(grammarMinimumBit)},  // SELECT only
+		{uint32(flightsql.SqlInfoANSI92SupportedLevel), int32(ansi92EntryBit)}, // queries
+		{uint32(flightsql.SqlInfoSupportsIntegrityEnhancementFacility), false},
+		{uint32(flightsql.SqlInfoOuterJoinsSupportLevel), int32(fullOuterJoins)}, // LEFT, RIGHT and FULL
+		{uint32(flightsql.SqlInfoSchemaTerm), "namespace"},
+		{uint32(flightsql.SqlInfoProcedureTerm), "procedure"}, // there are none
+		{uint32(flightsql.SqlInfoCatalogTerm), "tenant"},
+		{uint32(flightsql.SqlInfoCatalogAtStart), true}, // tenant.namespace.table
+		{uint32(flightsql.SqlInfoSchemasSupportedActions), int32(0)},
+		{uint32(flightsql.SqlInfoCatalogsSupportedActions), int32(0)},
+		{uint32(flightsql.SqlInfoSupportedPositionedCommands), int32(0)},
+		{uint32(flightsql.SqlInfoSelectForUpdateSupported), false},
+		{uint32(flightsql.SqlInfoStoredProceduresSupported), false},
+		{uint32(flightsql.SqlInfoSupportedSubqueries), int32(subqueriesBits)}, // comparisons, EXISTS, IN
+		{uint32(flightsql.SqlInfoCorrelatedSubqueriesSupported), true},
+		{uint32(flightsql.SqlInfoSupportedUnions), int32(unionBits)}, // UNION, UNION ALL
+		{uint32(flightsql.SqlInfoMaxBinaryLiteralLen), int64(0)},
+		{uint32(flightsql.SqlInfoMaxCharLiteralLen), int64(0)},
+		{uint32(flightsql.SqlInfoMaxColumnNameLen), int64(0)}, // Arrow field names: no limit
+		{uint32(flightsql.SqlInfoMaxColumnsInGroupBy), int64(0)},
+		{uint32(flightsql.SqlInfoMaxColumnsInIndex), int64(0)},
+		{uint32(flightsql.SqlInfoMaxColumnsInOrderBy), int64(0)},
+		{uint32(flightsql.SqlInfoMaxColumnsInSelect), int64(0)},
+		{uint32(flightsql.SqlInfoMaxColumnsInTable), int64(0)},
+		{uint32(flightsql.SqlInfoMaxConnections), int64(0)},
+		{uint32(flightsql.SqlInfoMaxCursorNameLen), int64(0)},
+		{uint32(flightsql.SqlInfoMaxIndexLen), int64(0)},
+		{uint32(flightsql.SqlInfoDBSchemaNameLen), maxName},
+		{uint32(flightsql.SqlInfoMaxProcedureNameLen), int64(0)},
+		{uint32(flightsql.SqlInfoMaxCatalogNameLen), maxName},
+		{uint32(flightsql.SqlInfoMaxRowSize), int64(0)},
+		{uint32(flightsql.SqlInfoMaxRowSizeIncludesBlobs), false},
+		{uint32(flightsql.SqlInfoMaxStatementLen), int64(sqlcatalog.MaxSQLBytes)},
+		{uint32(flightsql.SqlInfoMaxStatements), int64(1)}, // one per request
+		{uint32(flightsql.SqlInfoMaxTableNameLen), maxName},
+		{uint32(flightsql.SqlInfoMaxTablesInSelect), int64(0)},
+		{uint32(flightsql.SqlInfoMaxUsernameLen), int64(0)},
+		{uint32(flightsql.SqlInfoDefaultTransactionIsolation), int64(isolationNoneOrdinal)}, // bigint: see above
+		{uint32(flightsql.SqlInfoTransactionsSupported), false},
+		{uint32(flightsql.SqlInfoSupportedTransactionsIsolationlevels), int32(isolationNoneBit)},
+		{uint32(flightsql.SqlInfoDataDefinitionCausesTransactionCommit), false},
+		{uint32(flightsql.SqlInfoDataDefinitionsInTransactionsIgnored), false},
+		{uint32(flightsql.SqlInfoSupportedResultSetTypes), int32(resultSetForwardOnlyBit)},
+		{uint32(flightsql.SqlInfoSupportedConcurrenciesForResultSetUnspecified), int32(concurrencyReadOnlyBit)},
+		{uint32(flightsql.SqlInfoSupportedConcurrenciesForResultSetForwardOnly), int32(concurrencyReadOnlyBit)},
+		{uint32(flightsql.SqlInfoSupportedConcurrenciesForResultSetScrollSensitive), int32(0)},
+		{uint32(flightsql.SqlInfoSupportedConcurrenciesForResultSetScrollInsensitive), int32(0)},
+		{uint32(flightsql.SqlInfoBatchUpdatesSupported), false},
+		{uint32(flightsql.SqlInfoSavePointsSupported), false},
+		{uint32(flightsql.SqlInfoNamedParametersSupported), false},
+		{uint32(flightsql.SqlInfoLocatorsUpdateCopy), false},
+		{uint32(flightsql.SqlInfoStoredFunctionsUsingCallSyntaxSupported), false},
 	}
 }
 
