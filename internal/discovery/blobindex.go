@@ -15,12 +15,8 @@ import (
 // when the tenant is prepared.
 type blobIndex struct{ blob *catalog.Blob }
 
-func (x blobIndex) tenant(name string) (tenantInfo, bool) {
-	t, ok := x.blob.Tenant(name)
-	if !ok {
-		return tenantInfo{}, false
-	}
-	return tenantInfo{Tables: t.Tables, Hash: t.Hash, Generation: t.Generation, ChangedAt: t.ChangedAt}, true
+func (x blobIndex) tenant(name string) (catalog.TenantInfo, bool) {
+	return x.blob.Tenant(name)
 }
 
 func (x blobIndex) segment(name string) (segmentColumns, error) {

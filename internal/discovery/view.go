@@ -18,7 +18,6 @@ type View struct {
 	index   tenantIndex
 }
 
-// tenantInfo is what the blob's index says of one tenant.
 // TenantTables is how many tables the tenant has in this view (0 when none).
 func (v *View) TenantTables(tenant string) int {
 	info, _ := v.index.tenant(tenant)
@@ -33,18 +32,12 @@ func (v *View) TenantGeneration(tenant string) uint64 {
 	return info.Generation
 }
 
-type tenantInfo struct {
-	Tables     int
-	Hash       [32]byte
-	Generation uint64
-	ChangedAt  time.Time
-}
-
 // tenantIndex is what a View serves from: the blob's tenant index and its
 // segments. Both methods are safe for concurrent use and do no I/O.
 type tenantIndex interface {
-	// tenant returns the index entry of a tenant; false when it has no tables.
-	tenant(name string) (tenantInfo, bool)
+	// tenant returns the blob index's entry of a tenant; false when it has
+	// no tables.
+	tenant(name string) (catalog.TenantInfo, bool)
 	// segment decodes a tenant's segment (memory only).
 	segment(name string) (segmentColumns, error)
 }
