@@ -135,7 +135,7 @@ func (s *Service) sqlStatus(ctx context.Context, v *View, tenant string, err err
 		return status.Error(codes.DeadlineExceeded, se.Msg)
 	case sqlcatalog.ErrTableData:
 		where := "at the location its registration names"
-		if ts, err := s.tenantState(ctx, v, tenant); err == nil {
+		if ts, err := s.tenantState(ctx, v, tenant); err == nil && ts != nil {
 			if i, ok := ts.find(se.Namespace, se.Table); ok && ts.cols.Location.Value(i) != "" {
 				where = "at " + ts.cols.Location.Value(i)
 			}
