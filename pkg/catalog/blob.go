@@ -110,7 +110,7 @@ var blobSchemaDescribed = arrow.NewSchema(append(slices.Clone(blobSchema.Fields(
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // encodeBlobV1 encodes s in format version 1 (one payload for every
-// tenant). Refresh writes version 2 (EncodeBlob); this stays for tests and
+// tenant). Refresh writes version 3 (EncodeBlobWith); this stays for tests and
 // fixtures of what older refreshes wrote.
 func encodeBlobV1(s *Snapshot) ([]byte, error) {
 	payload, err := encodePayload(s.tables)

@@ -29,7 +29,7 @@ type BuildOptions struct {
 
 // Build is what one BuildBlob read and wrote.
 type Build struct {
-	// Blob is the encoded version 2 blob and Header its header.
+	// Blob is the encoded version 3 blob and Header its header.
 	Blob   []byte
 	Header BlobHeader
 	Counts Counts
@@ -43,7 +43,7 @@ type Build struct {
 	DistinctSchemas int
 }
 
-// BuildBlob scans the registrations once and encodes them as a version 2
+// BuildBlob scans the registrations once and encodes them as a version 3
 // blob, holding only what the blob needs while it does: each entry is
 // decoded into its table row as the scan hands it over (metastore.Visit)
 // and then dropped, identical schema bytes are checked and kept once, and
