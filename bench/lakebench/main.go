@@ -16,7 +16,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -261,13 +260,15 @@ func (s *procSet) stopAll() {
 	}
 }
 
+// freePort is a loopback port below the kernel's ephemeral range (see
+// testenv.PickPort), so no outgoing connection takes it before the server
+// the benchmark starts binds it.
 func freePort() int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testenv.PickPort()
 	if err != nil {
 		panic(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 func waitTCP(p *testenv.Process, addr string, limit time.Duration) error {

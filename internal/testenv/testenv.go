@@ -73,6 +73,9 @@ func FreePort(tb testing.TB) int {
 	return port
 }
 
+// PickPort is FreePort for programs outside tests (the benchmark driver).
+func PickPort() (int, error) { return freePort() }
+
 // Ports handed to servers a test starts come from [portLow, portHigh),
 // below Linux's default ephemeral range (32768–60999): a port taken from
 // that range with 127.0.0.1:0 can be given to another process's outgoing
