@@ -44,18 +44,11 @@ func parseDescribe(body []byte) (wire.DescribeRequest, error) {
 }
 
 // describeAnswer is a wire.TableDescription as it is encoded, with the
-// properties as the JSON object the prepared tenant holds.
+// properties as the JSON object the prepared tenant holds (this field
+// hides the embedded one, so they are not decoded and encoded again).
 type describeAnswer struct {
-	Namespace   string          `json:"namespace"`
-	Table       string          `json:"table"`
-	TableType   string          `json:"table_type"`
-	Location    string          `json:"location"`
-	Version     int64           `json:"version"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-	Description string          `json:"description,omitempty"`
-	Properties  json.RawMessage `json:"properties,omitempty"`
-	HasSchema   bool            `json:"has_schema"`
+	wire.TableDescription
+	Properties json.RawMessage `json:"properties,omitempty"`
 }
 
 // describe answers a describe action for the tenant in ctx from its
@@ -82,12 +75,12 @@ func (s *Service) describe(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, status.Errorf(codes.NotFound, "describe: no table %s.%s", req.Namespace, req.Table)
 	}
 	c := ts.cols
-	a := describeAnswer{
+	a := describeAnswer{TableDescription: wire.TableDescription{
 		Namespace: c.Namespace.Value(i), Table: c.Name.Value(i), TableType: c.TableType.Value(i),
 		Location: c.Location.Value(i), Version: c.Version.Value(i),
 		CreatedAt: time.UnixMicro(c.CreatedAt.Value(i)).UTC(), UpdatedAt: time.UnixMicro(c.UpdatedAt.Value(i)).UTC(),
 		Description: c.Description.Value(i), HasSchema: !c.SchemaRef.IsNull(i),
-	}
+	}}
 	if c.Properties.IsValid(i) {
 		a.Properties = c.Properties.Value(i)
 	}
