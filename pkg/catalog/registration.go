@@ -65,7 +65,22 @@ type Registration struct {
 	// written before they existed; properties is never an empty non-nil map.
 	description string
 	properties  map[string]string
+	// updatedBy is the identity of the caller who made this state (the IAM
+	// principal on AWS, the token's subject locally), and op the operation
+	// that made it (OpCreate, OpUpdate, OpUndrop). Both are empty in
+	// registrations written before they existed.
+	updatedBy string
+	op        string
 }
+
+// The operations that change a registration, as Registration.Op and the
+// history and change feed report them. A drop leaves a Tombstone.
+const (
+	OpCreate = "create"
+	OpUpdate = "update"
+	OpDrop   = "drop"
+	OpUndrop = "undrop"
+)
 
 // TableSpec is what a producer asks to register: the table's data location
 // (a URI such as s3://bucket/prefix/, or an absolute local path), its type
@@ -247,6 +262,20 @@ func newCreationID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// UpdatedBy is the identity of the caller who made this state of the
+// registration; empty when unknown (written before lake recorded it).
+func (r Registration) UpdatedBy() string { return r.updatedBy }
+
+// Op is the operation that made this state (OpCreate, OpUpdate or
+// OpUndrop); empty when unknown (written before lake recorded it).
+func (r Registration) Op() string { return r.op }
+
+// withChange returns r marked as made by op on behalf of by.
+func (r Registration) withChange(op, by string) Registration {
+	r.op, r.updatedBy = op, by
+	return r
+}
+
 // HasSchema reports whether the registration carries schema bytes.
 // Registrations written before schemas were stored do not.
 func (r Registration) HasSchema() bool { return r.schemaIPC != nil }
@@ -289,6 +318,10 @@ type registrationJSON struct {
 	// before they existed, and in those without any.
 	Description string            `json:"description,omitempty"`
 	Properties  map[string]string `json:"properties,omitempty"`
+	// UpdatedBy and Op are absent in registrations written before they
+	// existed.
+	UpdatedBy string `json:"updated_by,omitempty"`
+	Op        string `json:"op,omitempty"`
 }
 
 // MarshalJSON writes the stored shape, schema_ipc as standard base64.
@@ -303,6 +336,8 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		SchemaIPC:   r.schemaIPC,
 		Description: r.description,
 		Properties:  r.properties,
+		UpdatedBy:   r.updatedBy,
+		Op:          r.op,
 	})
 }
 
@@ -328,6 +363,11 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 	if w.Version <= 0 {
 		w.Version = 1
 	}
+	switch w.Op {
+	case "", OpCreate, OpUpdate, OpUndrop:
+	default:
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("unknown op %q", w.Op)}
+	}
 	*r = Registration{
 		location:    w.Location,
 		tableType:   w.TableType,
@@ -338,6 +378,8 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 		schemaIPC:   w.SchemaIPC,
 		description: w.Description,
 		properties:  cloneProperties(w.Properties),
+		updatedBy:   w.UpdatedBy,
+		op:          w.Op,
 	}
 	return nil
 }
