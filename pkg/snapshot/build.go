@@ -224,3 +224,37 @@ func tenantOfKey(key string) (string, bool) {
 	}
 	return "", false
 }
+
+// TableOf is a registration's row: its schema bytes are kept when they
+// decode, else the schema is unavailable.
+func TableOf(ref catalog.TableRef, reg catalog.Registration) Table {
+	return (*rowCache)(nil).table(ref, reg)
+}
+
+// Registered is one registration and the table it is registered as.
+type Registered struct {
+	Ref          catalog.TableRef
+	Registration catalog.Registration
+}
+
+// WriteRegistrations writes a blob of registrations already in hand (in
+// any order; a tool or a test that has them without a metastore), through
+// a Writer as Build does.
+func WriteRegistrations(regs []Registered, opts WriterOptions) (*Written, error) {
+	byTenant := map[string][]Table{}
+	rc := newRowCache()
+	for _, r := range regs {
+		byTenant[r.Ref.Tenant] = append(byTenant[r.Ref.Tenant], rc.table(r.Ref, r.Registration))
+	}
+	w, err := NewWriter(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(mapKeys(byTenant)) {
+		if err := w.AddTenant(name, byTenant[name], nil); err != nil {
+			return nil, err
+		}
+		delete(byTenant, name)
+	}
+	return w.Finish()
+}
