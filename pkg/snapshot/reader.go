@@ -1,14 +1,10 @@
 package snapshot
 
 import (
-	"errors"
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
 // Reader is an opened blob: its verified manifest, and the stored segments
@@ -20,7 +16,7 @@ type Reader struct {
 	entries []Entry
 	segs    [][]byte // stored bytes in index order; nil until attached
 	mem     memory.Allocator
-	legacy  *catalog.Blob // a version 3 blob
+	v3      *v3Blob // a version 3 blob's segments
 }
 
 // ReaderOptions qualify Open and OpenManifest.
@@ -44,7 +40,10 @@ func Open(b []byte, opts ReaderOptions) (*Reader, error) {
 		return nil, corrupt("header says %d body bytes, blob has %d", h.BodyBytes, len(b)-HeaderSize)
 	}
 	if h.Version == Version3 {
-		return openV3(b, opts)
+		if opts.Allocator == nil {
+			opts.Allocator = memory.DefaultAllocator
+		}
+		return openV3(b, h, opts)
 	}
 	r, err := OpenManifest(b, opts)
 	if err != nil {
@@ -84,7 +83,7 @@ func (r *Reader) Attach(tenant string, stored []byte) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNoTenant, tenant)
 	}
-	if r.legacy != nil {
+	if r.v3 != nil {
 		return fmt.Errorf("snapshot: attach %q: a version 3 blob has no separate segments", tenant)
 	}
 	e := &r.entries[i]
@@ -125,7 +124,7 @@ func (r *Reader) Stored(tenant string) ([]byte, error) {
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
-	case r.legacy != nil:
+	case r.v3 != nil:
 		return nil, fmt.Errorf("%w: a version 3 segment is not stored as version 4", ErrVersion)
 	case r.segs[i] == nil:
 		return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
@@ -142,80 +141,11 @@ func (r *Reader) Tenant(tenant string) (*Segment, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
 	}
-	if r.legacy != nil {
-		return r.legacyTenant(r.entries[i])
+	if r.v3 != nil {
+		return r.v3Tenant(i)
 	}
 	if r.segs[i] == nil {
 		return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
 	}
 	return decodeSegment(r.entries[i], r.segs[i], r.mem)
-}
-
-// openV3 opens a version 3 blob through the previous release's reader.
-func openV3(b []byte, opts ReaderOptions) (*Reader, error) {
-	blob, err := catalog.OpenBlob(b, catalog.DecodeOptions{MaxSegmentBytes: uint64(opts.maxSegment())})
-	if err != nil {
-		return nil, legacyError(err)
-	}
-	h, err := ReadHeader(b)
-	if err != nil {
-		return nil, err
-	}
-	if opts.Allocator == nil {
-		opts.Allocator = memory.DefaultAllocator
-	}
-	r := &Reader{header: h, mem: opts.Allocator, legacy: blob}
-	for _, t := range blob.Tenants() {
-		r.entries = append(r.entries, Entry{Tenant: t.Name, Tables: t.Tables, SchemaUnavailable: t.SchemaUnavailable,
-			Generation: t.Generation, ChangedAt: t.ChangedAt, Address: t.Hash, StoredBytes: t.CompressedBytes, PayloadBytes: t.PayloadBytes})
-	}
-	return r, nil
-}
-
-// legacyTenant lays out a version 3 tenant as a version 4 segment.
-func (r *Reader) legacyTenant(e Entry) (*Segment, error) {
-	var tables []Table
-	err := r.legacy.VisitTenant(e.Tenant, func(t *catalog.Table) error {
-		tables = append(tables, Table{Namespace: strings.Clone(t.Ref.Namespace), Name: strings.Clone(t.Ref.Name),
-			TableType: strings.Clone(t.TableType), SchemaIPC: clone(t.SchemaIPC), Location: strings.Clone(t.Location),
-			Version: t.Version, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, Description: strings.Clone(t.Description),
-			Properties: t.Properties})
-		return nil
-	})
-	if err != nil {
-		return nil, legacyError(err)
-	}
-	payload, _, err := encodePayload(r.mem, tables, nil)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: tenant %q: lay out a version 3 segment: %w", e.Tenant, err)
-	}
-	e.PayloadBytes = len(payload)
-	seg, err := readPayload(e, payload, r.mem)
-	if err != nil {
-		return nil, corrupt("tenant %q: %v", e.Tenant, err)
-	}
-	return seg, nil
-}
-
-// legacyError rewraps the previous release's decode errors under this
-// package's sentinels, saying each thing once.
-func legacyError(err error) error {
-	msg := err.Error()
-	for _, p := range []string{catalog.ErrBlobCorrupt.Error() + ": ", catalog.ErrBlobCorrupt.Error()} {
-		msg = strings.TrimPrefix(msg, p)
-	}
-	switch {
-	case errors.Is(err, catalog.ErrBlobVersion):
-		return fmt.Errorf("%w: %s", ErrVersion, msg)
-	case errors.Is(err, catalog.ErrBlobCorrupt), errors.Is(err, catalog.ErrBlobMagic):
-		return corrupt("version 3: %s", msg)
-	}
-	return err
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }

@@ -341,7 +341,9 @@ func TestManifestStandsAlone(t *testing.T) {
 // The writer refuses tenants out of order, invalid names and duplicate
 // tables, and leaves out an empty tenant.
 func TestWriterRefusesBadInput(t *testing.T) {
-	row := func(ns, name string) snapshot.Table { return snapshot.Table{Namespace: ns, Name: name, Location: "/x", TableType: "TABLE"} }
+	row := func(ns, name string) snapshot.Table {
+		return snapshot.Table{Namespace: ns, Name: name, Location: "/x", TableType: "TABLE"}
+	}
 	cases := []struct {
 		name string
 		run  func(w *snapshot.Writer) error

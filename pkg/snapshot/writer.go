@@ -134,7 +134,7 @@ func (w *Writer) CopyTenant(r *Reader, tenant string) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNoTenant, tenant)
 	}
-	if r.legacy != nil {
+	if r.v3 != nil {
 		seg, err := r.Tenant(tenant)
 		if err != nil {
 			return err
