@@ -1,7 +1,6 @@
 package snapshot_test
 
 import (
-	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -50,20 +49,5 @@ func TestV4FixtureOpens(t *testing.T) {
 	}
 	if initech := tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
 		t.Fatalf("initech from the v4 fixture: %d tables, %d tombstones", initech.NumTables(), initech.Tombstones.Name.Len())
-	}
-}
-
-// The previous release's reader (catalog.OpenBlob, which reads versions 1
-// to 3) refuses a version 4 blob as an unsupported version, so a discovery
-// of that release that meets one keeps serving its last good snapshot (its
-// loader rejects what OpenBlob refuses): deploying refresh first stalls it,
-// never breaks it.
-func TestPreviousReaderRefusesV4(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "v4.lakesnap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := catalog.OpenBlob(b, catalog.DecodeOptions{}); !errors.Is(err, catalog.ErrBlobVersion) {
-		t.Fatalf("catalog.OpenBlob(v4) = %v, want ErrBlobVersion", err)
 	}
 }
