@@ -200,7 +200,7 @@ func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := e.src.Poll(context.Background()); !errors.Is(err, snapshot.ErrCorrupt) {
-			t.Fatalf("flip at byte %d of %d: poll %v, want ErrBlobCorrupt", i, len(good.Data), err)
+			t.Fatalf("flip at byte %d of %d: poll %v, want ErrCorrupt", i, len(good.Data), err)
 		}
 		if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
 			t.Fatalf("after a rejected blob (flip at %d) the answers changed", i)
@@ -221,7 +221,7 @@ func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 				t.Fatal(err)
 			}
 			if _, err := e.src.Poll(context.Background()); !errors.Is(err, snapshot.ErrCorrupt) {
-				t.Fatalf("flip of bit %d at byte %d of %s's segment: poll %v, want ErrBlobCorrupt", bit, i-start, index[0].Tenant, err)
+				t.Fatalf("flip of bit %d at byte %d of %s's segment: poll %v, want ErrCorrupt", bit, i-start, index[0].Tenant, err)
 			}
 		}
 		if (i-start)%97 == 0 {
