@@ -44,6 +44,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 const discoverySecret = "functions-test-secret-0123456789abcdef"
@@ -140,15 +141,11 @@ func blobBytes(t *testing.T, gen uint64, tables ...string) []byte {
 			t.Fatal(err)
 		}
 	}
-	snap, _, err := catalog.Refresh(context.Background(), st, gen, time.Now())
+	b, err := snapshot.Build(context.Background(), st, snapshot.BuildOptions{Generation: gen, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob, err := catalog.EncodeBlob(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return blob
+	return b.Blob
 }
 
 // The discovery binary: UNAVAILABLE and NOT_SERVING until a blob exists,
@@ -504,15 +501,11 @@ func TestDiscoveryBinaryBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	snap, _, err := catalog.Refresh(context.Background(), st, 1, time.Now())
+	built, err := snapshot.Build(context.Background(), st, snapshot.BuildOptions{Generation: 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := catalog.EncodeBlob(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(blob, b, 0o644); err != nil {
+	if err := os.WriteFile(blob, built.Blob, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	web := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))

@@ -16,6 +16,7 @@ import (
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 func (s *stack) rawBlob(t *testing.T) []byte {
@@ -81,14 +82,11 @@ func TestRefreshRefusedByAnOlderBlobFails(t *testing.T) {
 	}
 	// Another generation-1 blob (of an empty catalog): older than the run's
 	// generation 2, and other bytes, so another ETag.
-	emptySnap, _, err := catalog.Refresh(context.Background(), memstore.New(memstore.Options{}), 1, time.Now())
+	empty, err := snapshot.Build(context.Background(), memstore.New(memstore.Options{}), snapshot.BuildOptions{Generation: 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	older, err := catalog.EncodeBlob(emptySnap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	older := empty.Blob
 	registerTable(t, reg, "acme", "b", ipcB64(t, 2))
 	// The older blob is written again between the run's read and its
 	// write: the write's If-Match no longer holds.

@@ -27,6 +27,7 @@ import (
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 const key = "snapshots/catalog.lakesnap"
@@ -85,8 +86,19 @@ func (s *stack) refresher(t *testing.T, extra ...string) *testenv.Lambda {
 	return testenv.StartLambda(t, testenv.Binary(t, "refresh"), s.env("", "", extra...)...)
 }
 
+// publishedBlob is a published blob's header figures and its tables by
+// tenant.
+type publishedBlob struct {
+	Generation uint64
+	Counts     catalog.Counts
+	tables     map[string][]snapshot.Table
+}
+
+// Tenant returns a tenant's tables in order.
+func (b publishedBlob) Tenant(tenant string) []snapshot.Table { return b.tables[tenant] }
+
 // blob reads and decodes the published blob, with its ETag.
-func (s *stack) blob(t *testing.T) (*catalog.Snapshot, string) {
+func (s *stack) blob(t *testing.T) (publishedBlob, string) {
 	t.Helper()
 	out, err := s.s3.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	if err != nil {
@@ -97,9 +109,20 @@ func (s *stack) blob(t *testing.T) (*catalog.Snapshot, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := catalog.DecodeBlob(buf, catalog.DecodeOptions{})
+	r, err := snapshot.Open(buf, snapshot.ReaderOptions{})
 	if err != nil {
-		t.Fatalf("decode blob: %v", err)
+		t.Fatalf("open blob: %v", err)
+	}
+	snap := publishedBlob{Generation: r.Header().Generation, Counts: r.Header().Counts, tables: map[string][]snapshot.Table{}}
+	for _, e := range r.Entries() {
+		seg, err := r.Tenant(e.Tenant)
+		if err != nil {
+			t.Fatalf("decode blob: %v", err)
+		}
+		for i := range seg.NumTables() {
+			snap.tables[e.Tenant] = append(snap.tables[e.Tenant], seg.Table(i))
+		}
+		seg.Release()
 	}
 	return snap, aws.ToString(out.ETag)
 }
@@ -174,16 +197,16 @@ func TestRegisterRefreshPublish(t *testing.T) {
 		t.Fatalf("refresh result = %+v", res)
 	}
 	snap, _ := s.blob(t)
-	var tbl *catalog.Table
+	var tbl *snapshot.Table
 	for i, t := range snap.Tenant("acme") {
-		if t.Ref == (catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}) {
+		if t.Namespace == "sales" && t.Name == "orders" {
 			tbl = &snap.Tenant("acme")[i]
 		}
 	}
 	if tbl == nil {
 		t.Fatal("registered table missing from the blob")
 	}
-	schema, err := tbl.Schema()
+	schema, err := catalog.DecodeSchema(tbl.SchemaIPC)
 	if err != nil || !catalog.SchemaEqual(schema, rich) {
 		t.Fatalf("schema in the blob = %v, %v; want the registered one", schema, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // streamBatch is the DynamoDB Streams batch AWS would hand the refresh
@@ -78,7 +79,7 @@ func TestStreamBatchesRefreshIncrementally(t *testing.T) {
 		t.Fatalf("REMOVE batch = %+v, %v", res, err)
 	}
 	snap, etag := s.blob(t)
-	if tables := snap.Tenant("acme"); len(tables) != 1 || tables[0].Ref.Name != "returns" {
+	if tables := snap.Tenant("acme"); len(tables) != 1 || tables[0].Name != "returns" {
 		t.Fatalf("blob after the REMOVE: %v", tables)
 	}
 
@@ -131,7 +132,7 @@ func TestFailedStreamBatchIsSeenByTheSchedule(t *testing.T) {
 		t.Fatalf("scheduled refresh after W1's failed batch = %+v, %v; want a scan that publishes W1", res, err)
 	}
 	snap, _ := s.blob(t)
-	if !slices.ContainsFunc(snap.Tenant("acme"), func(t catalog.Table) bool { return t.Ref.Name == "w1" }) {
+	if !slices.ContainsFunc(snap.Tenant("acme"), func(t snapshot.Table) bool { return t.Name == "w1" }) {
 		t.Fatalf("W1 is not in the blob: acme has %v", snap.Tenant("acme"))
 	}
 	if res, err := invokeRefresh(t, fn); err != nil || res.Scanned || res.Outcome != refresh.Unchanged {

@@ -27,6 +27,7 @@ import (
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -35,9 +36,9 @@ import (
 // 50 distinct 20-column schemas), tenant "probe" of 8 tables each with one
 // 200,000-byte field name (stored before field names were bounded), and
 // tenant "names" of 4,000 tables with 240-byte names.
-func budgetSnapshot() (*catalog.Snapshot, error) {
+func budgetSnapshot() ([]snapshot.Registered, error) {
 	now := time.Now()
-	res := catalog.ScanResult{}
+	var res []snapshot.Registered
 	regs := make([]catalog.Registration, 50)
 	for i := range regs {
 		reg, err := catalog.NewRegistration(catalog.TableSpec{
@@ -51,7 +52,7 @@ func budgetSnapshot() (*catalog.Snapshot, error) {
 		regs[i] = reg
 	}
 	for i := range 10_000 {
-		res.Tables = append(res.Tables, catalog.ScannedTable{Registration: regs[i%len(regs)],
+		res = append(res, snapshot.Registered{Registration: regs[i%len(regs)],
 			Ref: catalog.TableRef{Tenant: "big", Namespace: fmt.Sprintf("ns%02d", i%20), Name: fmt.Sprintf("t%05d", i)}})
 	}
 	long := strings.Repeat("a", 200_000)
@@ -66,14 +67,14 @@ func budgetSnapshot() (*catalog.Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Tables = append(res.Tables, catalog.ScannedTable{Registration: reg,
+		res = append(res, snapshot.Registered{Registration: reg,
 			Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns", Name: fmt.Sprintf("t%d", i)}})
 	}
 	for i := range 4000 {
-		res.Tables = append(res.Tables, catalog.ScannedTable{Registration: regs[0],
+		res = append(res, snapshot.Registered{Registration: regs[0],
 			Ref: catalog.TableRef{Tenant: "names", Namespace: "ns", Name: fmt.Sprintf("%s%04d", strings.Repeat("x", 236), i)}})
 	}
-	return catalog.BuildSnapshot(res, 1, now), nil
+	return res, nil
 }
 
 // budgetFigures are one discovery binary's figures in the section.
@@ -95,7 +96,7 @@ func benchBudget(c config, r *report, procs *procSet) error {
 	if err != nil {
 		return err
 	}
-	blob, err := catalog.EncodeBlob(snap)
+	blob, err := encodeRegistrations(snap)
 	if err != nil {
 		return err
 	}
@@ -268,4 +269,14 @@ func peakRSSMB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// encodeRegistrations writes a blob of regs at generation 1 with the
+// snapshot writer, as refresh would of the same registrations.
+func encodeRegistrations(regs []snapshot.Registered) ([]byte, error) {
+	w, err := snapshot.WriteRegistrations(regs, snapshot.WriterOptions{Generation: 1, CreatedAt: time.Now()})
+	if err != nil {
+		return nil, err
+	}
+	return w.Blob()
 }

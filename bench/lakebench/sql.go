@@ -19,6 +19,7 @@ import (
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // ---- SQL (issue 23) ----
@@ -94,21 +95,21 @@ func benchSQL(c config, r *report, procs *procSet) error {
 		}
 		pool[i] = reg
 	}
-	res := catalog.ScanResult{Tables: make([]catalog.ScannedTable, 0, total)}
+	res := make([]snapshot.Registered, 0, total)
 	for i := range 1000 {
-		res.Tables = append(res.Tables, catalog.ScannedTable{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns" + strconv.Itoa(i%10), Name: fmt.Sprintf("table_%04d", i)}, Registration: pool[i]})
+		res = append(res, snapshot.Registered{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns" + strconv.Itoa(i%10), Name: fmt.Sprintf("table_%04d", i)}, Registration: pool[i]})
 	}
 	for i := range total - 1000 {
-		res.Tables = append(res.Tables, catalog.ScannedTable{
+		res = append(res, snapshot.Registered{
 			Ref:          catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%10000), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)},
 			Registration: pool[i%len(pool)],
 		})
 	}
-	blob, err := catalog.EncodeBlob(catalog.BuildSnapshot(res, 1, now))
+	blob, err := encodeRegistrations(res)
 	if err != nil {
 		return err
 	}
-	res = catalog.ScanResult{}
+	res = nil
 	dir, err := os.MkdirTemp("", "lakebench-sql-")
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // drain runs one GetTables and reads every batch, returning the rows.
@@ -111,28 +112,28 @@ func BenchmarkGetTables(b *testing.B) {
 
 // snapshotWith builds a snapshot of a 100-table "probe" tenant plus filler
 // tables over many other tenants, total tables in all.
-func snapshotWith(b *testing.B, total int) *catalog.Snapshot {
+func snapshotWith(b *testing.B, total int) []snapshot.Registered {
 	b.Helper()
 	now := time.Now()
 	filler, err := catalog.NewRegistration(catalog.TableSpec{Location: "s3://lake/filler", Schema: catalogtest.WideSchema(1, 4)}, now)
 	if err != nil {
 		b.Fatal(err)
 	}
-	res := catalog.ScanResult{Tables: make([]catalog.ScannedTable, 0, total)}
+	res := make([]snapshot.Registered, 0, total)
 	for i := range 100 {
 		reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "s3://lake/probe", Schema: catalogtest.WideSchema(i, 20)}, now)
 		if err != nil {
 			b.Fatal(err)
 		}
-		res.Tables = append(res.Tables, catalog.ScannedTable{Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns" + strconv.Itoa(i%4), Name: fmt.Sprintf("t%03d", i)}, Registration: reg})
+		res = append(res, snapshot.Registered{Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns" + strconv.Itoa(i%4), Name: fmt.Sprintf("t%03d", i)}, Registration: reg})
 	}
 	for i := range total - 100 {
-		res.Tables = append(res.Tables, catalog.ScannedTable{
+		res = append(res, snapshot.Registered{
 			Ref:          catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%10000), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)},
 			Registration: filler,
 		})
 	}
-	return catalog.BuildSnapshot(res, 1, now)
+	return res
 }
 
 // BenchmarkTenantScaling: GetTables (with schemas) for a 100-table tenant

@@ -11,16 +11,22 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
-// serveSnapshot loads snap into a new Service, as Source does.
-func serveSnapshot(t *testing.T, snap *catalog.Snapshot) *Service {
+// serveRegistrations loads a blob of regs into a new Service, as Source
+// does.
+func serveRegistrations(t *testing.T, regs []snapshot.Registered) *Service {
 	t.Helper()
-	b, err := catalog.EncodeBlob(snap)
+	w, err := snapshot.WriteRegistrations(regs, snapshot.WriterOptions{Generation: 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob, err := catalog.OpenBlob(b, catalog.DecodeOptions{})
+	b, err := w.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob, err := snapshot.Open(b, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +62,9 @@ func TestSearchChecksCancellationPerField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := catalog.BuildSnapshot(catalog.ScanResult{Tables: []catalog.ScannedTable{
+	s := serveRegistrations(t, []snapshot.Registered{
 		{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: "wide"}, Registration: reg},
-	}}, 1, time.Now())
-	s := serveSnapshot(t, snap)
+	})
 
 	// Prepare the tenant with a live context first.
 	var sent int

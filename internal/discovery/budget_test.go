@@ -19,6 +19,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -193,12 +194,12 @@ func BenchmarkSearchPathological(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		res := catalog.ScanResult{}
+		var res []snapshot.Registered
 		for i := range 4000 {
-			res.Tables = append(res.Tables, catalog.ScannedTable{Registration: reg,
+			res = append(res, snapshot.Registered{Registration: reg,
 				Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: fmt.Sprintf("%s%04d", strings.Repeat("x", 236), i)}})
 		}
-		e.load(catalog.BuildSnapshot(res, 1, now))
+		e.load(res)
 		ctx := as(b, "acme")
 		pattern := strings.Repeat("_%", 240) + "Q"
 		measure(b, 1, func() error {

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -43,14 +43,6 @@ func parseDescribe(body []byte) (wire.DescribeRequest, error) {
 	return req, nil
 }
 
-// describeAnswer is a wire.TableDescription as it is encoded, with the
-// properties as the JSON object the prepared tenant holds (this field
-// hides the embedded one, so they are not decoded and encoded again).
-type describeAnswer struct {
-	wire.TableDescription
-	Properties json.RawMessage `json:"properties,omitempty"`
-}
-
 // describe answers a describe action for the tenant in ctx from its
 // prepared state (the tenant cache): a binary search for the row, and only
 // that row is read. Nothing is decompressed or decoded per call.
@@ -75,14 +67,11 @@ func (s *Service) describe(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, status.Errorf(codes.NotFound, "describe: no table %s.%s", req.Namespace, req.Table)
 	}
 	c := ts.cols
-	a := describeAnswer{TableDescription: wire.TableDescription{
+	a := wire.TableDescription{
 		Namespace: c.Namespace.Value(i), Table: c.Name.Value(i), TableType: c.TableType.Value(i),
 		Location: c.Location.Value(i), Version: c.Version.Value(i),
-		CreatedAt: time.UnixMicro(c.CreatedAt.Value(i)).UTC(), UpdatedAt: time.UnixMicro(c.UpdatedAt.Value(i)).UTC(),
-		Description: c.Description.Value(i), HasSchema: !c.SchemaRef.IsNull(i),
-	}}
-	if c.Properties.IsValid(i) {
-		a.Properties = c.Properties.Value(i)
+		CreatedAt: c.CreatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
+		Description: c.Description.Value(i), Properties: ts.properties(i), HasSchema: !c.SchemaRef.IsNull(i),
 	}
 	b, err := json.Marshal(a)
 	if err != nil {

@@ -13,13 +13,14 @@ import (
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // describedSnapshot builds a snapshot with a tenant "big" of n tables, each
 // with a location, a description and properties, over 50 distinct
 // 20-column schemas, and a tenant "small" of one table.
-func describedSnapshot(tb testing.TB, n int) *catalog.Snapshot {
+func describedSnapshot(tb testing.TB, n int) []snapshot.Registered {
 	tb.Helper()
 	now := time.Now()
 	regs := make([]catalog.Registration, 50)
@@ -34,15 +35,15 @@ func describedSnapshot(tb testing.TB, n int) *catalog.Snapshot {
 		}
 		regs[i] = reg
 	}
-	res := catalog.ScanResult{Tables: make([]catalog.ScannedTable, 0, n+1)}
+	res := make([]snapshot.Registered, 0, n+1)
 	for i := range n {
-		res.Tables = append(res.Tables, catalog.ScannedTable{
+		res = append(res, snapshot.Registered{
 			Ref:          catalog.TableRef{Tenant: "big", Namespace: fmt.Sprintf("ns%02d", i%20), Name: fmt.Sprintf("t%05d", i)},
 			Registration: regs[i%len(regs)],
 		})
 	}
-	res.Tables = append(res.Tables, catalog.ScannedTable{Ref: catalog.TableRef{Tenant: "small", Namespace: "ns", Name: "t"}, Registration: regs[0]})
-	return catalog.BuildSnapshot(res, 1, now)
+	res = append(res, snapshot.Registered{Ref: catalog.TableRef{Tenant: "small", Namespace: "ns", Name: "t"}, Registration: regs[0]})
+	return res
 }
 
 // checkDescription checks a describe answer of table i of describedSnapshot.

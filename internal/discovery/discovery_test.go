@@ -34,6 +34,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -105,28 +106,48 @@ func (e *env) register(tenant, ns, name string, schema *arrow.Schema) {
 func (e *env) publish() {
 	e.t.Helper()
 	e.gen++
-	snap, _, err := catalog.Refresh(context.Background(), e.store, e.gen, time.Now())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	e.load(snap)
+	e.put(func(prev []snapshot.Entry) []byte {
+		b, err := snapshot.Build(context.Background(), e.store, snapshot.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return b.Blob
+	})
 }
 
-// load writes snap's blob, as refresh does (unchanged tenants keep the
-// generation of their last change), and polls it in.
-func (e *env) load(snap *catalog.Snapshot) {
+// load writes a blob of regs as the next generation, as refresh does
+// (unchanged tenants keep the generation of their last change), and polls
+// it in.
+func (e *env) load(regs []snapshot.Registered) {
+	e.t.Helper()
+	e.gen++
+	e.put(func(prev []snapshot.Entry) []byte {
+		w, err := snapshot.WriteRegistrations(regs, snapshot.WriterOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		b, err := w.Blob()
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return b
+	})
+}
+
+// put writes the blob make returns (given the current blob's index) in
+// place of the current one and polls it in.
+func (e *env) put(make func(prev []snapshot.Entry) []byte) {
 	e.t.Helper()
 	cur, err := e.blobs.Get(context.Background(), "")
 	cond := blobstore.Condition{IfNoneMatch: true}
-	var prev []catalog.TenantInfo
+	var prev []snapshot.Entry
 	if err == nil {
 		cond = blobstore.Condition{IfMatch: cur.ETag}
-		_, prev, _ = catalog.ReadBlobIndex(cur.Data)
+		if r, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{}); err == nil {
+			prev = r.Entries()
+		}
 	}
-	blob, err := catalog.EncodeBlobWith(snap, catalog.EncodeOptions{Previous: prev})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	blob := make(prev)
 	if _, err := e.blobs.Put(context.Background(), blob, cond); err != nil {
 		e.t.Fatal(err)
 	}
@@ -487,6 +508,30 @@ func TestBatchesStaySmall(t *testing.T) {
 	}
 }
 
+// A blob of a format version this build does not read (what a discovery of
+// the previous release meets when refresh is deployed first) is rejected,
+// and the last good snapshot keeps serving.
+func TestUnknownBlobVersionKeepsServing(t *testing.T) {
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.publish()
+	cur, _ := e.blobs.Get(context.Background(), "")
+	next := append([]byte{}, cur.Data...)
+	next[8], next[9] = snapshot.Version+1, 0
+	if _, err := e.blobs.Put(context.Background(), next, blobstore.Condition{IfMatch: cur.ETag}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.src.Poll(context.Background()); !errors.Is(err, snapshot.ErrVersion) {
+		t.Fatalf("poll of a version %d blob: %v, want ErrVersion", snapshot.Version+1, err)
+	}
+	if st := e.src.Status(); st.Generation != 1 || st.LastError == "" {
+		t.Fatalf("status after a blob of an unknown version = %+v", st)
+	}
+	if rows, err := e.tables(as(t, "acme"), &flightsql.GetTablesOpts{}); err != nil || len(rows) != 1 {
+		t.Fatalf("serving after a blob of an unknown version: %v %v", rows, err)
+	}
+}
+
 // A blob that fails its checks is rejected and the previous view keeps
 // serving; so is a blob of an older generation.
 func TestRejectedBlobKeepsServing(t *testing.T) {
@@ -499,8 +544,8 @@ func TestRejectedBlobKeepsServing(t *testing.T) {
 	if _, err := e.blobs.Put(context.Background(), bad, blobstore.Condition{IfMatch: cur.ETag}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.src.Poll(context.Background()); !errors.Is(err, catalog.ErrBlobCorrupt) {
-		t.Fatalf("poll of a corrupt blob: %v, want ErrBlobCorrupt", err)
+	if _, err := e.src.Poll(context.Background()); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Fatalf("poll of a corrupt blob: %v, want ErrCorrupt", err)
 	}
 	if st := e.src.Status(); st.Generation != 1 || st.LastError == "" {
 		t.Fatalf("status after a rejected blob = %+v", st)

@@ -11,10 +11,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc/codes"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
-	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -124,54 +125,63 @@ func sqlInfo(t *testing.T, e *env, tenant string) map[uint32]string {
 	return out
 }
 
-// The version 1 blob an older refresh wrote (pkg/catalog's fixture) loads
-// and serves exactly what it holds.
-func TestV1BlobFixtureServes(t *testing.T) {
-	fixture, err := os.ReadFile(filepath.Join("..", "..", "pkg", "catalog", "testdata", "v1.lakesnap"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := catalog.DecodeBlob(fixture, catalog.DecodeOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t, discovery.Options{})
-	if _, err := e.blobs.Put(context.Background(), fixture, blobstore.Condition{IfNoneMatch: true}); err != nil {
-		t.Fatal(err)
-	}
-	if loaded, err := e.src.Poll(context.Background()); err != nil || !loaded {
-		t.Fatalf("poll of the v1 fixture: %v %v", loaded, err)
-	}
-	for _, tenant := range want.Tenants() {
-		rows, err := e.tables(as(t, tenant), &flightsql.GetTablesOpts{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables := want.Tenant(tenant)
-		if len(rows) != len(tables) {
-			t.Fatalf("%s: %d rows, want %d", tenant, len(rows), len(tables))
-		}
-		for i, r := range rows {
-			if r.ns != tables[i].Ref.Namespace || r.name != tables[i].Ref.Name || r.typ != tables[i].TableType {
-				t.Fatalf("%s row %d = %+v, want %s", tenant, i, r, tables[i].Ref)
+// The blob fixtures of every version a deployed discovery may meet
+// (pkg/snapshot/testdata: version 3, what the previous release's refresh
+// wrote, and version 4, this release's) load and serve exactly what they
+// hold.
+func TestBlobFixturesServe(t *testing.T) {
+	for _, name := range []string{"v3.lakesnap", "v4.lakesnap"} {
+		t.Run(name, func(t *testing.T) {
+			fixture, err := os.ReadFile(filepath.Join("..", "..", "pkg", "snapshot", "testdata", name))
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-	}
-	rows, err := e.tables(as(t, "acme"), &flightsql.GetTablesOpts{IncludeSchema: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, r := range rows {
-		if !bytes.Equal(r.schema, want.Tenant("acme")[i].SchemaIPC) {
-			t.Fatalf("acme row %d schema differs from the fixture's", i)
-		}
+			want, err := snapshot.Open(fixture, snapshot.ReaderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newEnv(t, discovery.Options{})
+			if _, err := e.blobs.Put(context.Background(), fixture, blobstore.Condition{IfNoneMatch: true}); err != nil {
+				t.Fatal(err)
+			}
+			if loaded, err := e.src.Poll(context.Background()); err != nil || !loaded {
+				t.Fatalf("poll of the %s fixture: %v %v", name, loaded, err)
+			}
+			for _, entry := range want.Entries() {
+				seg, err := want.Tenant(entry.Tenant)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer seg.Release()
+				for _, include := range []bool{false, true} {
+					rows, err := e.tables(as(t, entry.Tenant), &flightsql.GetTablesOpts{IncludeSchema: include})
+					if include && seg.Tables.SchemaRef.NullN() > 0 {
+						if codeOf(err) != codes.FailedPrecondition {
+							t.Fatalf("%s with schemas: %v, want FailedPrecondition (a table has none)", entry.Tenant, err)
+						}
+						continue
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(rows) != seg.NumTables() {
+						t.Fatalf("%s: %d rows, want %d", entry.Tenant, len(rows), seg.NumTables())
+					}
+					for i, r := range rows {
+						want := seg.Table(i)
+						if r.ns != want.Namespace || r.name != want.Name || r.typ != want.TableType || include && !bytes.Equal(r.schema, want.SchemaIPC) {
+							t.Fatalf("%s row %d = %s.%s %s, want %s.%s %s", entry.Tenant, i, r.ns, r.name, r.typ, want.Namespace, want.Name, want.TableType)
+						}
+					}
+				}
+			}
+		})
 	}
 }
 
-// Every single-bit flip of a v2 blob, and of one segment re-checksummed, is
-// rejected (at load, or when the tenant is prepared) while the last good
-// snapshot keeps serving the other tenants.
-func TestDamagedV2BlobsKeepTheLastGoodServing(t *testing.T) {
+// Every single-bit flip of a blob, and of one tenant's segment, is
+// rejected at load while the last good snapshot keeps serving.
+func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("globex", "finance", "ledger", wide(2))
@@ -189,32 +199,29 @@ func TestDamagedV2BlobsKeepTheLastGoodServing(t *testing.T) {
 		if etag, err = e.blobs.Put(context.Background(), bad, blobstore.Condition{IfMatch: etag}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.src.Poll(context.Background()); !errors.Is(err, catalog.ErrBlobCorrupt) {
-			t.Fatalf("flip at byte %d of %d: poll %v, want ErrBlobCorrupt", i, len(good.Data), err)
+		if _, err := e.src.Poll(context.Background()); !errors.Is(err, snapshot.ErrCorrupt) {
+			t.Fatalf("flip at byte %d of %d: poll %v, want ErrCorrupt", i, len(good.Data), err)
 		}
 		if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
 			t.Fatalf("after a rejected blob (flip at %d) the answers changed", i)
 		}
 	}
 	// Every single-bit flip of one tenant's segment is rejected at load.
-	h, err := catalog.ReadBlobHeader(good.Data)
+	m, err := snapshot.OpenManifest(good.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, index, err := catalog.ReadBlobIndex(good.Data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	start := catalog.BlobHeaderSize + int(h.IndexBytes)
-	for i := start; i < start+index[0].CompressedBytes; i++ {
+	index := m.Entries()
+	start := snapshot.HeaderSize + int(m.Header().ManifestBytes)
+	for i := start; i < start+index[0].StoredBytes; i++ {
 		for bit := range 8 {
 			bad := bytes.Clone(good.Data)
 			bad[i] ^= 1 << bit
 			if etag, err = e.blobs.Put(context.Background(), bad, blobstore.Condition{IfMatch: etag}); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := e.src.Poll(context.Background()); !errors.Is(err, catalog.ErrBlobCorrupt) {
-				t.Fatalf("flip of bit %d at byte %d of %s's segment: poll %v, want ErrBlobCorrupt", bit, i-start, index[0].Name, err)
+			if _, err := e.src.Poll(context.Background()); !errors.Is(err, snapshot.ErrCorrupt) {
+				t.Fatalf("flip of bit %d at byte %d of %s's segment: poll %v, want ErrCorrupt", bit, i-start, index[0].Tenant, err)
 			}
 		}
 		if (i-start)%97 == 0 {

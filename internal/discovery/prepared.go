@@ -18,28 +18,17 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // segmentColumns are the columns of a tenant's decoded segment that serving
-// reads, sorted by (namespace, name). Schemas holds each distinct schema IPC
-// message once; SchemaRef indexes it per row and is null where the schema is
-// unavailable. The rest is what describe answers: CreatedAt and UpdatedAt
-// in Unix microseconds, Description empty when there is none, Properties a
-// JSON object of strings (null when there are none).
+// reads, sorted by (namespace, name), as the snapshot reader decoded them:
+// the tables record batch's columns, and the segment's distinct schemas
+// (SchemaRef indexes Schemas per row and is null where the schema is
+// unavailable).
 type segmentColumns struct {
-	Namespace, Name, TableType *array.String
-	SchemaRef                  *array.Int32
-	Schemas                    *array.Binary
-
-	Location, Description         *array.String
-	Version, CreatedAt, UpdatedAt *array.Int64
-	Properties                    *array.Binary
-}
-
-// arrays are the columns, for checks and sizes.
-func (c segmentColumns) arrays() []arrow.Array {
-	return []arrow.Array{c.Namespace, c.Name, c.TableType, c.SchemaRef, c.Schemas,
-		c.Location, c.Description, c.Version, c.CreatedAt, c.UpdatedAt, c.Properties}
+	snapshot.TableColumns
+	Schemas *array.Binary
 }
 
 // tenantState is one tenant prepared for serving: the segment's Arrow
@@ -50,6 +39,9 @@ type tenantState struct {
 	tenant string
 	cols   segmentColumns
 	n      int
+	// tombstones are the tenant's dropped tables still in retention, for
+	// the change feed; no listing, describe, search or SQL serves them.
+	tombstones snapshot.TombstoneColumns
 
 	namespaces []string // sorted, distinct
 	nsSpan     []rowRange
@@ -68,34 +60,17 @@ type tenantState struct {
 // rowRange is a run of rows [lo, hi).
 type rowRange struct{ lo, hi int }
 
-// prepareTenant checks a tenant's segment columns and prepares them:
-// indexes, then the whole-tenant answers encoded once, in batches of at most
-// batchBytes.
-func prepareTenant(tenant string, cols segmentColumns, batchBytes int, mem memory.Allocator) (*tenantState, error) {
-	if cols.Namespace == nil || cols.Name == nil || cols.TableType == nil || cols.SchemaRef == nil || cols.Schemas == nil ||
-		cols.Location == nil || cols.Description == nil || cols.Version == nil || cols.CreatedAt == nil ||
-		cols.UpdatedAt == nil || cols.Properties == nil {
-		return nil, fmt.Errorf("discovery: tenant %q: segment is missing a column", tenant)
-	}
+// prepareTenant prepares a tenant's decoded segment (checked by the
+// snapshot reader: names, order, schema references): indexes, then the
+// whole-tenant answers encoded once, in batches of at most batchBytes.
+func prepareTenant(seg *snapshot.Segment, batchBytes int, mem memory.Allocator) (*tenantState, error) {
+	cols := segmentColumns{TableColumns: seg.Tables, Schemas: seg.Schemas}
 	n := cols.Name.Len()
-	for _, a := range cols.arrays() {
-		if a != cols.Schemas && a.Len() != n {
-			return nil, fmt.Errorf("discovery: tenant %q: segment columns differ in length", tenant)
-		}
-		if a != cols.SchemaRef && a != cols.Properties && a.NullN() != 0 {
-			return nil, fmt.Errorf("discovery: tenant %q: segment has nulls where it may not", tenant)
-		}
-	}
-	ts := &tenantState{tenant: tenant, cols: cols, n: n}
+	ts := &tenantState{tenant: seg.Tenant, cols: cols, n: n, tombstones: seg.Tombstones}
+	tenant := seg.Tenant
 	types := map[string]bool{}
 	for i := range n {
-		ns, name := cols.Namespace.Value(i), cols.Name.Value(i)
-		if i > 0 {
-			pns, pname := cols.Namespace.Value(i-1), cols.Name.Value(i-1)
-			if c := strings.Compare(pns, ns); c > 0 || c == 0 && pname >= name {
-				return nil, fmt.Errorf("discovery: tenant %q: segment rows out of order at row %d", tenant, i)
-			}
-		}
+		ns := cols.Namespace.Value(i)
 		if k := len(ts.namespaces); k > 0 && ts.namespaces[k-1] == ns {
 			ts.nsSpan[k-1].hi = i + 1
 		} else {
@@ -108,8 +83,6 @@ func prepareTenant(tenant string, cols segmentColumns, batchBytes int, mem memor
 		}
 		if cols.SchemaRef.IsNull(i) {
 			ts.unavailable++
-		} else if r := cols.SchemaRef.Value(i); r < 0 || int(r) >= cols.Schemas.Len() {
-			return nil, fmt.Errorf("discovery: tenant %q: schema reference %d out of range", tenant, r)
 		}
 	}
 	slices.Sort(ts.tableTypes)
@@ -130,18 +103,14 @@ func prepareTenant(tenant string, cols segmentColumns, batchBytes int, mem memor
 	if ts.catalogs, err = encodeMessages(schema_ref.Catalogs, []arrow.RecordBatch{catalogsRecord(mem, tenant)}, mem); err != nil {
 		return nil, err
 	}
-	ts.bytes = ts.size()
+	ts.bytes = ts.size(seg.Bytes)
 	return ts, nil
 }
 
-// size counts the state's real bytes: each distinct Arrow buffer once, the
-// messages, and the index slices.
-func (ts *tenantState) size() int64 {
-	seen := map[*memory.Buffer]bool{}
-	var total int64
-	for _, a := range ts.cols.arrays() {
-		total += arrayBytes(a.Data(), seen)
-	}
+// size counts the state's real bytes: the decoded segment's (its record
+// batches' bodies), the messages, and the index slices.
+func (ts *tenantState) size(segment int64) int64 {
+	total := segment
 	for _, msgs := range [][][]byte{ts.tables, ts.tablesWithSchema, ts.dbSchemas, ts.catalogs} {
 		for _, m := range msgs {
 			total += int64(cap(m)) + int64(unsafe.Sizeof(m))
@@ -149,23 +118,6 @@ func (ts *tenantState) size() int64 {
 	}
 	total += int64(len(ts.namespaces))*int64(unsafe.Sizeof("")+unsafe.Sizeof(rowRange{})) +
 		int64(len(ts.tableTypes))*int64(unsafe.Sizeof("")) + int64(unsafe.Sizeof(*ts))
-	return total
-}
-
-func arrayBytes(d arrow.ArrayData, seen map[*memory.Buffer]bool) int64 {
-	var total int64
-	for _, b := range d.Buffers() {
-		if b != nil && !seen[b] {
-			seen[b] = true
-			total += int64(b.Cap())
-		}
-	}
-	for _, c := range d.Children() {
-		total += arrayBytes(c, seen)
-	}
-	if dict, ok := d.Dictionary().(*array.Data); ok && dict != nil {
-		total += arrayBytes(dict, seen)
-	}
 	return total
 }
 
@@ -182,6 +134,22 @@ func (ts *tenantState) find(namespace, name string) (int, bool) {
 		return i, true
 	}
 	return 0, false
+}
+
+// properties returns row i's properties (nil when it has none), read from
+// the segment's map column.
+func (ts *tenantState) properties(i int) map[string]string {
+	m := ts.cols.Properties
+	if m.IsNull(i) {
+		return nil
+	}
+	lo, hi := m.ValueOffsets(i)
+	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
+	out := make(map[string]string, hi-lo)
+	for j := lo; j < hi; j++ {
+		out[keys.Value(int(j))] = items.Value(int(j))
+	}
+	return out
 }
 
 // schemaLen is row i's schema IPC length, or -1 when unavailable.

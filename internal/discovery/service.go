@@ -198,7 +198,7 @@ func (s *Service) setView(v *View) {
 	s.view.Store(v)
 	keep := func(k cacheKey) bool {
 		info, ok := v.index.tenant(k.tenant)
-		return ok && info.Hash == k.hash
+		return ok && info.Address == k.hash
 	}
 	s.cache.retain(keep)
 	// A tenant without tables has an engine too, keyed by the zero hash.
@@ -252,16 +252,26 @@ func (s *Service) begin(ctx context.Context) (string, *View, error) {
 // compressed segment on a cache miss (memory only), or nil when the tenant
 // has no tables.
 func (s *Service) tenantState(ctx context.Context, v *View, tenant string) (*tenantState, error) {
+	ts, err := s.preparedTenant(ctx, v, tenant)
+	if ts == nil || ts.n == 0 {
+		return nil, err
+	}
+	return ts, nil
+}
+
+// preparedTenant is tenantState, also for a tenant whose segment holds
+// tombstones and no tables (nil when the blob holds neither).
+func (s *Service) preparedTenant(ctx context.Context, v *View, tenant string) (*tenantState, error) {
 	info, ok := v.index.tenant(tenant)
 	if !ok {
 		return nil, nil
 	}
-	ts, err := s.cache.get(ctx, cacheKey{tenant, info.Hash}, func() (*tenantState, error) {
-		cols, err := v.index.segment(tenant)
+	ts, err := s.cache.get(ctx, cacheKey{tenant, info.Address}, func() (*tenantState, error) {
+		seg, err := v.index.segment(tenant)
 		if err != nil {
 			return nil, err
 		}
-		return prepareTenant(tenant, cols, s.opts.BatchBytes, s.mem)
+		return prepareTenant(seg, s.opts.BatchBytes, s.mem)
 	})
 	switch {
 	case err == nil:

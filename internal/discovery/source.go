@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
-	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // Source loads the snapshot blob into a Service and keeps it current by
@@ -198,7 +198,7 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("discovery: fetch %s: %w", s.blobs.Location(), err)
 	}
-	blob, err := catalog.OpenBlob(b.Data, catalog.DecodeOptions{})
+	blob, err := snapshot.Open(b.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		s.log.ErrorContext(ctx, "snapshot blob rejected; the previous snapshot keeps serving",
 			slog.String("blob", s.blobs.Location()), slog.String("etag", b.ETag), slog.String("error", err.Error()))
@@ -210,7 +210,7 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 			slog.Uint64("blob_generation", h.Generation), slog.Uint64("serving_generation", cur.Generation))
 		return false, s.reject(b.ETag, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, h.Generation, cur.Generation))
 	}
-	v := &View{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts, Tenants: len(blob.Tenants()), index: blobIndex{blob}}
+	v := &View{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts, Tenants: len(blob.Entries()), index: blobIndex{blob}}
 	s.succeeded(start)
 	s.svc.setView(v)
 	s.etag, s.rejectedTag, s.rejectedErr = b.ETag, "", nil

@@ -18,6 +18,7 @@ import (
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // errInjected is what a recordingStore's Get fails with while failing.
@@ -93,14 +94,11 @@ func (f *blobFile) write(t testing.TB, gen uint64, tables ...string) []byte {
 			t.Fatal(err)
 		}
 	}
-	snap, _, err := catalog.Refresh(context.Background(), st, gen, time.Now())
+	b, err := snapshot.Build(context.Background(), st, snapshot.BuildOptions{Generation: gen, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob, err := catalog.EncodeBlob(snap)
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob := b.Blob
 	f.writeBytes(t, blob)
 	return blob
 }
@@ -222,7 +220,7 @@ func TestPollSuccess(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
-		{name: "corrupt blob", change: func(t *testing.T, f *blobFile) { f.writeBytes(t, []byte("LAKESNAP but corrupt")) }, wantErr: catalog.ErrBlobCorrupt},
+		{name: "corrupt blob", change: func(t *testing.T, f *blobFile) { f.writeBytes(t, []byte("LAKESNAP but corrupt")) }, wantErr: snapshot.ErrCorrupt},
 		{name: "older generation", change: func(t *testing.T, f *blobFile) { f.write(t, 1, "orders") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -265,7 +263,7 @@ func TestRejectedBlobIsNotFetchedAgain(t *testing.T) {
 		reject  func(t *testing.T, f *blobFile)
 		wantErr error
 	}{
-		{name: "corrupt", reject: func(t *testing.T, f *blobFile) { f.writeBytes(t, []byte("LAKESNAP but corrupt")) }, wantErr: catalog.ErrBlobCorrupt},
+		{name: "corrupt", reject: func(t *testing.T, f *blobFile) { f.writeBytes(t, []byte("LAKESNAP but corrupt")) }, wantErr: snapshot.ErrCorrupt},
 		{name: "older generation", reject: func(t *testing.T, f *blobFile) { f.write(t, 1, "orders") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,7 +49,7 @@ func (s *Service) sqlEngine(ctx context.Context) (*engineEntry, string, *View, e
 		return nil, "", nil, err
 	}
 	info, _ := v.index.tenant(tenant)
-	e, err := s.engines.get(ctx, cacheKey{tenant, info.Hash}, func() (*sqlcatalog.Engine, error) {
+	e, err := s.engines.get(ctx, cacheKey{tenant, info.Address}, func() (*sqlcatalog.Engine, error) {
 		return sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts), s.checker, s.sqlLimits, s.mem)
 	})
 	switch {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // View is one loaded snapshot blob: its header figures and its tenant
@@ -35,9 +36,9 @@ func (v *View) TenantGeneration(tenant string) uint64 {
 // tenantIndex is what a View serves from: the blob's tenant index and its
 // segments. Both methods are safe for concurrent use and do no I/O.
 type tenantIndex interface {
-	// tenant returns the blob index's entry of a tenant; false when it has
-	// no tables.
-	tenant(name string) (catalog.TenantInfo, bool)
-	// segment decodes a tenant's segment (memory only).
-	segment(name string) (segmentColumns, error)
+	// tenant returns the blob index's entry of a tenant; false when the
+	// blob holds neither tables nor tombstones of it.
+	tenant(name string) (snapshot.Entry, bool)
+	// segment decodes and checks a tenant's segment (memory only).
+	segment(name string) (*snapshot.Segment, error)
 }

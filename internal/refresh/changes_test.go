@@ -13,6 +13,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // countingStore counts the reads (Get and Counter) and scans a run makes
@@ -170,11 +171,7 @@ func TestPreconditionFromAnOlderBlobIsAnError(t *testing.T) {
 	register(t, c, "a", 1)
 	run(t, p)
 	register(t, c, "b", 2)
-	older, _, err := catalog.Refresh(context.Background(), p.Store, 1, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	olderBlob, _ := catalog.EncodeBlob(older)
+	olderBlob := buildBlob(t, p.Store, snapshot.BuildOptions{Generation: 1, CreatedAt: now})
 	p.Blobs = &racingBlobs{Store: blobs, other: olderBlob}
 	res, err := p.Run(context.Background())
 	if err == nil || res.Outcome == refresh.Superseded {

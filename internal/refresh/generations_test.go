@@ -6,6 +6,7 @@ import (
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // Refresh writes the tenant-segmented blob, and a tenant whose tables did
@@ -34,15 +35,15 @@ func TestUnchangedTenantKeepsItsGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob, err := catalog.OpenBlob(b.Data, catalog.DecodeOptions{})
+	blob, err := snapshot.Open(b.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := blob.Header().Version; v != catalog.BlobVersion3 {
-		t.Fatalf("refresh wrote blob version %d, want %d", v, catalog.BlobVersion3)
+	if v := blob.Header().Version; v != snapshot.Version {
+		t.Fatalf("refresh wrote blob version %d, want %d", v, snapshot.Version)
 	}
-	acme, _ := blob.Tenant("acme")
-	globex, _ := blob.Tenant("globex")
+	acme, _ := blob.Entry("acme")
+	globex, _ := blob.Entry("globex")
 	if acme.Generation != 2 || globex.Generation != 1 {
 		t.Fatalf("generations: acme %d (changed), globex %d (unchanged); want 2 and 1", acme.Generation, globex.Generation)
 	}

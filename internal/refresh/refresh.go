@@ -7,7 +7,7 @@
 // Every write through the catalog bumps its change counter
 // (catalog.ChangesKey; the protocol and why it loses no change are in
 // pkg/catalog/changes.go). A run reads the current blob's first
-// catalog.BlobMarkerPrefix bytes (its header and change marker) and the
+// snapshot.MarkerPrefix bytes (its header and change marker) and the
 // counter (one strongly consistent read); when the counter equals the one
 // the blob recorded and the last full scan is younger than the
 // reconciliation interval, it stops there: outcome unchanged, no scan.
@@ -42,6 +42,7 @@ import (
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // DefaultReconcile is the most time between full scans by default: a day.
@@ -115,7 +116,7 @@ type Result struct {
 
 // Run reads the change counter and, unless nothing changed since the
 // current blob and no reconciliation is due, scans once, builds the blob
-// (catalog.BuildBlob, which holds the table rows rather than the scanned
+// (snapshot.Build, which holds the table rows rather than the scanned
 // items) and publishes it with a conditional write. On any read, scan,
 // encode or upload error it publishes nothing and returns the error.
 func (p *Publisher) Run(ctx context.Context) (Result, error) { return p.run(ctx, false) }
@@ -140,22 +141,22 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 	// The current blob's header and change marker, and its ETag for the
 	// conditional write.
 	var (
-		prev        *catalog.BlobHeader
-		prevTenants []catalog.TenantInfo
+		prev        *snapshot.Header
+		prevTenants []snapshot.Entry
 		prevTag     string
 		gen         = uint64(1)
 	)
-	head, err := p.Blobs.GetPrefix(ctx, catalog.BlobMarkerPrefix)
+	head, err := p.Blobs.GetPrefix(ctx, snapshot.MarkerPrefix)
 	switch {
 	case err == nil:
 		prevTag = head.ETag
-		h, herr := catalog.ReadBlobHeader(head.Data)
+		h, herr := snapshot.ReadHeader(head.Data)
 		switch {
 		case herr != nil:
 			// Not a blob this build reads: replaced, with a generation from
 			// the clock (Unix seconds) so that it still grows.
 			gen = max(gen, uint64(now().Unix()))
-		case head.Size != int64(catalog.BlobHeaderSize)+int64(h.BodyBytes):
+		case head.Size != int64(snapshot.HeaderSize)+int64(h.BodyBytes):
 			// The header is intact, the body is not all there: republish.
 			gen = h.Generation + 1
 		default:
@@ -175,8 +176,10 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 	if res.Changes, err = catalog.ReadChanges(ctx, p.Store); err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
-	if !full && prev != nil && prev.Version == catalog.BlobVersion3 && prev.Changes == res.Changes &&
-		!prev.FullScanAt.IsZero() && now().Sub(prev.FullScanAt) < reconcile {
+	// A blob of another version (version 3, before the upgrade) is
+	// republished from a scan as the version this build writes.
+	if !full && prev != nil && prev.Version == snapshot.Version && prev.Marker.Changes == res.Changes &&
+		!prev.Marker.FullScanAt.IsZero() && now().Sub(prev.Marker.FullScanAt) < reconcile {
 		res.Outcome, res.Generation = Unchanged, prev.Generation
 		res.Counts = prev.Counts
 		res.Duration = now().Sub(start)
@@ -190,20 +193,20 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 
 	res.Scanned = true
 	scanAt := now()
-	build, err := catalog.BuildBlob(ctx, p.Store, catalog.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
-		Marker: catalog.ChangeMarker{Changes: res.Changes, FullScanAt: scanAt}})
+	build, err := snapshot.Build(ctx, p.Store, snapshot.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
+		Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
 	res.Counts, res.Scan, res.SkippedKeys = build.Counts, build.Stats, build.SkippedKeys
-	blob, newHead := build.Blob, build.Header
+	blob, newHead := build.Blob, build.Written.Header
 	res.BlobBytes = len(blob)
 
 	// The same tables under the same marker: nothing to record. (A moved
 	// counter or a reconciliation publishes even the same tables, so that
 	// the next run can be idle.)
-	if prev != nil && prev.ContentHash == newHead.ContentHash && prev.Version == catalog.BlobVersion3 &&
-		prev.Changes == res.Changes && !prev.FullScanAt.IsZero() && now().Sub(prev.FullScanAt) < reconcile {
+	if prev != nil && prev.ContentHash == newHead.ContentHash && prev.Version == snapshot.Version &&
+		prev.Marker.Changes == res.Changes && !prev.Marker.FullScanAt.IsZero() && now().Sub(prev.Marker.FullScanAt) < reconcile {
 		res.Outcome, res.Generation = Unchanged, prev.Generation
 		res.Duration = now().Sub(start)
 		return res, nil
@@ -222,11 +225,11 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 		}
 	case errors.Is(err, blobstore.ErrPreconditionFailed):
 		// Superseded only when what is there now is newer than this run's.
-		cur, cerr := p.Blobs.GetPrefix(ctx, catalog.BlobHeaderSize)
+		cur, cerr := p.Blobs.GetPrefix(ctx, snapshot.HeaderSize)
 		if cerr != nil {
 			return res, fmt.Errorf("refresh: publish: the blob changed meanwhile, and reading it again failed: %w", cerr)
 		}
-		h, herr := catalog.ReadBlobHeader(cur.Data)
+		h, herr := snapshot.ReadHeader(cur.Data)
 		if herr != nil || h.Generation < gen {
 			return res, fmt.Errorf("refresh: publish: the blob changed meanwhile to one that is not newer than generation %d (%v); publishing nothing this run", gen, describe(h, herr))
 		}
@@ -240,7 +243,7 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 
 // Apply publishes the current blob with the registrations at keys (a
 // change feed's batch: DynamoDB Streams) read again and applied: only their
-// tenants are decoded and encoded again (catalog.ApplyChanges), and the new
+// tenants are decoded and encoded again (snapshot.Apply), and the new
 // blob keeps the current one's full-scan time, so the reconciliation stays
 // due when it was, and a change marker that counts only the writes it has
 // (the old marker plus the writes the batch accounts for): a write whose own
@@ -275,8 +278,8 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("refresh: read current blob: %w", err)
 		}
-		base, err := catalog.OpenBlob(cur.Data, catalog.DecodeOptions{})
-		if err != nil || base.Header().Version != catalog.BlobVersion3 || now().Sub(base.Header().FullScanAt) >= reconcile {
+		base, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{})
+		if err != nil || base.Header().Version != snapshot.Version || now().Sub(base.Header().Marker.FullScanAt) >= reconcile {
 			return p.RunFull(ctx)
 		}
 		h := base.Header()
@@ -285,13 +288,14 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		// The new blob's marker is the old one plus the writes this batch
 		// accounts for, never the live counter, which may count a write
 		// whose batch failed (pkg/catalog/changes.go).
-		applied, err := catalog.ApplyChanges(ctx, p.Store, base, keys, catalog.ApplyOptions{Generation: gen, CreatedAt: now()})
+		applied, err := snapshot.Apply(ctx, p.Store, base, keys, snapshot.ApplyOptions{Generation: gen, CreatedAt: now()})
 		if err != nil {
 			return res, fmt.Errorf("refresh: %w", err)
 		}
-		res.Reads, res.Tenants, res.Counts, res.BlobBytes = applied.Reads, applied.Tenants, applied.Header.Counts, len(applied.Blob)
-		res.Changes = applied.Header.Changes
-		if applied.Writes == 0 && applied.Header.ContentHash == h.ContentHash {
+		ah := applied.Written.Header
+		res.Reads, res.Tenants, res.Counts, res.BlobBytes = applied.Reads, applied.Tenants, ah.Counts, len(applied.Blob)
+		res.Changes = ah.Marker.Changes
+		if applied.Writes == 0 && ah.ContentHash == h.ContentHash {
 			res.Outcome, res.Generation, res.Duration = Unchanged, h.Generation, now().Sub(start)
 			return res, nil
 		}
@@ -313,7 +317,7 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 	return Result{}, fmt.Errorf("refresh: the blob kept changing under %d incremental attempts; the batch is retried", attempts)
 }
 
-func describe(h catalog.BlobHeader, err error) string {
+func describe(h snapshot.Header, err error) string {
 	if err != nil {
 		return err.Error()
 	}
@@ -427,21 +431,22 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 // carry its tenants' generations: 64 MiB, several million tenants.
 const maxIndexRead = 64 << 20
 
-// previousIndex reads the current blob's tenant index (a ranged read of its
-// header and index) so unchanged tenants keep their generation. A version 1
-// blob has none, and an index that does not parse is ignored: every tenant
-// then counts as changed, which costs readers a rebuild, not correctness.
-func (p *Publisher) previousIndex(ctx context.Context, h catalog.BlobHeader) ([]catalog.TenantInfo, error) {
-	if (h.Version != catalog.BlobVersion2 && h.Version != catalog.BlobVersion3) || h.IndexBytes > maxIndexRead {
+// previousIndex reads the current blob's manifest (a ranged read) so
+// unchanged tenants keep their generation. A manifest that does not verify
+// is ignored, as is a version 3 blob's index (its segments are addressed
+// by other hashes): every tenant then counts as changed, which costs
+// readers a rebuild, not correctness.
+func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) ([]snapshot.Entry, error) {
+	if h.Version != snapshot.Version || h.ManifestBytes > maxIndexRead {
 		return nil, nil
 	}
-	prefix, err := p.Blobs.GetPrefix(ctx, catalog.BlobHeaderSize+int(h.IndexBytes))
+	prefix, err := p.Blobs.GetPrefix(ctx, snapshot.HeaderSize+int(h.ManifestBytes))
 	if err != nil {
-		return nil, fmt.Errorf("refresh: read the current blob's index: %w", err)
+		return nil, fmt.Errorf("refresh: read the current blob's manifest: %w", err)
 	}
-	_, tenants, err := catalog.ReadBlobIndex(prefix.Data)
+	m, err := snapshot.OpenManifest(prefix.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		return nil, nil
 	}
-	return tenants, nil
+	return m.Entries(), nil
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 var now = time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -42,17 +44,65 @@ func run(t *testing.T, p *refresh.Publisher) refresh.Result {
 	return res
 }
 
-func current(t *testing.T, blobs blobstore.Store) *catalog.Snapshot {
+// published is what the current blob holds.
+type published struct {
+	Generation uint64
+	CreatedAt  time.Time
+	Counts     catalog.Counts
+	// Tables are the tables in order.
+	Tables []catalog.TableRef
+}
+
+// Tenant lists a tenant's table names.
+func (p published) Tenant(tenant string) []string {
+	var out []string
+	for _, r := range p.Tables {
+		if r.Tenant == tenant {
+			out = append(out, r.Name)
+		}
+	}
+	return out
+}
+
+func current(t *testing.T, blobs blobstore.Store) published {
 	t.Helper()
 	b, err := blobs.Get(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := catalog.DecodeBlob(b.Data, catalog.DecodeOptions{})
+	return readPublished(t, b.Data)
+}
+
+func readPublished(t *testing.T, data []byte) published {
+	t.Helper()
+	r, err := snapshot.Open(data, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	h := r.Header()
+	out := published{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts}
+	for _, e := range r.Entries() {
+		seg, err := r.Tenant(e.Tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range seg.NumTables() {
+			out.Tables = append(out.Tables, catalog.TableRef{Tenant: e.Tenant, Namespace: seg.Tables.Namespace.Value(i), Name: seg.Tables.Name.Value(i)})
+		}
+		seg.Release()
+	}
+	return out
+}
+
+// buildBlob is a full build of store's catalog, as another refresh would
+// publish it.
+func buildBlob(t *testing.T, store metastore.Store, opts snapshot.BuildOptions) []byte {
+	t.Helper()
+	b, err := snapshot.Build(context.Background(), store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Blob
 }
 
 func TestPublishesOnlyChanges(t *testing.T) {
@@ -114,11 +164,7 @@ func TestSupersededNeverOverwrites(t *testing.T) {
 	run(t, p)
 	register(t, c, "b", 2)
 	// The other writer publishes generation 2 with the current tables.
-	other, _, err := catalog.Refresh(context.Background(), p.Store, 2, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherBlob, _ := catalog.EncodeBlob(other)
+	otherBlob := buildBlob(t, p.Store, snapshot.BuildOptions{Generation: 2, CreatedAt: now})
 	p.Blobs = &racingBlobs{Store: blobs, other: otherBlob}
 	register(t, c, "c", 3)
 	res := run(t, p)

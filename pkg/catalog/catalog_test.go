@@ -379,29 +379,3 @@ func mustDecode(tb testing.TB, js string) catalog.Registration {
 	}
 	return r
 }
-
-// The snapshot blob's sentinels are the other way round: they carry the
-// prefix and start the message, and nothing wraps them in a second one.
-func TestBlobErrorsSayThePackageOnce(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		blob []byte
-		kind error
-		want string
-	}{
-		{"truncated header", []byte(catalog.BlobMagic + "12"), catalog.ErrBlobCorrupt,
-			fmt.Sprintf("catalog: corrupt snapshot blob: truncated to 10 bytes, header is %d", catalog.BlobHeaderSize)},
-		{"not a blob", make([]byte, catalog.BlobHeaderSize), catalog.ErrBlobMagic, "catalog: not a snapshot blob (bad magic)"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			for fn, err := range map[string]error{
-				"OpenBlob":   first(catalog.OpenBlob(tc.blob, catalog.DecodeOptions{})),
-				"DecodeBlob": first(catalog.DecodeBlob(tc.blob, catalog.DecodeOptions{})),
-			} {
-				if err == nil || err.Error() != tc.want || !errors.Is(err, tc.kind) {
-					t.Errorf("%s: got %v, want %q (errors.Is %v)", fn, err, tc.want, tc.kind)
-				}
-			}
-		})
-	}
-}

@@ -19,7 +19,7 @@ import (
 // records a change marker m, the number of writes it accounts for:
 //
 //   - A full scan reads the counter c before it scans and records m = c.
-//   - An incremental apply of a change feed's batch (ApplyChanges) records
+//   - An incremental apply of a change feed's batch (snapshot.Apply) records
 //     the marker of the blob it applies to plus the writes the batch
 //     accounts for (Applied.Writes), never the live counter.
 //

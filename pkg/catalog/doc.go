@@ -1,7 +1,8 @@
 // Package catalog is the heart of lake: what a table registration is, how its
-// Arrow schema is stored without loss, how one metastore scan becomes a
-// consistent Snapshot, and the blob codec that carries a snapshot from the
-// refresh function to the discovery server.
+// Arrow schema is stored without loss, register, update and drop, and the
+// tombstones drops leave. (pkg/snapshot carries the registrations from one
+// metastore scan into the blob that refresh publishes and discovery
+// serves.)
 //
 // Registrations live in a metastore.Store under tbl/<tenant>/<namespace>/<table>
 // as JSON. New registrations always carry the table's schema as an Arrow IPC
@@ -11,7 +12,7 @@
 //
 // Names (tenant, namespace, table) are checked by one validator,
 // ValidateName, wherever they enter: TableRef.Validate and Key, ParseKey,
-// the blob codec, the registration API, the CLI and a token's tenant claim.
+// the snapshot blob reader and writer, the registration API, the CLI and a token's tenant claim.
 // It admits only names that cannot collide with another name or hide
 // characters: NFC-normalized valid UTF-8 of at most MaxNameBytes bytes,
 // without '/', control, format or bidi control characters, line or
@@ -25,9 +26,6 @@
 // operation, the ref, the kind (a prefix-free sentinel such as ErrNotFound,
 // or a store's failure) and what the kind does not say, each said once
 // ("catalog: register acme/sales/orders: invalid schema: no fields").
-// The snapshot blob's sentinels (ErrBlobCorrupt, …) are the exception:
-// they carry the prefix and start their message, and nothing wraps them
-// in another.
 //
 // # The change counter
 //
@@ -44,7 +42,7 @@
 // failed keeps the counter ahead, so the next scheduled run scans. A write
 // whose bump never happened (the writer died between the two) while
 // another's batch failed is seen by the periodic full scan, the
-// reconciliation. changes.go has the proof; ApplyChanges is how
+// reconciliation. changes.go has the proof; snapshot.Apply is how
 // a change feed's batch (DynamoDB Streams) is applied without a scan.
 //
 // # Quotas

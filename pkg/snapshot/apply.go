@@ -1,0 +1,201 @@
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore"
+)
+
+// ApplyOptions qualify Apply.
+type ApplyOptions struct {
+	// Generation and CreatedAt go into the new blob's header; a tenant whose
+	// segment changed gets them as its own generation and change time.
+	// CreatedAt is also the time at which expired tombstones are left out
+	// of the tenants written again.
+	Generation uint64
+	CreatedAt  time.Time
+}
+
+// Applied is what one Apply read and wrote.
+type Applied struct {
+	// Blob is the one-file form of the new blob and Written its parts.
+	Blob    []byte
+	Written *Written
+	// Tenants is how many tenants' segments were written again; Reads how
+	// many keys were read.
+	Tenants, Reads int
+	// Writes is how many writes of registrations the batch accounts for,
+	// none of them in base: per table added, its version (its registration
+	// and updates since); per table updated, the versions it moved by; per
+	// table removed or replaced by another registration, one. Tombstone
+	// keys account for none (the drop that wrote one is counted by its
+	// registration's key).
+	Writes int
+}
+
+// Apply returns base with the entries at keys read again from store (one
+// strongly consistent Get each, never trusting what a change feed said of
+// them). A registration key (catalog.KeyPrefix) that holds a registration
+// now replaces or adds that table, one that holds none (dropped) or no
+// valid registration removes it; a tombstone key (catalog.TombstonePrefix)
+// adds, replaces or removes that tombstone the same way (an expired one is
+// removed). Other keys are ignored. Only the tenants the keys name are
+// decoded and written again; every other tenant is carried over with
+// Writer.CopyTenant. Counts.Skipped is carried from base: it is known only
+// to a full scan.
+//
+// The new blob's change marker keeps base's full-scan time and adds the
+// batch's Applied.Writes to base's count, never the live counter (see
+// catalog.ReadChanges).
+func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []string, opts ApplyOptions) (Applied, error) {
+	var out Applied
+	type rows struct {
+		tables     map[[2]string]*Table
+		tombstones map[[3]string]*Tombstone
+	}
+	changed := map[string]*rows{}
+	for _, key := range slices.Compact(slices.Sorted(slices.Values(keys))) {
+		tenant, ok := tenantOfKey(key)
+		if !ok {
+			continue
+		}
+		r, ok := changed[tenant]
+		if !ok {
+			r = &rows{tables: map[[2]string]*Table{}, tombstones: map[[3]string]*Tombstone{}}
+			if _, in := base.Entry(tenant); in {
+				seg, err := base.Tenant(tenant)
+				if err != nil {
+					return out, err
+				}
+				for i := range seg.NumTables() {
+					t := seg.Table(i)
+					r.tables[[2]string{t.Namespace, t.Name}] = &t
+				}
+				for i := range seg.Tombstones.Name.Len() {
+					d := seg.Tombstone(i)
+					r.tombstones[[3]string{d.Namespace, d.Name, d.CreationID}] = &d
+				}
+				seg.Release()
+			}
+			changed[tenant] = r
+		}
+		raw, err := store.Get(ctx, key)
+		if err != nil && !errors.Is(err, metastore.ErrNotFound) {
+			return out, fmt.Errorf("snapshot: read %s: %w", key, err)
+		}
+		out.Reads++
+		if stripped, ok := strings.CutPrefix(key, catalog.TombstonePrefix); ok {
+			var d catalog.Tombstone
+			if err == nil {
+				d, err = catalog.DecodeTombstone(stripped, raw)
+			}
+			i := strings.LastIndexByte(stripped, '/')
+			ref, perr := catalog.ParseKey(stripped[:max(i, 0)])
+			if perr != nil {
+				continue // never a tombstone's key
+			}
+			k := [3]string{ref.Namespace, ref.Name, stripped[i+1:]}
+			if err != nil || d.Expired(opts.CreatedAt) {
+				delete(r.tombstones, k)
+				continue
+			}
+			row := (*rowCache)(nil).tombstone(d)
+			r.tombstones[k] = &row
+			continue
+		}
+		ref, perr := catalog.ParseKey(strings.TrimPrefix(key, catalog.KeyPrefix))
+		if perr != nil {
+			continue // never a registration's key
+		}
+		k := [2]string{ref.Namespace, ref.Name}
+		before, had := r.tables[k]
+		var reg catalog.Registration
+		if err == nil {
+			reg, err = catalog.DecodeRegistration(raw)
+		}
+		if err != nil { // dropped, or no valid registration
+			if had {
+				out.Writes++
+			}
+			delete(r.tables, k)
+			continue
+		}
+		t := (*rowCache)(nil).table(ref, reg)
+		out.Writes += writesSince(before, had, &t)
+		r.tables[k] = &t
+	}
+	h := base.Header()
+	w, err := NewWriter(WriterOptions{Generation: opts.Generation, CreatedAt: opts.CreatedAt, Skipped: h.Counts.Skipped,
+		Marker: Marker{Changes: h.Marker.Changes + uint64(out.Writes), FullScanAt: h.Marker.FullScanAt}, Previous: base.Entries()})
+	if err != nil {
+		return out, err
+	}
+	names := slices.Collect(mapKeys(changed))
+	for _, e := range base.Entries() {
+		names = append(names, e.Tenant)
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		r, ok := changed[name]
+		if !ok {
+			if err := w.CopyTenant(base, name); err != nil {
+				return out, err
+			}
+			continue
+		}
+		out.Tenants++
+		tables := make([]Table, 0, len(r.tables))
+		for _, t := range r.tables {
+			tables = append(tables, *t)
+		}
+		tombstones := make([]Tombstone, 0, len(r.tombstones))
+		for _, d := range r.tombstones {
+			tombstones = append(tombstones, *d)
+		}
+		if err := w.AddTenant(name, tables, tombstones); err != nil {
+			return out, err
+		}
+	}
+	if out.Written, err = w.Finish(); err != nil {
+		return out, err
+	}
+	out.Blob, err = out.Written.Blob()
+	return out, err
+}
+
+// writesSince is how many writes took a table from its row in a blob
+// (before; had false when the blob has none) to its registration now (t),
+// counting only writes whose results the blob cannot hold: every write of
+// a registration (created, then updated, each raising the version by one)
+// the blob has no row of; the versions moved by a registration the blob
+// holds an older version of (same creation time: the same registration);
+// one for any other change. It is 0 when the row is unchanged.
+func writesSince(before *Table, had bool, t *Table) int {
+	switch {
+	case !had:
+		return int(max(t.Version, 1))
+	case sameRow(before, t):
+		return 0
+	case before.CreatedAt.UnixMicro() == t.CreatedAt.UnixMicro() && t.Version > before.Version:
+		return int(t.Version - before.Version)
+	}
+	return 1
+}
+
+// sameRow reports whether two rows of one table encode the same in a
+// blob (times at the blob's microseconds).
+func sameRow(a, b *Table) bool {
+	return a.Namespace == b.Namespace && a.Name == b.Name && a.Location == b.Location && a.TableType == b.TableType &&
+		a.Version == b.Version && a.CreatedAt.UnixMicro() == b.CreatedAt.UnixMicro() &&
+		a.UpdatedAt.UnixMicro() == b.UpdatedAt.UnixMicro() && bytes.Equal(a.SchemaIPC, b.SchemaIPC) &&
+		(a.SchemaIPC == nil) == (b.SchemaIPC == nil) && a.Description == b.Description &&
+		maps.Equal(a.Properties, b.Properties) && a.UpdatedBy == b.UpdatedBy && a.Op == b.Op
+}

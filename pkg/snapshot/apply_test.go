@@ -1,0 +1,69 @@
+package snapshot_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
+)
+
+// Applying a batch of changed keys — registrations and tombstones — gives
+// the blob a full build gives (the same content hash), writes again only
+// the tenants the keys name, and carries every other tenant over
+// unchanged, generation included.
+func TestApplyEqualsAFullBuild(t *testing.T) {
+	ctx := context.Background()
+	c, st := fixture(t)
+	register(t, c, ref("umbrella", "u", "u1"), catalog.TableSpec{Location: "/u", Schema: catalogtest.WideSchema(4, 3)})
+	base := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{Changes: 7, FullScanAt: t0}})
+	baseR := open(t, base.Blob)
+
+	t1 := t0.Add(time.Minute)
+	spec := catalog.TableSpec{Location: "/d", Schema: catalogtest.WideSchema(9, 2)}
+	register(t, c, ref("globex", "finance", "budget"), spec)                // added
+	if err := c.Drop(ctx, ref("globex", "finance", "ledger")); err != nil { // removed
+		t.Fatal(err)
+	}
+	d := putTombstone(t, st, ref("acme", "hr", "interns"), spec, t0, t0.Add(time.Hour)) // a new tombstone
+	purged, err := st.ScanPrefix(ctx, "dropped/initech/")
+	if err != nil || len(purged) != 1 {
+		t.Fatalf("initech tombstones %v, %v", purged, err)
+	}
+	purgedKey := "dropped/initech/" + purged[0].Key
+	if err := st.Delete(ctx, purgedKey); err != nil { // purged: initech goes
+		t.Fatal(err)
+	}
+	dKey, _ := d.Key()
+	keys := []string{"tbl/globex/finance/budget", "tbl/globex/finance/ledger", dKey,
+		purgedKey, catalog.ChangesKey, "quota/acme", "tbl/bad"}
+	applied, err := snapshot.Apply(ctx, st, baseR, keys, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if applied.Tenants != 3 || applied.Writes != 2 {
+		t.Fatalf("applied %d tenants, %d writes; want 3 (acme, globex, initech), 2", applied.Tenants, applied.Writes)
+	}
+	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1})
+	got, want := applied.Written.Header, full.Written.Header
+	if got.ContentHash != want.ContentHash || got.Counts != want.Counts {
+		t.Fatalf("applied blob %+v, full build %+v", got, want)
+	}
+	if got.Marker.Changes != 9 || !got.Marker.FullScanAt.Equal(t0) {
+		t.Fatalf("marker %+v, want 7+2 changes and the base's full-scan time", got.Marker)
+	}
+	r := open(t, applied.Blob)
+	for name, gen := range map[string]uint64{"acme": 2, "globex": 2, "umbrella": 1} {
+		if e, ok := r.Entry(name); !ok || e.Generation != gen {
+			t.Errorf("%s: generation %d (in blob %v), want %d", name, e.Generation, ok, gen)
+		}
+	}
+	if _, ok := r.Entry("initech"); ok {
+		t.Error("initech, whose only tombstone was purged, is still in the blob")
+	}
+	if s := tenant(t, r, "acme"); s.Tombstones.Name.Len() != 2 {
+		t.Errorf("acme has %d tombstones, want 2", s.Tombstones.Name.Len())
+	}
+}

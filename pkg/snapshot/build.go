@@ -1,0 +1,260 @@
+package snapshot
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore"
+)
+
+// BuildOptions qualify Build.
+type BuildOptions struct {
+	// Generation and CreatedAt go into the blob's header; a changed tenant
+	// gets them as its own generation and change time. CreatedAt is also
+	// the time at which expired tombstones are left out.
+	Generation uint64
+	CreatedAt  time.Time
+	// Previous is the index of the blob this one replaces: a tenant whose
+	// segment is unchanged keeps its Generation and ChangedAt.
+	Previous []Entry
+	// Marker is the change marker the blob records.
+	Marker Marker
+}
+
+// Built is what one Build read and wrote.
+type Built struct {
+	// Blob is the one-file form of the blob and Written its parts.
+	Blob    []byte
+	Written *Written
+	// Counts are the blob's; Tombstones how many tombstones it holds.
+	Counts     catalog.Counts
+	Tombstones int
+	// Stats is what the metastore reported of its scans (registrations
+	// and tombstones, summed).
+	Stats metastore.ScanStats
+	// SkippedKeys holds some of the malformed entries' keys (up to 16,
+	// sorted), for the log.
+	SkippedKeys []string
+	// DistinctSchemas is how many distinct schema byte strings the tables
+	// hold (each is checked once and kept once).
+	DistinctSchemas int
+}
+
+// maxSkippedKeys bounds Built.SkippedKeys.
+const maxSkippedKeys = 16
+
+// Build scans the registrations (catalog.KeyPrefix) and the tombstones
+// (catalog.TombstonePrefix) once each and writes a blob of them. Each entry
+// is decoded into its row as the scan hands it over and then dropped;
+// identical schema bytes are checked and kept once. A malformed key or
+// value is skipped and counted (Counts.Skipped), never fatal; a table whose
+// schema bytes are missing or do not decode is kept, marked
+// schema-unavailable; an expired tombstone is left out.
+func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built, error) {
+	var out Built
+	tenants := map[string]*tenantRows{}
+	rowsOf := func(tenant string) *tenantRows {
+		r, ok := tenants[tenant]
+		if !ok {
+			r = &tenantRows{}
+			tenants[tenant] = r
+		}
+		return r
+	}
+	skip := func(key string) {
+		out.Counts.Skipped++
+		if len(out.SkippedKeys) < maxSkippedKeys {
+			out.SkippedKeys = append(out.SkippedKeys, key)
+		}
+	}
+	rc := newRowCache()
+	stats, err := metastore.Visit(ctx, store, catalog.KeyPrefix, func(e metastore.Entry) error {
+		ref, err := catalog.ParseKey(e.Key)
+		if err != nil {
+			skip(catalog.KeyPrefix + e.Key)
+			return nil
+		}
+		reg, err := catalog.DecodeRegistration(e.Value)
+		if err != nil {
+			skip(catalog.KeyPrefix + e.Key)
+			return nil
+		}
+		r := rowsOf(ref.Tenant)
+		r.tables = append(r.tables, rc.table(ref, reg))
+		return nil
+	})
+	addStats(&out.Stats, stats)
+	if err != nil {
+		return out, fmt.Errorf("snapshot: scan registrations: %w", err)
+	}
+	stats, err = metastore.Visit(ctx, store, catalog.TombstonePrefix, func(e metastore.Entry) error {
+		d, err := catalog.DecodeTombstone(e.Key, e.Value)
+		if err != nil {
+			skip(catalog.TombstonePrefix + e.Key)
+			return nil
+		}
+		if d.Expired(opts.CreatedAt) {
+			return nil
+		}
+		r := rowsOf(d.Ref.Tenant)
+		r.tombstones = append(r.tombstones, rc.tombstone(d))
+		return nil
+	})
+	addStats(&out.Stats, stats)
+	if err != nil {
+		return out, fmt.Errorf("snapshot: scan tombstones: %w", err)
+	}
+	slices.Sort(out.SkippedKeys)
+	out.DistinctSchemas = len(rc.schemas)
+	rc = nil
+	w, err := NewWriter(WriterOptions{Generation: opts.Generation, CreatedAt: opts.CreatedAt, Marker: opts.Marker,
+		Skipped: out.Counts.Skipped, Previous: opts.Previous})
+	if err != nil {
+		return out, err
+	}
+	for _, name := range slices.Sorted(mapKeys(tenants)) {
+		r := tenants[name]
+		if err := w.AddTenant(name, r.tables, r.tombstones); err != nil {
+			return out, err
+		}
+		out.Tombstones += len(r.tombstones)
+		delete(tenants, name) // its rows can go once its segment is written
+	}
+	out.Written, err = w.Finish()
+	if err != nil {
+		return out, err
+	}
+	out.Counts = out.Written.Header.Counts
+	out.Blob, err = out.Written.Blob()
+	return out, err
+}
+
+func addStats(to *metastore.ScanStats, s metastore.ScanStats) {
+	to.Pages += s.Pages
+	to.Scanned += s.Scanned
+	to.Kept += s.Kept
+	to.OutsidePrefix += s.OutsidePrefix
+	to.Malformed += s.Malformed
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// tenantRows are one tenant's rows while a blob is built.
+type tenantRows struct {
+	tables     []Table
+	tombstones []Tombstone
+}
+
+// rowCache makes rows of registrations, keeping each distinct string and
+// schema once and checking each distinct schema once.
+type rowCache struct {
+	strs    map[string]string
+	schemas map[string][]byte // nil value: does not decode
+}
+
+func newRowCache() *rowCache {
+	return &rowCache{strs: map[string]string{}, schemas: map[string][]byte{}}
+}
+
+func (c *rowCache) intern(s string) string {
+	if c == nil {
+		return s
+	}
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	c.strs[s] = s
+	return s
+}
+
+// table is a registration's row. Its schema bytes are kept when they
+// decode (checked once per distinct bytes), else the schema is unavailable.
+func (c *rowCache) table(ref catalog.TableRef, reg catalog.Registration) Table {
+	t := Table{Namespace: c.intern(ref.Namespace), Name: ref.Name, TableType: c.intern(reg.TableType()),
+		Location: reg.Location(), Version: reg.Version(), CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(),
+		Description: reg.Description(), Properties: reg.Properties(), UpdatedBy: c.intern(reg.UpdatedBy()), Op: c.intern(reg.Op())}
+	if !reg.HasSchema() {
+		return t
+	}
+	raw := reg.SchemaIPC()
+	if c == nil {
+		if _, err := catalog.DecodeSchema(raw); err == nil {
+			t.SchemaIPC = raw
+		}
+		return t
+	}
+	kept, ok := c.schemas[string(raw)]
+	if !ok {
+		if _, err := catalog.DecodeSchema(raw); err == nil {
+			kept = raw
+		}
+		c.schemas[string(raw)] = kept
+	}
+	t.SchemaIPC = kept
+	return t
+}
+
+// tombstone is a tombstone's row.
+func (c *rowCache) tombstone(d catalog.Tombstone) Tombstone {
+	return Tombstone{Namespace: c.intern(d.Ref.Namespace), Name: d.Ref.Name, Version: d.Registration.Version(),
+		CreationID: d.Registration.CreationID(), DroppedAt: d.DroppedAt, DroppedBy: c.intern(d.DroppedBy), ExpiresAt: d.ExpiresAt}
+}
+
+// tenantOfKey returns the tenant a changed key belongs to: a registration's
+// (catalog.KeyPrefix) or a tombstone's (catalog.TombstonePrefix); false for
+// any other key.
+func tenantOfKey(key string) (string, bool) {
+	for _, p := range []string{catalog.KeyPrefix, catalog.TombstonePrefix} {
+		if rest, ok := strings.CutPrefix(key, p); ok {
+			tenant, _, ok := strings.Cut(rest, "/")
+			return tenant, ok && catalog.ValidateName("tenant", tenant) == nil
+		}
+	}
+	return "", false
+}
+
+// TableOf is a registration's row: its schema bytes are kept when they
+// decode, else the schema is unavailable.
+func TableOf(ref catalog.TableRef, reg catalog.Registration) Table {
+	return (*rowCache)(nil).table(ref, reg)
+}
+
+// Registered is one registration and the table it is registered as.
+type Registered struct {
+	Ref          catalog.TableRef
+	Registration catalog.Registration
+}
+
+// WriteRegistrations writes a blob of registrations already in hand (in
+// any order; a tool or a test that has them without a metastore), through
+// a Writer as Build does.
+func WriteRegistrations(regs []Registered, opts WriterOptions) (*Written, error) {
+	byTenant := map[string][]Table{}
+	rc := newRowCache()
+	for _, r := range regs {
+		byTenant[r.Ref.Tenant] = append(byTenant[r.Ref.Tenant], rc.table(r.Ref, r.Registration))
+	}
+	w, err := NewWriter(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(mapKeys(byTenant)) {
+		if err := w.AddTenant(name, byTenant[name], nil); err != nil {
+			return nil, err
+		}
+		delete(byTenant, name)
+	}
+	return w.Finish()
+}

@@ -1,0 +1,76 @@
+// Package snapshot is the snapshot blob format: what refresh publishes and
+// discovery serves from. It has one writer (Writer: AddTenant, CopyTenant,
+// AddEntry, Finish) and one reader (Open, OpenManifest, Reader.Tenant), and
+// the two ways refresh makes a blob with them: a full build from the
+// metastore (Build) and a stream batch applied to the previous blob
+// (Apply).
+//
+// # Format version 4
+//
+// A blob is a manifest followed by one segment per tenant. The manifest is
+// self-contained and checksummed without the segments; each segment is
+// named in the manifest by its content address (the SHA-256 of its stored,
+// compressed bytes) and its size, so a segment can be stored, fetched and
+// verified on its own:
+//
+//	offset size  field (little endian)
+//	0      8     magic "LAKESNAP"
+//	8      2     format version: 4
+//	10     2     codec: 1 = zstd
+//	12     8     generation
+//	20     8     created at, Unix nanoseconds
+//	28     8     tables
+//	36     8     tables with the schema unavailable
+//	44     8     registrations skipped as malformed by the last full scan
+//	52     8     manifest bytes after the header (change marker and index)
+//	60     8     body bytes: the manifest after the header plus every segment
+//	68     32    content hash: SHA-256 over each tenant's name and address
+//	100    4     CRC-32C of bytes 0–99 and of the manifest after the header
+//	104    8     change marker: the catalog change counter (Marker.Changes)
+//	112    8     change marker: the last full scan, Unix ns (Marker.FullScanAt)
+//	120    …     index: u32 tenants, then per tenant, sorted by name:
+//	               u16 name length, name, u64 stored bytes, u64 payload
+//	               bytes (uncompressed), u64 tables, u64 tables with the
+//	               schema unavailable, u64 tombstones, u64 generation of its
+//	               last change, i64 that blob's creation time (Unix ns),
+//	               32 bytes address: SHA-256 of the stored bytes
+//	…      …     the segments, back to back in index order (the one-file
+//	             form; a store may keep them apart, see OpenManifest)
+//
+// Bytes 0–119 are laid out as in version 3, so a refresh reads the change
+// marker from the first MarkerPrefix bytes of either version.
+//
+// A segment is one zstd frame. Uncompressed it holds three Arrow IPC
+// streams, each preceded by its length (u64), each with one record batch:
+//
+//   - tables (TablesSchema): namespace, name, table_type, schema_ref (an
+//     int32 into the segment's schemas; null when the schema is
+//     unavailable), location, version, created_at, updated_at,
+//     description, properties (map<string,string>, null when none),
+//     updated_by, op; sorted by (namespace, name). No tenant column: the
+//     index names the tenant.
+//   - schemas (SchemasSchema): each distinct Arrow IPC schema message of
+//     the tenant's tables, once.
+//   - tombstones (TombstonesSchema): the tenant's dropped tables still in
+//     retention: namespace, name, version, creation_id, dropped_at,
+//     dropped_by, expires_at; sorted by (namespace, name, creation_id).
+//     Discovery never serves them as tables; they feed the change feed.
+//
+// Each stream's schema message is verified (catalog.VerifySchemaMessage)
+// before the IPC reader sees it, and must equal the expected schema. One
+// function checks a segment (its address, size, streams, names, order,
+// references and counts against its index entry); every decode failure
+// wraps exactly one of ErrCorrupt and ErrVersion.
+//
+// # Versions and the deploy order
+//
+// The writer writes version 4 only. The reader reads versions 3 and 4 (a
+// version 3 tenant is laid out as a version 4 segment when it is read), so
+// a discovery of this release serves what the previous refresh published.
+// Versions 1 and 2 are no longer read: refresh has written version 3 since
+// the release before. Deploy discovery first, then refresh: an older
+// discovery that meets a version 4 blob rejects it as an unknown version
+// and keeps serving its last good snapshot (it never serves a blob it
+// cannot read), so deploying refresh first is safe but stalls discovery at
+// the last version 3 snapshot until it is upgraded too.
+package snapshot

@@ -1,0 +1,151 @@
+package snapshot
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Reader is an opened blob: its verified manifest, and the stored segments
+// it holds, decoded one tenant at a time on demand. It is safe for
+// concurrent use once opened (Attach is not: attach every segment before
+// sharing the reader).
+type Reader struct {
+	header  Header
+	entries []Entry
+	segs    [][]byte // stored bytes in index order; nil until attached
+	mem     memory.Allocator
+	v3      *v3Blob // a version 3 blob's segments
+}
+
+// ReaderOptions qualify Open and OpenManifest.
+type ReaderOptions struct {
+	Options
+	// Allocator holds the decoded segments' arrays. Default
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Open verifies a blob in its one-file form (the manifest, its checksum
+// and content hash, and every segment against its address) and returns it
+// without decompressing any segment. It reads versions 3 and 4. Every
+// failure wraps ErrCorrupt or ErrVersion; no input panics.
+func Open(b []byte, opts ReaderOptions) (*Reader, error) {
+	h, err := ReadHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(b)-HeaderSize) != h.BodyBytes {
+		return nil, corrupt("header says %d body bytes, blob has %d", h.BodyBytes, len(b)-HeaderSize)
+	}
+	if h.Version == Version3 {
+		if opts.Allocator == nil {
+			opts.Allocator = memory.DefaultAllocator
+		}
+		return openV3(b, h, opts)
+	}
+	r, err := OpenManifest(b, opts)
+	if err != nil {
+		return nil, err
+	}
+	pos := HeaderSize + int(r.header.ManifestBytes)
+	for _, e := range r.entries {
+		if err := r.Attach(e.Tenant, b[pos:pos+e.StoredBytes:pos+e.StoredBytes]); err != nil {
+			return nil, err
+		}
+		pos += e.StoredBytes
+	}
+	return r, nil
+}
+
+// OpenManifest verifies a version 4 manifest (the first
+// HeaderSize+Header.ManifestBytes bytes of a blob; more are ignored)
+// without any segment: segments are then attached with Attach. Every
+// failure wraps ErrCorrupt or ErrVersion.
+func OpenManifest(b []byte, opts ReaderOptions) (*Reader, error) {
+	h, entries, err := parseManifest(b, opts.Options)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	return &Reader{header: h, entries: entries, segs: make([][]byte, len(entries)), mem: opts.Allocator}, nil
+}
+
+// Attach gives a manifest the stored bytes of a tenant's segment after
+// checking them against the tenant's address and size (ErrCorrupt when
+// they differ, ErrNoTenant for a tenant the manifest does not name). The
+// reader keeps stored; do not modify it.
+func (r *Reader) Attach(tenant string, stored []byte) error {
+	i, ok := r.find(tenant)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNoTenant, tenant)
+	}
+	if r.v3 != nil {
+		return fmt.Errorf("snapshot: attach %q: a version 3 blob has no separate segments", tenant)
+	}
+	e := &r.entries[i]
+	if len(stored) != e.StoredBytes || sha256Sum(stored) != e.Address {
+		return corrupt("tenant %q: segment does not match its address", tenant)
+	}
+	r.segs[i] = stored
+	return nil
+}
+
+// Header returns the blob's header.
+func (r *Reader) Header() Header { return r.header }
+
+// Entries returns the index, sorted by tenant. The slice is shared: do not
+// modify it.
+func (r *Reader) Entries() []Entry { return r.entries }
+
+// Entry returns a tenant's index entry; false when the blob does not hold
+// the tenant.
+func (r *Reader) Entry(tenant string) (Entry, bool) {
+	i, ok := r.find(tenant)
+	if !ok {
+		return Entry{}, false
+	}
+	return r.entries[i], true
+}
+
+func (r *Reader) find(tenant string) (int, bool) {
+	i := sort.Search(len(r.entries), func(i int) bool { return r.entries[i].Tenant >= tenant })
+	return i, i < len(r.entries) && r.entries[i].Tenant == tenant
+}
+
+// Stored returns a tenant's stored segment bytes, verified against its
+// address (shared: do not modify). A version 3 blob has none to give
+// (ErrVersion).
+func (r *Reader) Stored(tenant string) ([]byte, error) {
+	i, ok := r.find(tenant)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
+	case r.v3 != nil:
+		return nil, fmt.Errorf("%w: a version 3 segment is not stored as version 4", ErrVersion)
+	case r.segs[i] == nil:
+		return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
+	}
+	return r.segs[i], nil
+}
+
+// Tenant decompresses, decodes and checks one tenant's segment. A tenant
+// the blob does not hold is ErrNoTenant, a segment not attached
+// ErrDetached; every check failure wraps ErrCorrupt. The caller releases
+// the segment.
+func (r *Reader) Tenant(tenant string) (*Segment, error) {
+	i, ok := r.find(tenant)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
+	}
+	if r.v3 != nil {
+		return r.v3Tenant(i)
+	}
+	if r.segs[i] == nil {
+		return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
+	}
+	return decodeSegment(r.entries[i], r.segs[i], r.mem)
+}

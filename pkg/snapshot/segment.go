@@ -1,0 +1,474 @@
+package snapshot
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+)
+
+var timestampUTC = &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}
+
+// TablesSchema is the schema of a segment's tables record batch.
+var TablesSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "namespace", Type: arrow.BinaryTypes.String},
+	{Name: "name", Type: arrow.BinaryTypes.String},
+	{Name: "table_type", Type: arrow.BinaryTypes.String},
+	{Name: "schema_ref", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+	{Name: "location", Type: arrow.BinaryTypes.String},
+	{Name: "version", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "created_at", Type: timestampUTC},
+	{Name: "updated_at", Type: timestampUTC},
+	{Name: "description", Type: arrow.BinaryTypes.String},
+	{Name: "properties", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String), Nullable: true},
+	{Name: "updated_by", Type: arrow.BinaryTypes.String},
+	{Name: "op", Type: arrow.BinaryTypes.String},
+}, nil)
+
+// SchemasSchema is the schema of a segment's distinct table schemas.
+var SchemasSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "schema_ipc", Type: arrow.BinaryTypes.Binary},
+}, nil)
+
+// TombstonesSchema is the schema of a segment's tombstones record batch.
+var TombstonesSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "namespace", Type: arrow.BinaryTypes.String},
+	{Name: "name", Type: arrow.BinaryTypes.String},
+	{Name: "version", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "creation_id", Type: arrow.BinaryTypes.String},
+	{Name: "dropped_at", Type: timestampUTC},
+	{Name: "dropped_by", Type: arrow.BinaryTypes.String},
+	{Name: "expires_at", Type: timestampUTC, Nullable: true},
+}, nil)
+
+// Table is one table of a tenant as the writer takes it and Segment.Table
+// returns it.
+type Table struct {
+	Namespace, Name string
+	TableType       string
+	// SchemaIPC is the exact Arrow IPC schema message, checked to decode,
+	// or nil when the schema is unavailable.
+	SchemaIPC   []byte
+	Location    string
+	Version     int64
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	Description string
+	Properties  map[string]string
+	UpdatedBy   string
+	Op          string
+}
+
+// HasSchema reports whether the table's schema is available.
+func (t *Table) HasSchema() bool { return t.SchemaIPC != nil }
+
+// Tombstone is one dropped table of a tenant, still in retention.
+type Tombstone struct {
+	Namespace, Name string
+	Version         int64
+	CreationID      string
+	DroppedAt       time.Time
+	DroppedBy       string
+	// ExpiresAt is when retention ends (zero: never).
+	ExpiresAt time.Time
+}
+
+// TableColumns are the columns of a segment's tables record batch
+// (TablesSchema), sorted by (namespace, name).
+type TableColumns struct {
+	Namespace, Name, TableType *array.String
+	// SchemaRef indexes Segment.Schemas; null where the schema is
+	// unavailable.
+	SchemaRef            *array.Int32
+	Location             *array.String
+	Version              *array.Int64
+	CreatedAt, UpdatedAt *array.Timestamp
+	Description          *array.String
+	// Properties is null for a table without properties; keys are sorted.
+	Properties    *array.Map
+	UpdatedBy, Op *array.String
+}
+
+// TombstoneColumns are the columns of a segment's tombstones record batch
+// (TombstonesSchema), sorted by (namespace, name, creation_id).
+type TombstoneColumns struct {
+	Namespace, Name *array.String
+	Version         *array.Int64
+	CreationID      *array.String
+	DroppedAt       *array.Timestamp
+	DroppedBy       *array.String
+	ExpiresAt       *array.Timestamp
+}
+
+// Segment is one tenant's decoded and checked segment. Its arrays are
+// immutable and safe for concurrent reads; Release gives their memory back
+// to the allocator.
+type Segment struct {
+	Tenant     string
+	Tables     TableColumns
+	Schemas    *array.Binary
+	Tombstones TombstoneColumns
+	// Bytes is what the decoded arrays hold.
+	Bytes int64
+
+	recs []arrow.RecordBatch
+}
+
+// NumTables is how many tables the segment holds.
+func (s *Segment) NumTables() int { return s.Tables.Name.Len() }
+
+// Schema returns row i's schema IPC message (nil when unavailable). The
+// bytes point into the segment: do not modify them.
+func (s *Segment) Schema(i int) []byte {
+	if s.Tables.SchemaRef.IsNull(i) {
+		return nil
+	}
+	return s.Schemas.Value(int(s.Tables.SchemaRef.Value(i)))
+}
+
+// Table returns row i as a Table, its strings and bytes copied.
+func (s *Segment) Table(i int) Table {
+	c := s.Tables
+	t := Table{Namespace: strings.Clone(c.Namespace.Value(i)), Name: strings.Clone(c.Name.Value(i)),
+		TableType: strings.Clone(c.TableType.Value(i)), SchemaIPC: bytes.Clone(s.Schema(i)), Location: strings.Clone(c.Location.Value(i)),
+		Version: c.Version.Value(i), CreatedAt: c.CreatedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
+		UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), Description: strings.Clone(c.Description.Value(i)),
+		Properties: s.Properties(i), UpdatedBy: strings.Clone(c.UpdatedBy.Value(i)), Op: strings.Clone(c.Op.Value(i))}
+	if !s.Tables.SchemaRef.IsNull(i) && t.SchemaIPC == nil {
+		t.SchemaIPC = []byte{}
+	}
+	return t
+}
+
+// Properties returns row i's properties as a new map (nil when none).
+func (s *Segment) Properties(i int) map[string]string {
+	m := s.Tables.Properties
+	if m.IsNull(i) {
+		return nil
+	}
+	lo, hi := m.ValueOffsets(i)
+	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
+	out := make(map[string]string, hi-lo)
+	for j := lo; j < hi; j++ {
+		out[strings.Clone(keys.Value(int(j)))] = strings.Clone(items.Value(int(j)))
+	}
+	return out
+}
+
+// Tombstone returns tombstone row i, its strings copied.
+func (s *Segment) Tombstone(i int) Tombstone {
+	c := s.Tombstones
+	d := Tombstone{Namespace: strings.Clone(c.Namespace.Value(i)), Name: strings.Clone(c.Name.Value(i)), Version: c.Version.Value(i),
+		CreationID: strings.Clone(c.CreationID.Value(i)), DroppedAt: c.DroppedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
+		DroppedBy: strings.Clone(c.DroppedBy.Value(i))}
+	if c.ExpiresAt.IsValid(i) {
+		d.ExpiresAt = c.ExpiresAt.Value(i).ToTime(arrow.Microsecond).UTC()
+	}
+	return d
+}
+
+// Release releases the segment's arrays.
+func (s *Segment) Release() {
+	for _, r := range s.recs {
+		r.Release()
+	}
+	s.recs = nil
+}
+
+// compareTables orders tables by (namespace, name).
+func compareTables(a, b *Table) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+}
+
+func compareTombstones(a, b *Tombstone) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name), strings.Compare(a.CreationID, b.CreationID))
+}
+
+// encodePayload lays out a tenant's tables and tombstones (sorted, checked
+// by the caller) as an uncompressed segment.
+func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone) ([]byte, int, error) {
+	var out bytes.Buffer
+	stream := func(rec arrow.RecordBatch) error {
+		defer rec.Release()
+		var buf bytes.Buffer
+		w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+		if err := w.Close(); err != nil {
+			return err
+		}
+		out.Write(binary.LittleEndian.AppendUint64(nil, uint64(buf.Len())))
+		out.Write(buf.Bytes())
+		return nil
+	}
+	tb := array.NewRecordBuilder(mem, TablesSchema)
+	defer tb.Release()
+	sb := array.NewRecordBuilder(mem, SchemasSchema)
+	defer sb.Release()
+	ns, name, typ := tb.Field(0).(*array.StringBuilder), tb.Field(1).(*array.StringBuilder), tb.Field(2).(*array.StringBuilder)
+	ref, loc, ver := tb.Field(3).(*array.Int32Builder), tb.Field(4).(*array.StringBuilder), tb.Field(5).(*array.Int64Builder)
+	created, updated := tb.Field(6).(*array.TimestampBuilder), tb.Field(7).(*array.TimestampBuilder)
+	desc, props := tb.Field(8).(*array.StringBuilder), tb.Field(9).(*array.MapBuilder)
+	by, op := tb.Field(10).(*array.StringBuilder), tb.Field(11).(*array.StringBuilder)
+	keys, items := props.KeyBuilder().(*array.StringBuilder), props.ItemBuilder().(*array.StringBuilder)
+	schemas := sb.Field(0).(*array.BinaryBuilder)
+	seen := map[string]int32{}
+	unavailable := 0
+	for i := range tables {
+		t := &tables[i]
+		ns.Append(t.Namespace)
+		name.Append(t.Name)
+		typ.Append(t.TableType)
+		if t.SchemaIPC == nil {
+			ref.AppendNull()
+			unavailable++
+		} else {
+			r, ok := seen[string(t.SchemaIPC)]
+			if !ok {
+				r = int32(len(seen))
+				seen[string(t.SchemaIPC)] = r
+				schemas.Append(t.SchemaIPC)
+			}
+			ref.Append(r)
+		}
+		loc.Append(t.Location)
+		ver.Append(t.Version)
+		created.Append(arrow.Timestamp(t.CreatedAt.UnixMicro()))
+		updated.Append(arrow.Timestamp(t.UpdatedAt.UnixMicro()))
+		desc.Append(t.Description)
+		if len(t.Properties) == 0 {
+			props.AppendNull()
+		} else {
+			props.Append(true)
+			for _, k := range slices.Sorted(maps.Keys(t.Properties)) {
+				keys.Append(k)
+				items.Append(t.Properties[k])
+			}
+		}
+		by.Append(t.UpdatedBy)
+		op.Append(t.Op)
+	}
+	if err := stream(tb.NewRecordBatch()); err != nil {
+		return nil, 0, err
+	}
+	if err := stream(sb.NewRecordBatch()); err != nil {
+		return nil, 0, err
+	}
+	db := array.NewRecordBuilder(mem, TombstonesSchema)
+	defer db.Release()
+	dns, dname, dver := db.Field(0).(*array.StringBuilder), db.Field(1).(*array.StringBuilder), db.Field(2).(*array.Int64Builder)
+	did, dat, dby, dexp := db.Field(3).(*array.StringBuilder), db.Field(4).(*array.TimestampBuilder), db.Field(5).(*array.StringBuilder), db.Field(6).(*array.TimestampBuilder)
+	for i := range tombstones {
+		d := &tombstones[i]
+		dns.Append(d.Namespace)
+		dname.Append(d.Name)
+		dver.Append(d.Version)
+		did.Append(d.CreationID)
+		dat.Append(arrow.Timestamp(d.DroppedAt.UnixMicro()))
+		dby.Append(d.DroppedBy)
+		if d.ExpiresAt.IsZero() {
+			dexp.AppendNull()
+		} else {
+			dexp.Append(arrow.Timestamp(d.ExpiresAt.UnixMicro()))
+		}
+	}
+	if err := stream(db.NewRecordBatch()); err != nil {
+		return nil, 0, err
+	}
+	return out.Bytes(), unavailable, nil
+}
+
+// decodeSegment decompresses and checks a tenant's stored segment against
+// its index entry: the one place a segment is checked. Every failure wraps
+// ErrCorrupt.
+func decodeSegment(e Entry, stored []byte, mem memory.Allocator) (*Segment, error) {
+	if len(stored) != e.StoredBytes || sha256.Sum256(stored) != e.Address {
+		return nil, corrupt("tenant %q: segment does not match its address", e.Tenant)
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(uint64(e.PayloadBytes), 1)))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: make a segment decoder: %w", err)
+	}
+	defer dec.Close()
+	// Capacity from what the stored bytes can hold at most, not from the
+	// index's claim alone.
+	payload, err := dec.DecodeAll(stored, make([]byte, 0, min(e.PayloadBytes, 64*len(stored)+4096)))
+	if err != nil {
+		return nil, corrupt("tenant %q: decompress: %v", e.Tenant, err)
+	}
+	if len(payload) != e.PayloadBytes {
+		return nil, corrupt("tenant %q: segment of %d bytes, index says %d", e.Tenant, len(payload), e.PayloadBytes)
+	}
+	seg, err := readPayload(e, payload, mem)
+	if err != nil {
+		return nil, corrupt("tenant %q: %v", e.Tenant, err)
+	}
+	return seg, nil
+}
+
+// readPayload reads and checks the three streams of an uncompressed
+// segment.
+func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, err error) {
+	seg = &Segment{Tenant: e.Tenant}
+	defer func() {
+		// The IPC reader trusts offsets in well-formed-looking messages; a
+		// segment that passed its address but is still wrong must not crash.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed segment: %v", r)
+		}
+		if err != nil {
+			seg.Release()
+			seg = nil
+		}
+	}()
+	rest := payload
+	var recs [3]arrow.RecordBatch
+	for k, want := range []*arrow.Schema{TablesSchema, SchemasSchema, TombstonesSchema} {
+		if len(rest) < 8 {
+			return seg, fmt.Errorf("stream %d truncated", k)
+		}
+		n := binary.LittleEndian.Uint64(rest)
+		rest = rest[8:]
+		if n > uint64(len(rest)) {
+			return seg, fmt.Errorf("stream %d of %d bytes in the %d left", k, n, len(rest))
+		}
+		rec, err := readStream(rest[:n], want, mem)
+		if err != nil {
+			return seg, fmt.Errorf("stream %d: %v", k, err)
+		}
+		recs[k] = rec
+		seg.recs = append(seg.recs, rec)
+		seg.Bytes += int64(n)
+		rest = rest[n:]
+	}
+	if len(rest) != 0 {
+		return seg, fmt.Errorf("%d bytes after the last stream", len(rest))
+	}
+	tc := recs[0].Columns()
+	seg.Tables = TableColumns{Namespace: tc[0].(*array.String), Name: tc[1].(*array.String), TableType: tc[2].(*array.String),
+		SchemaRef: tc[3].(*array.Int32), Location: tc[4].(*array.String), Version: tc[5].(*array.Int64),
+		CreatedAt: tc[6].(*array.Timestamp), UpdatedAt: tc[7].(*array.Timestamp), Description: tc[8].(*array.String),
+		Properties: tc[9].(*array.Map), UpdatedBy: tc[10].(*array.String), Op: tc[11].(*array.String)}
+	seg.Schemas = recs[1].Column(0).(*array.Binary)
+	dc := recs[2].Columns()
+	seg.Tombstones = TombstoneColumns{Namespace: dc[0].(*array.String), Name: dc[1].(*array.String), Version: dc[2].(*array.Int64),
+		CreationID: dc[3].(*array.String), DroppedAt: dc[4].(*array.Timestamp), DroppedBy: dc[5].(*array.String), ExpiresAt: dc[6].(*array.Timestamp)}
+	return seg, checkSegment(e, seg)
+}
+
+// readStream reads one IPC stream of exactly one record batch of schema
+// want, its schema message verified before the IPC reader sees it.
+func readStream(b []byte, want *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+	// The IPC reader recurses into field children with no depth limit, and
+	// a stack overflow is a fatal error no recover() catches.
+	if err := catalog.VerifySchemaMessage(b); err != nil {
+		return nil, fmt.Errorf("schema message: %v", err)
+	}
+	rdr, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(mem),
+		ipc.WithMetadataSizeLimit(int64(len(b))), ipc.WithBodySizeLimit(int64(len(b))))
+	if err != nil {
+		return nil, err
+	}
+	defer rdr.Release()
+	if !rdr.Schema().Equal(want) {
+		return nil, fmt.Errorf("schema %s, want %s", rdr.Schema(), want)
+	}
+	if !rdr.Next() {
+		if err := rdr.Err(); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("no record batch")
+	}
+	rec := rdr.RecordBatch()
+	rec.Retain()
+	if rdr.Next() {
+		rec.Release()
+		return nil, fmt.Errorf("more than one record batch")
+	}
+	if err := rdr.Err(); err != nil {
+		rec.Release()
+		return nil, err
+	}
+	for i, col := range rec.Columns() {
+		if err := array.ValidateFull(col); err != nil {
+			rec.Release()
+			return nil, fmt.Errorf("column %s: %v", rec.Schema().Field(i).Name, err)
+		}
+		if !rec.Schema().Field(i).Nullable && col.NullN() != 0 {
+			rec.Release()
+			return nil, fmt.Errorf("column %s has nulls", rec.Schema().Field(i).Name)
+		}
+	}
+	return rec, nil
+}
+
+// checkSegment checks a decoded segment against its index entry: counts,
+// names, order, schema references.
+func checkSegment(e Entry, s *Segment) error {
+	c := s.Tables
+	n := c.Name.Len()
+	if n != e.Tables {
+		return fmt.Errorf("%d tables, index counts %d", n, e.Tables)
+	}
+	if s.Tombstones.Name.Len() != e.Tombstones {
+		return fmt.Errorf("%d tombstones, index counts %d", s.Tombstones.Name.Len(), e.Tombstones)
+	}
+	if k := c.Properties.Keys(); k.NullN() != 0 {
+		return fmt.Errorf("a property key is null")
+	}
+	if it := c.Properties.Items(); it.NullN() != 0 {
+		return fmt.Errorf("a property value is null")
+	}
+	unavailable := 0
+	for i := range n {
+		ns, name := c.Namespace.Value(i), c.Name.Value(i)
+		if err := catalog.ValidateName("namespace", ns); err != nil {
+			return err
+		}
+		if err := catalog.ValidateName("table", name); err != nil {
+			return err
+		}
+		if i > 0 && cmp.Or(strings.Compare(c.Namespace.Value(i-1), ns), strings.Compare(c.Name.Value(i-1), name)) >= 0 {
+			return fmt.Errorf("tables out of order at %s.%s", ns, name)
+		}
+		if c.SchemaRef.IsNull(i) {
+			unavailable++
+		} else if r := c.SchemaRef.Value(i); r < 0 || int(r) >= s.Schemas.Len() {
+			return fmt.Errorf("table %s.%s: schema reference %d out of range", ns, name, r)
+		}
+	}
+	if unavailable != e.SchemaUnavailable {
+		return fmt.Errorf("%d tables without a schema, index counts %d", unavailable, e.SchemaUnavailable)
+	}
+	d := s.Tombstones
+	for i := range d.Name.Len() {
+		ns, name := d.Namespace.Value(i), d.Name.Value(i)
+		if err := catalog.ValidateName("namespace", ns); err != nil {
+			return err
+		}
+		if err := catalog.ValidateName("table", name); err != nil {
+			return err
+		}
+		if i > 0 && cmp.Or(strings.Compare(d.Namespace.Value(i-1), ns), strings.Compare(d.Name.Value(i-1), name),
+			strings.Compare(d.CreationID.Value(i-1), d.CreationID.Value(i))) >= 0 {
+			return fmt.Errorf("tombstones out of order at %s.%s", ns, name)
+		}
+	}
+	return nil
+}
+
+func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

@@ -1,0 +1,214 @@
+package snapshot
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+)
+
+// WriterOptions qualify a Writer.
+type WriterOptions struct {
+	// Generation and CreatedAt go into the header; a tenant added with
+	// AddTenant gets them as its own generation and change time unless
+	// Previous holds its segment unchanged.
+	Generation uint64
+	CreatedAt  time.Time
+	// Marker is the change marker the blob records.
+	Marker Marker
+	// Skipped is how many registrations the last full scan skipped as
+	// malformed (Header.Counts.Skipped).
+	Skipped int
+	// Previous is the index of the blob this one replaces: a tenant whose
+	// segment address is unchanged keeps its Generation and ChangedAt.
+	Previous []Entry
+	// Allocator is used for the Arrow arrays the writer builds. Default
+	// memory.DefaultAllocator.
+	Allocator memory.Allocator
+}
+
+// Writer writes a version 4 blob, one tenant at a time in strictly
+// ascending name order: every blob, whether built from a full scan or from
+// a previous blob and a batch of changes, is written by it. A Writer is not
+// safe for concurrent use.
+type Writer struct {
+	opts    WriterOptions
+	prev    map[string]Entry
+	enc     *zstd.Encoder
+	entries []Entry
+	segs    [][]byte
+	err     error
+}
+
+// NewWriter returns a writer of one blob.
+func NewWriter(opts WriterOptions) (*Writer, error) {
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: make a segment encoder: %w", err)
+	}
+	w := &Writer{opts: opts, enc: enc, prev: make(map[string]Entry, len(opts.Previous))}
+	for _, e := range opts.Previous {
+		w.prev[e.Tenant] = e
+	}
+	return w, nil
+}
+
+// next checks that tenant comes after the tenants written so far.
+func (w *Writer) next(tenant string) error {
+	if w.err != nil {
+		return w.err
+	}
+	if err := catalog.ValidateName("tenant", tenant); err != nil {
+		return fmt.Errorf("snapshot: write tenant: %w", err)
+	}
+	if n := len(w.entries); n > 0 && w.entries[n-1].Tenant >= tenant {
+		return fmt.Errorf("snapshot: write tenant %q after %q: tenants go in ascending order", tenant, w.entries[n-1].Tenant)
+	}
+	return nil
+}
+
+// AddTenant encodes and compresses a tenant's segment from its tables and
+// tombstones, which it sorts in place (by namespace and name, tombstones
+// then by creation id). Every name is validated; two tables of one name
+// are an error. A tenant with neither tables nor tombstones is left out.
+// The tables' schema bytes must have been checked to decode.
+func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone) error {
+	if err := w.next(tenant); err != nil {
+		return err
+	}
+	if len(tables) == 0 && len(tombstones) == 0 {
+		return nil
+	}
+	slices.SortFunc(tables, func(a, b Table) int { return compareTables(&a, &b) })
+	slices.SortFunc(tombstones, func(a, b Tombstone) int { return compareTombstones(&a, &b) })
+	for i := range tables {
+		t := &tables[i]
+		if err := (catalog.TableRef{Tenant: tenant, Namespace: t.Namespace, Name: t.Name}).Validate(); err != nil {
+			return fmt.Errorf("snapshot: write tenant %q: %w", tenant, err)
+		}
+		if i > 0 && compareTables(&tables[i-1], t) == 0 {
+			return fmt.Errorf("snapshot: write tenant %q: two tables %s.%s", tenant, t.Namespace, t.Name)
+		}
+	}
+	for i := range tombstones {
+		d := &tombstones[i]
+		if err := (catalog.TableRef{Tenant: tenant, Namespace: d.Namespace, Name: d.Name}).Validate(); err != nil {
+			return fmt.Errorf("snapshot: write tenant %q: tombstone: %w", tenant, err)
+		}
+		if i > 0 && compareTombstones(&tombstones[i-1], d) == 0 {
+			return fmt.Errorf("snapshot: write tenant %q: two tombstones of %s.%s %s", tenant, d.Namespace, d.Name, d.CreationID)
+		}
+	}
+	payload, unavailable, err := encodePayload(w.opts.Allocator, tables, tombstones)
+	if err != nil {
+		return fmt.Errorf("snapshot: encode the segment of %q: %w", tenant, err)
+	}
+	stored := w.enc.EncodeAll(payload, nil)
+	e := Entry{Tenant: tenant, Tables: len(tables), SchemaUnavailable: unavailable, Tombstones: len(tombstones),
+		Generation: w.opts.Generation, ChangedAt: w.opts.CreatedAt.UTC(), Address: sha256.Sum256(stored),
+		StoredBytes: len(stored), PayloadBytes: len(payload)}
+	if p, ok := w.prev[tenant]; ok && p.Address == e.Address {
+		e.Generation, e.ChangedAt = p.Generation, p.ChangedAt
+	}
+	w.entries = append(w.entries, e)
+	w.segs = append(w.segs, stored)
+	return nil
+}
+
+// CopyTenant carries a tenant of r over with its generation: a version 4
+// segment byte for byte with its index entry, a version 3 one decoded and
+// written again as version 4.
+func (w *Writer) CopyTenant(r *Reader, tenant string) error {
+	if err := w.next(tenant); err != nil {
+		return err
+	}
+	e, ok := r.Entry(tenant)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNoTenant, tenant)
+	}
+	if r.v3 != nil {
+		seg, err := r.Tenant(tenant)
+		if err != nil {
+			return err
+		}
+		defer seg.Release()
+		tables := make([]Table, seg.NumTables())
+		for i := range tables {
+			tables[i] = seg.Table(i)
+		}
+		if err := w.AddTenant(tenant, tables, nil); err != nil {
+			return err
+		}
+		// The same tables: the tenant keeps the generation of its change.
+		last := &w.entries[len(w.entries)-1]
+		last.Generation, last.ChangedAt = e.Generation, e.ChangedAt
+		return nil
+	}
+	stored, err := r.Stored(tenant)
+	if err != nil {
+		return err
+	}
+	w.entries = append(w.entries, e)
+	w.segs = append(w.segs, stored)
+	return nil
+}
+
+// AddEntry references a tenant's segment by its index entry alone (a
+// version 4 entry, as Reader.Entry returns it), without its bytes: for a
+// writer that stores segments apart and republishes an unchanged one. The
+// blob it finishes has a manifest but no one-file form (Written.Blob).
+func (w *Writer) AddEntry(e Entry) error {
+	if err := w.next(e.Tenant); err != nil {
+		return err
+	}
+	if e.StoredBytes <= 0 || e.Tables+e.Tombstones == 0 || e.SchemaUnavailable > e.Tables {
+		return fmt.Errorf("snapshot: reference tenant %q: entry of %d stored bytes, %d tables (%d without a schema), %d tombstones",
+			e.Tenant, e.StoredBytes, e.Tables, e.SchemaUnavailable, e.Tombstones)
+	}
+	w.entries = append(w.entries, e)
+	w.segs = append(w.segs, nil)
+	return nil
+}
+
+// Written is a finished blob: its manifest, and each tenant's stored
+// segment in index order (nil for a segment referenced by AddEntry).
+type Written struct {
+	Header   Header
+	Manifest []byte
+	Entries  []Entry
+	Segments [][]byte
+}
+
+// Finish writes the manifest. The writer is done after it.
+func (w *Writer) Finish() (*Written, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	w.err = fmt.Errorf("snapshot: writer already finished")
+	w.enc.Close()
+	m, h := encodeManifest(Header{Generation: w.opts.Generation, CreatedAt: w.opts.CreatedAt.UTC(), Marker: w.opts.Marker,
+		Counts: catalog.Counts{Skipped: w.opts.Skipped}}, w.entries)
+	return &Written{Header: h, Manifest: m, Entries: w.entries, Segments: w.segs}, nil
+}
+
+// Blob returns the one-file form: the manifest and every segment after it.
+// It fails when a segment was referenced without its bytes.
+func (b *Written) Blob() ([]byte, error) {
+	out := make([]byte, 0, HeaderSize+int(b.Header.BodyBytes))
+	out = append(out, b.Manifest...)
+	for i, s := range b.Segments {
+		if s == nil {
+			return nil, fmt.Errorf("snapshot: tenant %q: %w", b.Entries[i].Tenant, ErrDetached)
+		}
+		out = append(out, s...)
+	}
+	return out, nil
+}
