@@ -59,10 +59,7 @@ func (s *Service) describe(ctx context.Context, body []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	i, ok := 0, false
-	if ts != nil {
-		i, ok = ts.find(req.Namespace, req.Table)
-	}
+	i, ok := ts.find(req.Namespace, req.Table)
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "describe: no table %s.%s", req.Namespace, req.Table)
 	}

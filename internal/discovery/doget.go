@@ -4,8 +4,11 @@ import (
 	"context"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
@@ -35,11 +38,11 @@ func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto
 
 func (wireCodec) Name() string { return "proto" }
 
-// flightServer is the Flight service: arrow-go's Flight SQL server (which
-// re-encodes every batch it streams) with DoGet intercepted, so the
-// whole-tenant answers of a prepared tenant go out as the messages encoded
-// when it was prepared, and DoAction intercepted for the search action
-// (search.go).
+// flightServer is the Flight service: arrow-go's Flight SQL server with
+// DoGet taken over, so a ticket is parsed once and answered by one path per
+// command (the whole-tenant catalog answers of a prepared tenant go out as
+// the messages encoded when it was prepared), and DoAction intercepted for
+// lake's actions (search.go).
 type flightServer struct {
 	flight.FlightServer
 	svc *Service
@@ -50,19 +53,55 @@ func newFlightServer(svc *Service, inner flight.FlightServer) *flightServer {
 	return &flightServer{FlightServer: inner, svc: svc}
 }
 
-// DoGet sends a pre-encoded answer when the ticket asks for one, else lets
-// the Flight SQL layer answer.
+// answer is what a DoGet sends: the result schema, then either messages
+// encoded in advance (msgs, sent as they are) or record batches (recs,
+// written and released). Neither means an empty result.
+type answer struct {
+	schema *arrow.Schema
+	msgs   [][]byte
+	recs   []arrow.RecordBatch
+}
+
+// DoGet parses the ticket once and hands the command to the one function
+// that answers it: the catalog commands (GetCatalogs, GetDbSchemas,
+// GetTables) to their answer functions, every other command the Service
+// implements to its DoGet method. A ticket that is no command of these is
+// INVALID_ARGUMENT.
 func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
-	msgs, ok, err := f.svc.preEncoded(stream.Context(), t.GetTicket())
+	ctx := stream.Context()
+	cmd, err := parseTicket(t.GetTicket())
 	if err != nil {
 		return err
 	}
-	if !ok {
-		return f.FlightServer.DoGet(t, stream)
+	var a answer
+	switch c := cmd.(type) {
+	case *pb.CommandGetCatalogs:
+		a, err = f.svc.catalogsAnswer(ctx)
+	case *pb.CommandGetDbSchemas:
+		a, err = f.svc.dbSchemasAnswer(ctx, c)
+	case *pb.CommandGetTables:
+		a, err = f.svc.tablesAnswer(ctx, c)
+	default:
+		sc, ch, err := f.svc.doGetOther(ctx, cmd)
+		if err != nil {
+			return err
+		}
+		return f.svc.sendChunks(stream, sc, ch)
 	}
-	if m := f.svc.opts.Metrics; m != nil {
-		m.preEncoded.WithLabelValues(commandName(t.GetTicket())).Inc()
+	if err != nil {
+		return err
 	}
+	if a.msgs != nil {
+		if m := f.svc.opts.Metrics; m != nil {
+			m.preEncoded.WithLabelValues(commandName(t.GetTicket())).Inc()
+		}
+		return sendEncoded(stream, a.msgs)
+	}
+	return f.svc.sendRecords(stream, a.schema, a.recs)
+}
+
+// sendEncoded sends messages marshaled in advance, as they are.
+func sendEncoded(stream flight.FlightService_DoGetServer, msgs [][]byte) error {
 	for _, m := range msgs {
 		if err := stream.Context().Err(); err != nil {
 			return status.FromContextError(err).Err()
@@ -73,6 +112,99 @@ func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	}
 	return nil
 }
+
+// sendRecords writes recs (releasing every one, sent or not) after the
+// schema message; with no batch it sends the schema alone.
+func (s *Service) sendRecords(stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	for _, r := range recs {
+		if err := stream.Context().Err(); err != nil {
+			w.Close()
+			return status.FromContextError(err).Err()
+		}
+		if err := w.Write(r); err != nil {
+			w.Close()
+			return err
+		}
+	}
+	return w.Close()
+}
+
+// sendChunks writes what a DoGet method streams, draining (and releasing)
+// the rest of the channel on an error.
+func (s *Service) sendChunks(stream flight.FlightService_DoGetServer, schema *arrow.Schema, ch <-chan flight.StreamChunk) (err error) {
+	defer func() {
+		for c := range ch {
+			if c.Data != nil {
+				c.Data.Release()
+			}
+		}
+	}()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
+	defer func() {
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	for {
+		select {
+		case <-stream.Context().Done():
+			return status.FromContextError(stream.Context().Err()).Err()
+		case c, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if c.Err != nil {
+				return c.Err
+			}
+			w.SetFlightDescriptor(c.Desc)
+			err := w.WriteWithAppMetadata(c.Data, c.AppMetadata)
+			c.Data.Release()
+			if err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// doGetOther hands a parsed command other than the catalog commands to the
+// Service's DoGet method for it.
+func (s *Service) doGetOther(ctx context.Context, cmd proto.Message) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	switch c := cmd.(type) {
+	case *pb.TicketStatementQuery:
+		return s.DoGetStatement(ctx, c)
+	case *pb.CommandPreparedStatementQuery:
+		return s.DoGetPreparedStatement(ctx, c)
+	case *pb.CommandGetTableTypes:
+		return s.DoGetTableTypes(ctx)
+	case *pb.CommandGetSqlInfo:
+		return s.DoGetSqlInfo(ctx, c)
+	case *pb.CommandGetXdbcTypeInfo:
+		return s.DoGetXdbcTypeInfo(ctx, xdbcTypeInfo{c})
+	case *pb.CommandGetPrimaryKeys:
+		return s.DoGetPrimaryKeys(ctx, flightsql.TableRef{Catalog: c.Catalog, DBSchema: c.DbSchema, Table: c.Table})
+	case *pb.CommandGetExportedKeys:
+		return s.DoGetExportedKeys(ctx, flightsql.TableRef{Catalog: c.Catalog, DBSchema: c.DbSchema, Table: c.Table})
+	case *pb.CommandGetImportedKeys:
+		return s.DoGetImportedKeys(ctx, flightsql.TableRef{Catalog: c.Catalog, DBSchema: c.DbSchema, Table: c.Table})
+	case *pb.CommandGetCrossReference:
+		return s.DoGetCrossReference(ctx, flightsql.CrossTableRef{
+			PKRef: flightsql.TableRef{Catalog: c.PkCatalog, DBSchema: c.PkDbSchema, Table: c.PkTable},
+			FKRef: flightsql.TableRef{Catalog: c.FkCatalog, DBSchema: c.FkDbSchema, Table: c.FkTable}})
+	}
+	return nil, nil, status.Error(codes.InvalidArgument, "requested command is invalid")
+}
+
+// xdbcTypeInfo gives a CommandGetXdbcTypeInfo the form DoGetXdbcTypeInfo
+// takes (its optional data type as a pointer).
+type xdbcTypeInfo struct{ *pb.CommandGetXdbcTypeInfo }
+
+func (x xdbcTypeInfo) GetDataType() *int32 { return x.DataType }
 
 // parseTicket decodes a DoGet ticket (or a descriptor's command): a
 // protobuf Any holding a Flight SQL command. Any failure is
@@ -87,78 +219,6 @@ func parseTicket(b []byte) (proto.Message, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "unable to unmarshal proto.Any: %v", err)
 	}
 	return m, nil
-}
-
-// preEncoded returns the pre-encoded messages answering ticket, when it is
-// a whole-tenant GetTables, GetDbSchemas or GetCatalogs of a tenant with
-// tables; ok is false for every other request. The tenant is the
-// authenticated one in ctx, never one named by the ticket.
-func (s *Service) preEncoded(ctx context.Context, ticket []byte) (msgs [][]byte, ok bool, err error) {
-	cmd, err := parseTicket(ticket)
-	if err != nil {
-		return nil, false, err
-	}
-	switch cmd.(type) {
-	case *pb.CommandGetTables, *pb.CommandGetDbSchemas, *pb.CommandGetCatalogs:
-	default:
-		return nil, false, nil
-	}
-	tenant, v, err := s.begin(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	wholeTenant := func(catalog *string, patterns ...*string) bool {
-		if catalog != nil && *catalog != tenant {
-			return false
-		}
-		for _, p := range patterns {
-			if p == nil {
-				continue
-			}
-			c, err := compile(p, "pattern")
-			if err != nil || !c.All() {
-				return false
-			}
-		}
-		return true
-	}
-	switch c := cmd.(type) {
-	case *pb.CommandGetCatalogs:
-	case *pb.CommandGetDbSchemas:
-		if !wholeTenant(c.Catalog, c.DbSchemaFilterPattern) {
-			return nil, false, nil
-		}
-	case *pb.CommandGetTables:
-		if !wholeTenant(c.Catalog, c.DbSchemaFilterPattern, c.TableNameFilterPattern) {
-			return nil, false, nil
-		}
-	}
-	ts, err := s.tenantState(ctx, v, tenant)
-	if err != nil || ts == nil {
-		return nil, false, err
-	}
-	switch c := cmd.(type) {
-	case *pb.CommandGetCatalogs:
-		return ts.catalogs, true, nil
-	case *pb.CommandGetDbSchemas:
-		return ts.dbSchemas, true, nil
-	case *pb.CommandGetTables:
-		types, err := newTypeFilter(c.TableTypes)
-		if err != nil {
-			return nil, false, err
-		}
-		switch {
-		case !ts.coversTypes(types):
-			return nil, false, nil
-		case !c.IncludeSchema:
-			return ts.tables, true, nil
-		case ts.tablesWithSchema == nil:
-			return nil, false, errNoSchema
-		default:
-			return ts.tablesWithSchema, true, nil
-		}
-	}
-	return nil, false, nil
 }
 
 // commandNames maps the Flight SQL commands to their metric labels.

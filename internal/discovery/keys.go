@@ -23,17 +23,21 @@ func (s *Service) emptyAnswer(ctx context.Context, schema *arrow.Schema) (*arrow
 	if _, _, err := s.begin(ctx); err != nil {
 		return nil, nil, err
 	}
-	rec := array.NewRecordBatch(schema, emptyColumns(s.mem, schema), 0)
-	ch, err := stream(ctx, schema, []arrow.RecordBatch{rec})
+	ch, err := stream(ctx, schema, []arrow.RecordBatch{emptyRecord(s.mem, schema)})
 	return schema, ch, err
 }
 
-func emptyColumns(mem memory.Allocator, schema *arrow.Schema) []arrow.Array {
+// emptyRecord is a batch of schema with no rows.
+func emptyRecord(mem memory.Allocator, schema *arrow.Schema) arrow.RecordBatch {
 	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		cols[i] = array.MakeArrayOfNull(mem, f.Type, 0)
 	}
-	return cols
+	rec := array.NewRecordBatch(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
 }
 
 // GetFlightInfoPrimaryKeys implements flightsql.Server.

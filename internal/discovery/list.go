@@ -71,36 +71,34 @@ func (s *Service) listTables(ctx context.Context, body []byte) ([]byte, error) {
 		return nil, err
 	}
 	page := wire.TablePage{Tenant: tenant, Tables: []wire.ListedTable{}}
-	if ts != nil {
-		span := rowRange{0, ts.n}
-		if req.Namespace != "" {
-			span = rowRange{}
-			if k, ok := slices.BinarySearch(ts.namespaces, req.Namespace); ok {
-				span = ts.nsSpan[k]
-			}
+	span := rowRange{0, ts.n}
+	if req.Namespace != "" {
+		span = rowRange{}
+		if k, ok := slices.BinarySearch(ts.namespaces, req.Namespace); ok {
+			span = ts.nsSpan[k]
 		}
-		page.Total = span.hi - span.lo
-		columns := map[int32]int{}
-		for i := span.lo + min(req.Offset, page.Total); i < span.hi && len(page.Tables) < req.Limit; i++ {
-			c := ts.cols
-			t := wire.ListedTable{Namespace: c.Namespace.Value(i), Table: c.Name.Value(i), TableType: c.TableType.Value(i), Columns: -1}
-			t.Description, t.DescriptionTruncated = cut(c.Description.Value(i), wire.MaxListedDescription)
-			if !c.SchemaRef.IsNull(i) {
-				ref := c.SchemaRef.Value(i)
-				n, ok := columns[ref]
-				if !ok {
-					sc, err := catalog.DecodeSchema(c.Schemas.Value(int(ref)))
-					if err != nil {
-						s.opts.Log.ErrorContext(ctx, "list: stored schema does not decode", slog.String("error", err.Error()))
-						return nil, status.Error(codes.Internal, "list: a stored schema is unreadable")
-					}
-					n = sc.NumFields()
-					columns[ref] = n
+	}
+	page.Total = span.hi - span.lo
+	columns := map[int32]int{}
+	for i := span.lo + min(req.Offset, page.Total); i < span.hi && len(page.Tables) < req.Limit; i++ {
+		c := ts.cols
+		t := wire.ListedTable{Namespace: c.Namespace.Value(i), Table: c.Name.Value(i), TableType: c.TableType.Value(i), Columns: -1}
+		t.Description, t.DescriptionTruncated = cut(c.Description.Value(i), wire.MaxListedDescription)
+		if !c.SchemaRef.IsNull(i) {
+			ref := c.SchemaRef.Value(i)
+			n, ok := columns[ref]
+			if !ok {
+				sc, err := catalog.DecodeSchema(c.Schemas.Value(int(ref)))
+				if err != nil {
+					s.opts.Log.ErrorContext(ctx, "list: stored schema does not decode", slog.String("error", err.Error()))
+					return nil, status.Error(codes.Internal, "list: a stored schema is unreadable")
 				}
-				t.Columns = n
+				n = sc.NumFields()
+				columns[ref] = n
 			}
-			page.Tables = append(page.Tables, t)
+			t.Columns = n
 		}
+		page.Tables = append(page.Tables, t)
 	}
 	return marshalList(page)
 }
@@ -121,11 +119,9 @@ func (s *Service) listNamespaces(ctx context.Context, body []byte) ([]byte, erro
 		return nil, err
 	}
 	page := wire.NamespacePage{Tenant: tenant, Namespaces: []wire.ListedNamespace{}}
-	if ts != nil {
-		page.Total = len(ts.namespaces)
-		for k := min(req.Offset, page.Total); k < page.Total && len(page.Namespaces) < req.Limit; k++ {
-			page.Namespaces = append(page.Namespaces, wire.ListedNamespace{Name: ts.namespaces[k], Tables: ts.nsSpan[k].hi - ts.nsSpan[k].lo})
-		}
+	page.Total = len(ts.namespaces)
+	for k := min(req.Offset, page.Total); k < page.Total && len(page.Namespaces) < req.Limit; k++ {
+		page.Namespaces = append(page.Namespaces, wire.ListedNamespace{Name: ts.namespaces[k], Tables: ts.nsSpan[k].hi - ts.nsSpan[k].lo})
 	}
 	return marshalList(page)
 }

@@ -110,7 +110,7 @@ func (s *Service) search(ctx context.Context, body []byte, send func([]byte) err
 		return err
 	}
 	ts, err := s.tenantState(ctx, v, tenant)
-	if err != nil || ts == nil {
+	if err != nil || ts.n == 0 {
 		return err
 	}
 	// Each distinct schema is decoded and walked once per request.

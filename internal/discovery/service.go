@@ -79,6 +79,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -120,6 +121,15 @@ type Options struct {
 	// SQLLimits bound each SQL statement (zero fields: sqlcatalog's
 	// defaults).
 	SQLLimits sqlcatalog.Limits
+	// Allocator holds the Arrow memory of every request (the batches a
+	// DoGet, an action or a statement builds, released when it is sent)
+	// and the batches a tenant's preparation encodes. Default
+	// memory.DefaultAllocator. The prepared tenants themselves (decoded
+	// segments, encoded answers) are Go memory the garbage collector owns:
+	// the cache evicts them without waiting for requests still reading
+	// them. Tests pass a memory.CheckedAllocator and assert that nothing is
+	// left after each request.
+	Allocator memory.Allocator
 }
 
 // DefaultRequestTimeout is the server-side deadline of a Flight call: far
@@ -172,7 +182,10 @@ func NewService(opts Options) *Service {
 		// An in-memory SQLite with a fixed schema: a programming error.
 		panic(err)
 	}
-	s := &Service{opts: opts, mem: memory.DefaultAllocator, cache: newTenantCache(tenantCacheBytes(opts)), schemaBytes: map[*arrow.Schema][]byte{},
+	if opts.Allocator == nil {
+		opts.Allocator = memory.DefaultAllocator
+	}
+	s := &Service{opts: opts, mem: opts.Allocator, cache: newTenantCache(tenantCacheBytes(opts)), schemaBytes: map[*arrow.Schema][]byte{},
 		checker: checker, engines: newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes), sqlLimits: opts.SQLLimits}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
@@ -180,7 +193,8 @@ func NewService(opts Options) *Service {
 		schema_ref.ImportedKeys, schema_ref.XdbcTypeInfo} {
 		s.schemaBytes[sc] = flight.SerializeSchema(sc, s.mem)
 	}
-	info, err := newSqlInfoTable(s.mem, opts.ServerName, opts.Version, sqlcatalog.EffectiveTimeout(opts.SQLLimits))
+	// The static GetSqlInfo table lives as long as the Service: Go memory.
+	info, err := newSqlInfoTable(memory.DefaultAllocator, opts.ServerName, opts.Version, sqlcatalog.EffectiveTimeout(opts.SQLLimits))
 	if err != nil {
 		// The table is static: this is a programming error, caught by tests.
 		panic(err)
@@ -249,15 +263,20 @@ func (s *Service) begin(ctx context.Context) (string, *View, error) {
 }
 
 // tenantState returns the tenant's prepared state, preparing it from its
-// compressed segment on a cache miss (memory only), or nil when the tenant
-// has no tables.
+// compressed segment on a cache miss (memory only), or emptyTenant when
+// the tenant has no tables. It never returns nil: on an error, the state is
+// emptyTenant too.
 func (s *Service) tenantState(ctx context.Context, v *View, tenant string) (*tenantState, error) {
 	ts, err := s.preparedTenant(ctx, v, tenant)
-	if ts == nil || ts.n == 0 {
-		return nil, err
+	if err != nil || ts == nil || ts.n == 0 {
+		return emptyTenant, err
 	}
 	return ts, nil
 }
+
+// emptyTenant is the state of a tenant without tables: no rows, no
+// namespaces, no pre-encoded answers. Shared and never modified.
+var emptyTenant = &tenantState{}
 
 // preparedTenant is tenantState, also for a tenant whose segment holds
 // tombstones and no tables (nil when the blob holds neither).
@@ -343,15 +362,24 @@ func (s *Service) GetFlightInfoCatalogs(ctx context.Context, desc *flight.Flight
 	return s.infoFor(ctx, desc, schema_ref.Catalogs)
 }
 
-// DoGetCatalogs returns the caller's tenant: the one catalog it can see.
-// (A prepared tenant's answer is sent pre-encoded; see DoGet.)
-func (s *Service) DoGetCatalogs(ctx context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	tenant, _, err := s.begin(ctx)
+// catalogsAnswer is the GetCatalogs answer: the caller's tenant, the one
+// catalog it can see (pre-encoded once the tenant is prepared).
+func (s *Service) catalogsAnswer(ctx context.Context) (answer, error) {
+	tenant, v, err := s.begin(ctx)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
-	ch, err := stream(ctx, schema_ref.Catalogs, []arrow.RecordBatch{catalogsRecord(s.mem, tenant)})
-	return schema_ref.Catalogs, ch, err
+	a := answer{schema: schema_ref.Catalogs}
+	ts, err := s.tenantState(ctx, v, tenant)
+	switch {
+	case err != nil:
+		return a, err
+	case ts.catalogs != nil:
+		a.msgs = ts.catalogs
+	default:
+		a.recs = []arrow.RecordBatch{catalogsRecord(s.mem, tenant)}
+	}
+	return a, nil
 }
 
 // GetFlightInfoSchemas implements flightsql.Server.
@@ -365,27 +393,30 @@ func (s *Service) GetFlightInfoSchemas(ctx context.Context, cmd flightsql.GetDBS
 	return s.info(desc, schema_ref.DBSchemas), nil
 }
 
-// DoGetDBSchemas returns the tenant's namespaces matching the filter.
-func (s *Service) DoGetDBSchemas(ctx context.Context, cmd flightsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+// dbSchemasAnswer is the GetDbSchemas answer: the tenant's namespaces
+// matching the filter, pre-encoded when the filter keeps them all.
+func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchemas) (answer, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
-	p, err := compile(cmd.GetDBSchemaFilterPattern(), "db_schema_filter_pattern")
+	p, err := compile(cmd.DbSchemaFilterPattern, "db_schema_filter_pattern")
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
-	var ts *tenantState
-	if catalogMatches(cmd.GetCatalog(), tenant) {
+	a := answer{schema: schema_ref.DBSchemas}
+	ts := emptyTenant
+	if catalogMatches(cmd.Catalog, tenant) {
 		if ts, err = s.tenantState(ctx, v, tenant); err != nil {
-			return nil, nil, err
+			return a, err
 		}
 	}
-	if ts == nil {
-		ts = &tenantState{tenant: tenant}
+	if ts.dbSchemas != nil && (p == nil || p.All()) {
+		a.msgs = ts.dbSchemas
+	} else {
+		a.recs = ts.dbSchemaRecords(s.mem, p, s.opts.BatchBytes)
 	}
-	ch, err := stream(ctx, schema_ref.DBSchemas, ts.dbSchemaRecords(s.mem, p, s.opts.BatchBytes))
-	return schema_ref.DBSchemas, ch, err
+	return a, nil
 }
 
 func tablesSchema(includeSchema bool) *arrow.Schema {
@@ -395,69 +426,112 @@ func tablesSchema(includeSchema bool) *arrow.Schema {
 	return schema_ref.Tables
 }
 
-// selectTables resolves a GetTables request to row ranges of the tenant's
-// prepared state (nil when nothing matches). With include_schema, any
-// selected table without a schema fails the request with a generic
+// tablesQuery is a GetTables request with its patterns compiled and its
+// type filter built, once per call.
+type tablesQuery struct {
+	catalog          *string
+	namespace, table *like.Pattern
+	types            typeFilter
+	includeSchema    bool
+}
+
+func newTablesQuery(catalog, namespace, table *string, types []string, includeSchema bool) (tablesQuery, error) {
+	q := tablesQuery{catalog: catalog, includeSchema: includeSchema}
+	var err error
+	if q.namespace, err = compile(namespace, "db_schema_filter_pattern"); err != nil {
+		return q, err
+	}
+	if q.table, err = compile(table, "table_name_filter_pattern"); err != nil {
+		return q, err
+	}
+	q.types, err = newTypeFilter(types)
+	return q, err
+}
+
+// whole reports whether q keeps every table of ts (so the pre-encoded
+// whole-tenant answer is the answer).
+func (q tablesQuery) whole(ts *tenantState) bool {
+	all := func(p *like.Pattern) bool { return p == nil || p.All() }
+	return all(q.namespace) && all(q.table) && ts.coversTypes(q.types)
+}
+
+// rows resolves q to row ranges of ts. With include_schema, any selected
+// table without a schema fails the request with a generic
 // FailedPrecondition that names no table.
-func (s *Service) selectTables(ctx context.Context, cmd flightsql.GetTables) (*tenantState, []rowRange, error) {
-	tenant, v, err := s.begin(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	nsPattern, err := compile(cmd.GetDBSchemaFilterPattern(), "db_schema_filter_pattern")
-	if err != nil {
-		return nil, nil, err
-	}
-	tablePattern, err := compile(cmd.GetTableNameFilterPattern(), "table_name_filter_pattern")
-	if err != nil {
-		return nil, nil, err
-	}
-	types, err := newTypeFilter(cmd.GetTableTypes())
-	if err != nil {
-		return nil, nil, err
-	}
-	if !catalogMatches(cmd.GetCatalog(), tenant) {
-		return nil, nil, nil
-	}
-	ts, err := s.tenantState(ctx, v, tenant)
-	if err != nil || ts == nil {
-		return nil, nil, err
-	}
-	rows := ts.selectTables(ts.selectNamespaces(nsPattern), tablePattern, types)
-	if cmd.GetIncludeSchema() && ts.unavailable > 0 {
+func (q tablesQuery) rows(ts *tenantState) ([]rowRange, error) {
+	rows := ts.selectTables(ts.selectNamespaces(q.namespace), q.table, q.types)
+	if q.includeSchema && ts.unavailable > 0 {
 		for _, r := range rows {
 			for i := r.lo; i < r.hi; i++ {
 				if ts.schemaLen(i) < 0 {
-					return nil, nil, errNoSchema
+					return nil, errNoSchema
 				}
 			}
 		}
 	}
-	return ts, rows, nil
+	return rows, nil
 }
 
-// GetFlightInfoTables implements flightsql.Server.
+// GetFlightInfoTables implements flightsql.Server. It checks the request
+// (the caller, the snapshot, the patterns and types) without selecting
+// tables: only a request with schemas over a tenant that has tables without
+// one is resolved here, so that it fails before its DoGet.
 func (s *Service) GetFlightInfoTables(ctx context.Context, cmd flightsql.GetTables, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	if _, _, err := s.selectTables(ctx, cmd); err != nil {
+	tenant, v, err := s.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return s.info(desc, tablesSchema(cmd.GetIncludeSchema())), nil
+	q, err := newTablesQuery(cmd.GetCatalog(), cmd.GetDBSchemaFilterPattern(), cmd.GetTableNameFilterPattern(), cmd.GetTableTypes(), cmd.GetIncludeSchema())
+	if err != nil {
+		return nil, err
+	}
+	if info, ok := v.index.tenant(tenant); ok && q.includeSchema && info.SchemaUnavailable > 0 && catalogMatches(q.catalog, tenant) {
+		ts, err := s.tenantState(ctx, v, tenant)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := q.rows(ts); err != nil {
+			return nil, err
+		}
+	}
+	return s.info(desc, tablesSchema(q.includeSchema)), nil
 }
 
-// DoGetTables streams the selected rows in batches of at most
-// Options.BatchBytes: runs of rows slice the segment's columns, scattered
-// rows are gathered. (A whole-tenant answer is sent pre-encoded; see DoGet.)
-func (s *Service) DoGetTables(ctx context.Context, cmd flightsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	ts, rows, err := s.selectTables(ctx, cmd)
+// tablesAnswer is the GetTables answer: the pre-encoded whole-tenant
+// answer when the request keeps every table, else the selected rows in
+// batches of at most Options.BatchBytes (runs of rows slice the segment's
+// columns, scattered rows are gathered).
+func (s *Service) tablesAnswer(ctx context.Context, cmd *pb.CommandGetTables) (answer, error) {
+	tenant, v, err := s.begin(ctx)
 	if err != nil {
-		return nil, nil, err
+		return answer{}, err
 	}
-	schema := tablesSchema(cmd.GetIncludeSchema())
-	if ts == nil {
-		ts = &tenantState{}
+	q, err := newTablesQuery(cmd.Catalog, cmd.DbSchemaFilterPattern, cmd.TableNameFilterPattern, cmd.TableTypes, cmd.IncludeSchema)
+	if err != nil {
+		return answer{}, err
 	}
-	ch, err := stream(ctx, schema, ts.records(s.mem, rows, cmd.GetIncludeSchema(), s.opts.BatchBytes))
-	return schema, ch, err
+	a := answer{schema: tablesSchema(q.includeSchema)}
+	if !catalogMatches(q.catalog, tenant) {
+		return a, nil
+	}
+	ts, err := s.tenantState(ctx, v, tenant)
+	if err != nil || ts.n == 0 {
+		return a, err
+	}
+	if q.whole(ts) {
+		if !q.includeSchema {
+			a.msgs = ts.tables
+		} else if a.msgs = ts.tablesWithSchema; a.msgs == nil {
+			return a, errNoSchema
+		}
+		return a, nil
+	}
+	rows, err := q.rows(ts)
+	if err != nil {
+		return a, err
+	}
+	a.recs = ts.records(s.mem, rows, q.includeSchema, s.opts.BatchBytes)
+	return a, nil
 }
 
 // GetFlightInfoTableTypes implements flightsql.Server.
@@ -474,14 +548,11 @@ func (s *Service) DoGetTableTypes(ctx context.Context) (*arrow.Schema, <-chan fl
 	if err != nil {
 		return nil, nil, err
 	}
-	types := []string{"TABLE"}
 	ts, err := s.tenantState(ctx, v, tenant)
 	if err != nil {
 		return nil, nil, err
 	}
-	if ts != nil {
-		types = mergeSorted(types, ts.tableTypes)
-	}
+	types := mergeSorted([]string{"TABLE"}, ts.tableTypes)
 	b := array.NewStringBuilder(s.mem)
 	defer b.Release()
 	b.AppendValues(types, nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -50,7 +51,9 @@ func (s *Service) sqlEngine(ctx context.Context) (*engineEntry, string, *View, e
 	}
 	info, _ := v.index.tenant(tenant)
 	e, err := s.engines.get(ctx, cacheKey{tenant, info.Address}, func() (*sqlcatalog.Engine, error) {
-		return sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts), s.checker, s.sqlLimits, s.mem)
+		// An engine and the results it keeps are cached state, like a prepared
+		// tenant: Go memory.
+		return sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts), s.checker, s.sqlLimits, memory.DefaultAllocator)
 	})
 	switch {
 	case err == nil:
@@ -63,11 +66,11 @@ func (s *Service) sqlEngine(ctx context.Context) (*engineEntry, string, *View, e
 	}
 }
 
-// sqlTenant lays a prepared tenant (nil: no tables) out for the engine,
+// sqlTenant lays a prepared tenant (emptyTenant: no tables) out for the engine,
 // decoding each distinct schema once.
 func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
 	t := sqlcatalog.Tenant{Catalog: tenant, Version: s.opts.Version}
-	if ts == nil {
+	if ts.n == 0 {
 		return t
 	}
 	t.Schemas = make([]*arrow.Schema, ts.cols.Schemas.Len())
@@ -135,7 +138,7 @@ func (s *Service) sqlStatus(ctx context.Context, v *View, tenant string, err err
 		return status.Error(codes.DeadlineExceeded, se.Msg)
 	case sqlcatalog.ErrTableData:
 		where := "at the location its registration names"
-		if ts, err := s.tenantState(ctx, v, tenant); err == nil && ts != nil {
+		if ts, err := s.tenantState(ctx, v, tenant); err == nil {
 			if i, ok := ts.find(se.Namespace, se.Table); ok && ts.cols.Location.Value(i) != "" {
 				where = "at " + ts.cols.Location.Value(i)
 			}
