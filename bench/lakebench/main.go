@@ -2,13 +2,14 @@
 // markdown report (and writes it to bench/RESULTS.md with the date and the
 // machine): discovery against arrow-go's example SQLite Flight SQL server on
 // the same schemas, catalogs of growing size, refresh over dynalite, Lambda
-// start-up against a hello-world bootstrap, and the bytes a response moves
-// against a plain copy. `make bench` runs it; `make bench-quick` runs it
-// with small sizes.
+// start-up against a hello-world bootstrap, and GetTables against a bare
+// grpc-go server replaying lake's own messages (the transport's ceiling).
+// `make bench` runs it; `make bench-quick` runs it with small sizes and
+// without the SQLite peer.
 //
-// It expects, built by `make tools bench-tools`: bin/lake, bin/discovery,
-// bin/sqlite_flightsql_server, bin/aws-lambda-rie, bin/versitygw and
-// tools/npm's dynalite. Every server it starts listens on 127.0.0.1 and is
+// It expects, built by `make tools build`: bin/lake, bin/discovery,
+// bin/aws-lambda-rie, bin/versitygw and tools/npm's dynalite; section 1
+// also bin/sqlite_flightsql_server (`make bench-tools`). Every server it starts listens on 127.0.0.1 and is
 // stopped before it exits.
 package main
 
@@ -38,10 +39,16 @@ type config struct {
 	scaleSizes   []int
 	refreshSizes []int
 	invokes      int
-	out          string
-	plot         string
-	heapSize     int
-	only         map[string]bool // empty: every section
+	// ceilingRounds rounds of ceilingRoundTime per side in section 5.
+	ceilingRounds    int
+	ceilingRoundTime time.Duration
+	// peer runs section 1, which needs bin/sqlite_flightsql_server (built by
+	// `make bench-tools`; `make bench-quick` skips it).
+	peer     bool
+	out      string
+	plot     string
+	heapSize int
+	only     map[string]bool // empty: every section
 	// todayDiscovery, when set, is a discovery binary built from main
 	// before a change, run side by side in the sections that compare.
 	todayDiscovery string
@@ -51,21 +58,33 @@ type config struct {
 }
 
 func main() {
+	if v, ok := os.LookupEnv(ceilingEnv); ok {
+		// This process is section 5's ceiling server, started by a driver.
+		addr, file, _ := strings.Cut(v, " ")
+		if err := serveCeiling(addr, file); err != nil {
+			fmt.Fprintln(os.Stderr, "lakebench ceiling:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var c config
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
 	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, scale, heap, budget, refresh, lambda, cost, freshness, writes, sql")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, ceiling, scale, heap, budget, refresh, lambda, cost, freshness, writes, sql")
 	flag.StringVar(&c.todayDiscovery, "today-discovery", "", "a discovery binary built from main before the change, measured beside bin/discovery in the budget section")
 	flag.StringVar(&c.discoveryBin, "discovery", "bin/discovery", "the discovery binary the sql section runs")
 	flag.StringVar(&c.todaySQLDiscovery, "today-discovery-sql", "", "a discovery binary built from main before issue 23, asked SELECT 1 in the sql section")
+	flag.BoolVar(&c.peer, "peer", true, "run section 1 against arrow-go's SQLite Flight SQL server (bin/sqlite_flightsql_server, from `make bench-tools`)")
 	flag.Parse()
 	if c.quick {
 		c.peerTables, c.roundTime, c.rounds = 100, 300*time.Millisecond, 2
 		c.scaleSizes, c.refreshSizes, c.invokes, c.heapSize = []int{1_000, 10_000}, []int{2_000}, 2, 20_000
+		c.ceilingRounds, c.ceilingRoundTime = 4, 250*time.Millisecond
 	} else {
 		c.peerTables, c.roundTime, c.rounds = 1000, 2*time.Second, 3
 		c.scaleSizes, c.refreshSizes, c.invokes, c.heapSize = []int{10_000, 100_000, 1_000_000}, []int{10_000, 100_000}, 9, 1_000_000
+		c.ceilingRounds, c.ceilingRoundTime = 8, time.Second
 	}
 	c.only = map[string]bool{}
 	for _, sec := range strings.Split(*only, ",") {
@@ -97,11 +116,14 @@ func run(c config, r *report) error {
 	procs := &procSet{}
 	defer procs.stopAll()
 	want := func(sec string) bool { return len(c.only) == 0 || c.only[sec] }
-	var yardstick string
-	var err error
-	if want("peer") {
-		if yardstick, err = benchPeer(c, r, procs); err != nil {
+	if want("peer") && c.peer {
+		if err := benchPeer(c, r, procs); err != nil {
 			return fmt.Errorf("discovery vs peer: %w", err)
+		}
+	}
+	if want("ceiling") {
+		if err := benchCeiling(c, r, procs); err != nil {
+			return fmt.Errorf("transport ceiling: %w", err)
 		}
 	}
 	if want("scale") {
@@ -155,7 +177,6 @@ func run(c config, r *report) error {
 			}
 		}
 	}
-	r.printf("%s", yardstick)
 	r.targetsTable()
 	if len(r.points) > 1 && c.plot != "" {
 		if err := plotScale(c.plot, r.points); err != nil {
@@ -302,6 +323,13 @@ func (s *sample) reqPerSec() float64 {
 		return 0
 	}
 	return float64(len(s.lat)) / s.total.Seconds()
+}
+
+// merge adds o's requests to s.
+func (s *sample) merge(o *sample) {
+	s.lat = append(s.lat, o.lat...)
+	s.total += o.total
+	s.bytes += o.bytes
 }
 
 func (s *sample) pct(p int) float64 {
