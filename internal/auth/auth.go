@@ -6,10 +6,15 @@ package auth
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -90,6 +95,75 @@ type Validator struct {
 	parser *jwt.Parser
 	// stop ends the refresh of JWKSURL; nil without one.
 	stop context.CancelFunc
+	// verified remembers tokens that passed every check (see Identity).
+	verified verifiedCache
+}
+
+// VerifiedTokenTTL is how long a token that passed every check is taken
+// on its word again without a second verification: a client sends the
+// same token with every call (two per Flight SQL query), and parsing and
+// verifying it was half of discovery's work per request. The token's own
+// exp applies to every use, and a token a JWKS key verified is taken again
+// only while the key set still holds that very key under its key ID.
+const VerifiedTokenTTL = time.Minute
+
+// MaxVerifiedTokens bounds the tokens remembered; past it, the cache
+// starts over.
+const MaxVerifiedTokens = 4096
+
+// verifiedCache maps the SHA-256 of a token's exact bytes (the token
+// itself is not kept) to what it said when it passed.
+type verifiedCache struct {
+	mu sync.RWMutex
+	m  map[[sha256.Size]byte]verifiedToken
+	// verifications counts full verifications that passed, for tests.
+	verifications atomic.Int64
+}
+
+type verifiedToken struct {
+	id Identity
+	// from and until bound the clock readings at which the entry stands
+	// for a verification: from the one that passed until the earlier of
+	// VerifiedTokenTTL later and the token's exp plus the leeway (the
+	// parser's own rule: valid while now < exp + leeway).
+	from, until time.Time
+	// key is the JWKS key that verified the token, found under alg and
+	// kid; nil for the HS256 secret, which never changes.
+	key      crypto.PublicKey
+	alg, kid string
+}
+
+func (c *verifiedCache) get(key [sha256.Size]byte, now time.Time) (verifiedToken, bool) {
+	c.mu.RLock()
+	e, ok := c.m[key]
+	c.mu.RUnlock()
+	if !ok || now.Before(e.from) || !now.Before(e.until) {
+		return verifiedToken{}, false
+	}
+	return e, true
+}
+
+func (c *verifiedCache) put(key [sha256.Size]byte, e verifiedToken) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= MaxVerifiedTokens {
+		c.m = make(map[[sha256.Size]byte]verifiedToken)
+	}
+	c.m[key] = e
+}
+
+// stillHolds reports whether the key set still verifies alg and kid with
+// key: a rotated or removed key ends its tokens' cache entries at once.
+func (v *Validator) stillHolds(e verifiedToken) bool {
+	if e.key == nil {
+		return true
+	}
+	cur, err := v.jwks.Keyfunc(&jwt.Token{Header: map[string]any{"alg": e.alg, "kid": e.kid}})
+	if err != nil {
+		return false
+	}
+	k, ok := cur.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.Equal(e.key)
 }
 
 var (
@@ -265,8 +339,21 @@ type Identity struct {
 // Identity validates a token as Tenant does and returns its tenant and
 // audience, for a caller that grants less to some audiences (local mode's
 // registration API refuses the catalog browser's read-only dev tokens).
+//
+// A token that passed is remembered (by its SHA-256) for
+// VerifiedTokenTTL, or until its exp if sooner: the same bytes within that
+// time get the same answer without a second parse. A token that failed is
+// never remembered.
 func (v *Validator) Identity(token string) (Identity, error) {
-	tenant, claims, err := v.tenantOf(token)
+	if len(token) > MaxTokenBytes {
+		return Identity{}, fmt.Errorf("%w: token of %d bytes", ErrUnauthenticated, len(token))
+	}
+	key := sha256.Sum256([]byte(token))
+	now := v.cfg.Now()
+	if e, ok := v.verified.get(key, now); ok && v.stillHolds(e) {
+		return Identity{Tenant: e.id.Tenant, Audience: slices.Clone(e.id.Audience)}, nil
+	}
+	tenant, claims, used, err := v.tenantOf(token)
 	if err != nil {
 		return Identity{}, err
 	}
@@ -274,35 +361,76 @@ func (v *Validator) Identity(token string) (Identity, error) {
 	if err != nil {
 		return Identity{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
+	exp, err := claims.GetExpirationTime()
+	if err != nil || exp == nil { // checked by the parser; kept for safety
+		return Identity{}, fmt.Errorf("%w: token has no exp claim", ErrUnauthenticated)
+	}
+	v.verified.verifications.Add(1)
+	if used.cacheable {
+		until := now.Add(VerifiedTokenTTL)
+		if end := exp.Add(v.cfg.Leeway); end.Before(until) {
+			until = end
+		}
+		used.entry.id = Identity{Tenant: tenant, Audience: slices.Clone(aud)}
+		used.entry.from, used.entry.until = now, until
+		v.verified.put(key, used.entry)
+	}
 	return Identity{Tenant: tenant, Audience: aud}, nil
 }
 
-// tenantOf checks token (see Tenant) and returns its tenant and claims.
-func (v *Validator) tenantOf(token string) (string, jwt.MapClaims, error) {
+// usedKey is the key a verification used, as a cache entry would name it.
+type usedKey struct {
+	// cacheable: one key verified the token (the HS256 secret, or a JWKS
+	// key found by the token's kid), not a set of candidates.
+	cacheable bool
+	entry     verifiedToken
+}
+
+// tenantOf checks token (see Tenant) and returns its tenant, its claims and
+// the key that verified it.
+func (v *Validator) tenantOf(token string) (string, jwt.MapClaims, usedKey, error) {
+	var used usedKey
 	if token == "" {
-		return "", nil, fmt.Errorf("%w: no token", ErrUnauthenticated)
+		return "", nil, used, fmt.Errorf("%w: no token", ErrUnauthenticated)
 	}
 	if len(token) > MaxTokenBytes {
-		return "", nil, fmt.Errorf("%w: token of %d bytes", ErrUnauthenticated, len(token))
+		return "", nil, used, fmt.Errorf("%w: token of %d bytes", ErrUnauthenticated, len(token))
 	}
 	claims := jwt.MapClaims{}
-	if _, err := v.parser.ParseWithClaims(token, claims, v.keyFor); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+	keyFor := func(t *jwt.Token) (any, error) {
+		k, err := v.keyFor(t)
+		if err != nil {
+			return nil, err
+		}
+		alg := t.Method.Alg()
+		kid, hasKID := t.Header["kid"].(string)
+		switch k := k.(type) {
+		case []byte: // the HS256 secret
+			used = usedKey{cacheable: true}
+		case crypto.PublicKey:
+			if _, isSet := k.(jwt.VerificationKeySet); !isSet && hasKID {
+				used = usedKey{cacheable: true, entry: verifiedToken{key: k, alg: alg, kid: kid}}
+			}
+		}
+		return k, nil
+	}
+	if _, err := v.parser.ParseWithClaims(token, claims, keyFor); err != nil {
+		return "", nil, usedKey{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	if err := v.checkPayload(token); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+		return "", nil, usedKey{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	if err := v.checkLifetime(claims); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+		return "", nil, usedKey{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
 	tenant, ok := claims[v.cfg.TenantClaim].(string)
 	if !ok {
-		return "", nil, fmt.Errorf("%w: no string claim %q", ErrUnauthenticated, v.cfg.TenantClaim)
+		return "", nil, usedKey{}, fmt.Errorf("%w: no string claim %q", ErrUnauthenticated, v.cfg.TenantClaim)
 	}
 	if err := catalog.ValidateName("tenant", tenant); err != nil {
-		return "", nil, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
+		return "", nil, usedKey{}, fmt.Errorf("%w: %v", ErrUnauthenticated, err)
 	}
-	return tenant, claims, nil
+	return tenant, claims, used, nil
 }
 
 // checkPayload decodes the claims segment of a token that parsed and

@@ -44,8 +44,9 @@ type tok struct {
 	any bool
 }
 
-// segment is a run of pattern characters between '%', with the bit masks
-// of a shift-and search: masks[m] has bit j set where toks[j] is '_' or the
+// segment is a run of pattern characters between '%', with (for a segment
+// between the first and the last, which match in place) the bit masks of
+// a shift-and search: masks[m] has bit j set where toks[j] is '_' or the
 // rune m stands for (masks[0]: '_' only, for runes the segment lacks).
 type segment struct {
 	toks  []tok
@@ -119,10 +120,14 @@ func Compile(pattern string) (*Pattern, error) {
 		p.all = true
 		return p, nil
 	}
-	// The first and last runs keep their places (possibly empty); empty
-	// runs between them ("%%") match anywhere and are dropped.
+	// The first and last runs keep their places (possibly empty) and are
+	// compared in place, so they need no search masks; empty runs between
+	// them ("%%") match anywhere and are dropped.
 	for k, run := range runs {
-		if len(run) > 0 || k == 0 || k == len(runs)-1 {
+		switch {
+		case k == 0 || k == len(runs)-1:
+			p.segs = append(p.segs, &segment{toks: run})
+		case len(run) > 0:
 			p.segs = append(p.segs, newSegment(run))
 		}
 	}
