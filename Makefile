@@ -65,12 +65,15 @@ SQLITE_PEER := github.com/apache/arrow-go/v18/arrow/flight/flightsql/example/cmd
 bench-tools: tools build ## build the benchmark peer (arrow-go's SQLite Flight SQL server, a go.mod tool) and lake's binaries
 	$(GO) build -o bin/sqlite_flightsql_server $(SQLITE_PEER)
 
-bench: bench-tools ## the side-by-side benchmark driver (full sizes) → bench/RESULTS.md, then the Go benchmarks
-	$(GO) run ./bench/lakebench
+bench: bench-tools ## the side-by-side benchmark driver (full sizes, the SQLite peer, the plot) → bench/RESULTS.md, then the Go benchmarks
+	$(GO) vet -tags plot ./bench/lakebench
+	$(GO) run -tags plot ./bench/lakebench
 	$(MAKE) bench-go
 
-bench-quick: bench-tools ## the benchmark driver with small sizes (under two minutes; CI runs it), printing only
-	$(GO) run ./bench/lakebench -quick -out ''
+# The test command's run: no SQLite peer (section 1) and no plotting library
+# (gonum, -tags plot), the two largest builds only the benchmark needs.
+bench-quick: tools build ## the benchmark driver with small sizes (under two minutes; CI runs it), printing only; no SQLite peer, no plot
+	$(GO) run ./bench/lakebench -quick -peer=false -out ''
 
 bench-go: tools ## the Go benchmarks of every package (go test -bench)
 	$(GO) test -run '^$$' -bench . -benchtime 3x -timeout 60m $(PKGS)

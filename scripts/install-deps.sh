@@ -22,29 +22,46 @@ RIE_VERSION="v0.0.0-20261030222936-bef5c4ba774d"
 
 say() { printf 'install-deps: %s\n' "$*"; }
 
-if [ ! -f /usr/include/rocksdb/c.h ]; then
-  say "librocksdb-dev is missing: installing Debian's librocksdb-dev=${ROCKSDB_DEB_VERSION} with apt-get"
+# Debian packages: one apt-get run for all that are missing, in the
+# background while the npm and Go tools install (it is mostly download and
+# unpacking; they are mostly compiling).
+apt_pkgs=()
+[ -f /usr/include/rocksdb/c.h ] || apt_pkgs+=("librocksdb-dev=${ROCKSDB_DEB_VERSION}")
+if [ "${1:-}" != "run" ] && [ ! -x /usr/bin/chromium ]; then
+  apt_pkgs+=(chromium) # the catalog browser's test drives it headless
+fi
+if [ ${#apt_pkgs[@]} -gt 0 ]; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { say "not root and no sudo: install librocksdb-dev yourself"; exit 1; }
+    command -v sudo >/dev/null || { say "not root and no sudo: install ${apt_pkgs[*]} yourself"; exit 1; }
     SUDO="sudo"
   fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "librocksdb-dev=${ROCKSDB_DEB_VERSION}" >/dev/null
+  say "installing Debian's ${apt_pkgs[*]} with apt-get"
+  apt_log=$(mktemp)
+  ( $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${apt_pkgs[@]}" ) >"$apt_log" 2>&1 &
+  apt_pid=$!
 fi
-
-[ "${1:-}" = "run" ] && exit 0
-
-if [ ! -x /usr/bin/chromium ]; then
-  say "chromium is missing: installing Debian's chromium with apt-get (the catalog browser's test drives it headless)"
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null || { say "not root and no sudo: install chromium yourself"; exit 1; }
-    SUDO="sudo"
+wait_apt() {
+  if [ -n "${apt_pid:-}" ]; then
+    if ! wait "$apt_pid"; then
+      cat "$apt_log" >&2
+      say "apt-get install ${apt_pkgs[*]} failed"
+      exit 1
+    fi
+    rm -f "$apt_log"
+    apt_pid=""
   fi
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null
+}
+
+if [ "${1:-}" = "run" ]; then
+  wait_apt
+  exit 0
 fi
+
+# The modules' downloads (the root module and infra/cdk's jsii bundles) go
+# on alongside too, so the builds that follow do not wait on the network.
+( go mod download && cd infra/cdk && go mod download ) >/dev/null 2>&1 &
+mod_pid=$!
 
 command -v node >/dev/null || { say "node is missing: lake's tests need Node 20 for dynalite and the browser test"; exit 1; }
 if [ ! -f tools/npm/node_modules/.package-lock.json ] || [ tools/npm/package-lock.json -nt tools/npm/node_modules/.package-lock.json ]; then
@@ -75,3 +92,5 @@ go_tool aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/
 if [ -n "${npm_pid:-}" ]; then
   wait "$npm_pid" || { say "npm ci in tools/npm failed"; exit 1; }
 fi
+wait "$mod_pid" || say "go mod download failed; the build will fetch what it needs (or say why)"
+wait_apt

@@ -13,9 +13,19 @@ cd "$(dirname "$0")/.."
 cdk_log=$(mktemp)
 trap 'rm -f "$cdk_log"' EXIT
 start=$(date +%s)
-( make --no-print-directory lint-cdk cdk-test >"$cdk_log" 2>&1 ) &
+# steps T...: make each target in turn, stopping at the first failure,
+# and say how long each took.
+steps() {
+  local t s
+  for t in "$@"; do
+    s=$(date +%s)
+    make --no-print-directory "$t" || { echo "test: $t failed after $(( $(date +%s) - s )) s"; return 1; }
+    echo "test: $t took $(( $(date +%s) - s )) s"
+  done
+}
+( steps lint-cdk cdk-test >"$cdk_log" 2>&1 ) &
 cdk_pid=$!
-make --no-print-directory lint-root unit compat integration bench-quick
+steps lint-root unit compat integration bench-quick
 root_status=$?
 wait "$cdk_pid"
 cdk_status=$?

@@ -178,7 +178,10 @@ func run(c config, r *report) error {
 		}
 	}
 	r.targetsTable()
-	if len(r.points) > 1 && c.plot != "" {
+	if len(r.points) > 1 && c.plot != "" && !plotting {
+		fmt.Fprintln(os.Stderr, "lakebench: no plot: built without -tags plot (make bench builds it with)")
+	}
+	if len(r.points) > 1 && c.plot != "" && plotting {
 		if err := plotScale(c.plot, r.points); err != nil {
 			return fmt.Errorf("plot: %w", err)
 		}

@@ -1,3 +1,5 @@
+//go:build plot
+
 package main
 
 import (
@@ -11,6 +13,9 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
+
+// plotting: this build (-tags plot) draws bench/scale.png.
+const plotting = true
 
 // plotScale draws two panels against catalog size (log scale): GetTables
 // latency (cold first request and warm) and discovery's RSS after load, and
