@@ -4,6 +4,9 @@ GO ?= go
 PKGS := ./...
 
 FUZZTIME ?= 60s
+# GOTESTFLAGS go to every go test run below; the test command sets
+# -vet=off, as its lint steps have run go vet over the same packages.
+GOTESTFLAGS ?=
 
 .PHONY: compat help tools test lint lint-root lint-cdk vet fmt-check unit bench fuzz lambdas run build synth deploy destroy cdk-test integration localstack-up localstack-test localstack-down bench-tools bench-quick bench-go
 
@@ -39,13 +42,13 @@ vet:
 	$(GO) vet -tags integration $(PKGS)
 
 unit: tools ## go test over the whole module
-	$(GO) test -timeout 20m $(PKGS)
+	$(GO) test $(GOTESTFLAGS) -timeout 20m $(PKGS)
 
 compat: ## the client-compatibility suite (JDBC driver, DBeaver, ADBC, Grafana, Metabase, Superset calls replayed), listing each call
-	set -o pipefail; $(GO) test -count=1 -run '^TestCompat' -v ./internal/discovery/ | grep -vE '^=== (RUN|PAUSE|CONT)'
+	set -o pipefail; $(GO) test $(GOTESTFLAGS) -count=1 -run '^TestCompat' -v ./internal/discovery/ | grep -vE '^=== (RUN|PAUSE|CONT)'
 
 integration: tools ## the end-to-end suite (localstack/), here against dynalite, versitygw and the Lambda emulator
-	$(GO) test -tags integration -count=1 -timeout 20m ./localstack/...
+	$(GO) test $(GOTESTFLAGS) -tags integration -count=1 -timeout 20m ./localstack/...
 
 LOCALSTACK_ENV := AWS_ENDPOINT_URL=http://127.0.0.1:4566 AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1
 
@@ -85,7 +88,7 @@ lambdas: ## build the register and refresh bootstrap binaries (arm64 and host) a
 	@scripts/build-lambdas.sh
 
 cdk-test: tools ## the CDK app's assertion and cdk-nag tests (its own Go module)
-	cd infra/cdk && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(GO) test -timeout 20m ./...
+	cd infra/cdk && JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION=20 $(GO) test $(GOTESTFLAGS) -timeout 20m ./...
 
 synth: ## cdk synth with the pinned CDK CLI, offline, into infra/cdk/cdk.out (CDK_ARGS; default -c internal=true, as a TLS certificate or an internal NLB is required)
 	@scripts/cdk.sh synth --quiet $(if $(CDK_ARGS),$(CDK_ARGS),-c internal=true)

@@ -14,6 +14,9 @@
 #   scripts/install-deps.sh run    only what `make run` (local mode) needs
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The test command (scripts/test.sh) runs after this script and sets
+# LAKE_TOOLS_READY for the make steps it runs, so they do not check again.
+[ -n "${LAKE_TOOLS_READY:-}" ] && exit 0
 
 ROCKSDB_DEB_VERSION="7.8.3-2"
 STATICCHECK_VERSION="v0.8.2"
@@ -73,15 +76,20 @@ fi
 # go_tool NAME PACKAGE VERSION: build a pinned Go tool once per machine into
 # a cache folder named for its version (so every clone of the repository on
 # this machine reuses it, and a pin change builds the new one), and link it
-# into ./bin.
+# into ./bin. The three build side by side: each waits on downloads at
+# times, which the others' compiling fills.
 TOOLS_CACHE="${LAKE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lake-tools}"
+tool_pids=()
+tool_names=()
 go_tool() {
   local name=$1 pkg=$2 version=$3
   local dir="$TOOLS_CACHE/$name@$version"
   if [ ! -x "$dir/$name" ]; then
     say "building $name $version into $dir"
     mkdir -p "$dir"
-    GOBIN="$dir" CGO_ENABLED=0 go install "$pkg@$version"
+    GOBIN="$dir" CGO_ENABLED=0 go install "$pkg@$version" &
+    tool_pids+=("$!")
+    tool_names+=("$name $version")
   fi
   ln -sf "$dir/$name" "bin/$name"
 }
@@ -89,6 +97,9 @@ mkdir -p bin
 go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
 go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
 go_tool aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie "$RIE_VERSION"
+for i in "${!tool_pids[@]}"; do
+  wait "${tool_pids[$i]}" || { say "building ${tool_names[$i]} failed"; exit 1; }
+done
 if [ -n "${npm_pid:-}" ]; then
   wait "$npm_pid" || { say "npm ci in tools/npm failed"; exit 1; }
 fi

@@ -116,33 +116,40 @@ func run(c config, r *report) error {
 	procs := &procSet{}
 	defer procs.stopAll()
 	want := func(sec string) bool { return len(c.only) == 0 || c.only[sec] }
+	// timed runs a section and says on stderr how long it took.
+	timed := func(sec string, f func() error) error {
+		start := time.Now()
+		err := f()
+		fmt.Fprintf(os.Stderr, "lakebench: %s took %.1f s\n", sec, time.Since(start).Seconds())
+		return err
+	}
 	if want("peer") && c.peer {
-		if err := benchPeer(c, r, procs); err != nil {
+		if err := timed("peer", func() error { return benchPeer(c, r, procs) }); err != nil {
 			return fmt.Errorf("discovery vs peer: %w", err)
 		}
 	}
 	if want("ceiling") {
-		if err := benchCeiling(c, r, procs); err != nil {
+		if err := timed("ceiling", func() error { return benchCeiling(c, r, procs) }); err != nil {
 			return fmt.Errorf("transport ceiling: %w", err)
 		}
 	}
 	if want("scale") {
-		if err := benchScale(c, r, procs); err != nil {
+		if err := timed("scale", func() error { return benchScale(c, r, procs) }); err != nil {
 			return fmt.Errorf("scale: %w", err)
 		}
 	}
 	if want("budget") {
-		if err := benchBudget(c, r, procs); err != nil {
+		if err := timed("budget", func() error { return benchBudget(c, r, procs) }); err != nil {
 			return fmt.Errorf("work per request: %w", err)
 		}
 	}
 	if want("sql") {
-		if err := benchSQL(c, r, procs); err != nil {
+		if err := timed("sql", func() error { return benchSQL(c, r, procs) }); err != nil {
 			return fmt.Errorf("sql: %w", err)
 		}
 	}
 	if want("heap") {
-		if err := benchRefreshHeap(c, r); err != nil {
+		if err := timed("heap", func() error { return benchRefreshHeap(c, r) }); err != nil {
 			return fmt.Errorf("refresh heap: %w", err)
 		}
 	}
@@ -152,27 +159,27 @@ func run(c config, r *report) error {
 			return err
 		}
 		if want("cost") {
-			if err := benchCost(c, r, ddb); err != nil {
+			if err := timed("cost", func() error { return benchCost(c, r, ddb) }); err != nil {
 				return fmt.Errorf("cost: %w", err)
 			}
 		}
 		if want("freshness") {
-			if err := benchFreshness(c, r, procs, ddb); err != nil {
+			if err := timed("freshness", func() error { return benchFreshness(c, r, procs, ddb) }); err != nil {
 				return fmt.Errorf("freshness: %w", err)
 			}
 		}
 		if want("refresh") {
-			if err := benchRefresh(c, r, ddb); err != nil {
+			if err := timed("refresh", func() error { return benchRefresh(c, r, ddb) }); err != nil {
 				return fmt.Errorf("refresh: %w", err)
 			}
 		}
 		if want("lambda") {
-			if err := benchLambda(c, r, procs, ddb); err != nil {
+			if err := timed("lambda", func() error { return benchLambda(c, r, procs, ddb) }); err != nil {
 				return fmt.Errorf("lambda: %w", err)
 			}
 		}
 		if want("writes") {
-			if err := benchWrites(c, r, ddb); err != nil {
+			if err := timed("writes", func() error { return benchWrites(c, r, ddb) }); err != nil {
 				return fmt.Errorf("writes: %w", err)
 			}
 		}
