@@ -76,30 +76,42 @@ fi
 # go_tool NAME PACKAGE VERSION: build a pinned Go tool once per machine into
 # a cache folder named for its version (so every clone of the repository on
 # this machine reuses it, and a pin change builds the new one), and link it
-# into ./bin. The three build side by side: each waits on downloads at
-# times, which the others' compiling fills.
+# into ./bin. The tools build one after another: side by side, each would
+# compile the standard library and the modules they share again (the build
+# cache does not share work in progress between processes). Their modules
+# download in the background meanwhile (go install -n resolves and fetches a
+# build's modules without compiling), so no build waits on the network.
 TOOLS_CACHE="${LAKE_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/lake-tools}"
-tool_pids=()
-tool_names=()
-go_tool() {
-  local name=$1 pkg=$2 version=$3
-  local dir="$TOOLS_CACHE/$name@$version"
+tools=(
+  "staticcheck honnef.co/go/tools/cmd/staticcheck $STATICCHECK_VERSION"
+  "versitygw github.com/versity/versitygw/cmd/versitygw $VERSITYGW_VERSION"
+  "aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie $RIE_VERSION"
+)
+missing=()
+for t in "${tools[@]}"; do
+  read -r name pkg version <<<"$t"
+  [ -x "$TOOLS_CACHE/$name@$version/$name" ] || missing+=("$t")
+done
+fetch_pid=""
+if [ ${#missing[@]} -gt 1 ]; then
+  ( for t in "${missing[@]:1}"; do
+      read -r _ pkg version <<<"$t"
+      CGO_ENABLED=0 go install -n "$pkg@$version" >/dev/null 2>&1 || true
+    done ) &
+  fetch_pid=$!
+fi
+mkdir -p bin
+for t in "${tools[@]}"; do
+  read -r name pkg version <<<"$t"
+  dir="$TOOLS_CACHE/$name@$version"
   if [ ! -x "$dir/$name" ]; then
     say "building $name $version into $dir"
     mkdir -p "$dir"
-    GOBIN="$dir" CGO_ENABLED=0 go install "$pkg@$version" &
-    tool_pids+=("$!")
-    tool_names+=("$name $version")
+    GOBIN="$dir" CGO_ENABLED=0 go install "$pkg@$version"
   fi
   ln -sf "$dir/$name" "bin/$name"
-}
-mkdir -p bin
-go_tool staticcheck honnef.co/go/tools/cmd/staticcheck "$STATICCHECK_VERSION"
-go_tool versitygw github.com/versity/versitygw/cmd/versitygw "$VERSITYGW_VERSION"
-go_tool aws-lambda-rie github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie "$RIE_VERSION"
-for i in "${!tool_pids[@]}"; do
-  wait "${tool_pids[$i]}" || { say "building ${tool_names[$i]} failed"; exit 1; }
 done
+[ -z "$fetch_pid" ] || wait "$fetch_pid" || true
 if [ -n "${npm_pid:-}" ]; then
   wait "$npm_pid" || { say "npm ci in tools/npm failed"; exit 1; }
 fi
