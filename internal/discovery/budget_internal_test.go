@@ -2,13 +2,17 @@ package discovery
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/snapshot"
@@ -92,11 +96,12 @@ type fakeStream struct {
 
 func (s fakeStream) Context() context.Context { return s.ctx }
 
-// The deadline interceptor gives Flight calls, unary and streaming, a
+// The call interceptor gives Flight calls, unary and streaming, a
 // deadline no later than the timeout, keeps a client's sooner one, and
 // leaves the health service's calls alone.
 func TestDeadlineInterceptor(t *testing.T) {
 	const d = 30 * time.Second
+	c := &calls{authn: anyToken{}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), timeout: d}
 	tests := []struct {
 		method       string
 		clientBudget time.Duration // 0: no client deadline
@@ -125,20 +130,40 @@ func TestDeadlineInterceptor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.method, func(t *testing.T) {
-			ctx := context.Background()
+			ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer t"))
 			if tt.clientBudget > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, tt.clientBudget)
 				defer cancel()
 			}
-			_, _ = deadline(d).unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: tt.method}, func(hctx context.Context, _ any) (any, error) {
+			ran := 0
+			if _, err := c.unary(ctx, nil, &grpc.UnaryServerInfo{FullMethod: tt.method}, func(hctx context.Context, _ any) (any, error) {
+				ran++
 				check(t, hctx, ctx, tt.wantDeadline)
 				return nil, nil
-			})
-			_ = deadline(d).stream(nil, fakeStream{ctx: ctx}, &grpc.StreamServerInfo{FullMethod: tt.method}, func(_ any, ss grpc.ServerStream) error {
+			}); err != nil {
+				t.Fatalf("unary: %v", err)
+			}
+			if err := c.stream(nil, fakeStream{ctx: ctx}, &grpc.StreamServerInfo{FullMethod: tt.method}, func(_ any, ss grpc.ServerStream) error {
+				ran++
 				check(t, ss.Context(), ctx, tt.wantDeadline)
 				return nil
-			})
+			}); err != nil {
+				t.Fatalf("stream: %v", err)
+			}
+			if ran != 2 {
+				t.Fatalf("the handlers ran %d times, want 2", ran)
+			}
 		})
 	}
+}
+
+// anyToken accepts every non-empty token, as tenant "acme".
+type anyToken struct{}
+
+func (anyToken) Tenant(token string) (string, error) {
+	if token == "" {
+		return "", errors.New("no token")
+	}
+	return "acme", nil
 }

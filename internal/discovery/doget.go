@@ -1,18 +1,22 @@
 package discovery
 
 import (
+	"bytes"
 	"context"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 )
@@ -93,7 +97,7 @@ func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	}
 	if a.msgs != nil {
 		if m := f.svc.opts.Metrics; m != nil {
-			m.preEncoded.WithLabelValues(commandName(t.GetTicket())).Inc()
+			m.preEncoded.WithLabelValues(commandNames[string(cmd.ProtoReflect().Descriptor().FullName())]).Inc()
 		}
 		return sendEncoded(stream, a.msgs)
 	}
@@ -114,13 +118,54 @@ func sendEncoded(stream flight.FlightService_DoGetServer, msgs [][]byte) error {
 }
 
 // sendRecords writes recs (releasing every one, sent or not) after the
-// schema message; with no batch it sends the schema alone.
+// schema message; with no batch it sends the schema alone. The schema
+// message of the Flight SQL result schemas is the one encoded when the
+// Service was made (schemaMessages); each batch is encoded into one
+// FlightData as arrow-go's flight.Writer would encode it.
 func (s *Service) sendRecords(stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
 	defer func() {
 		for _, r := range recs {
 			r.Release()
 		}
 	}()
+	msg, ok := s.schemaMessages[schema]
+	if !ok {
+		return s.writeRecords(stream, schema, recs)
+	}
+	if err := stream.SendMsg(msg); err != nil {
+		return err
+	}
+	var body bytes.Buffer
+	for _, r := range recs {
+		if err := stream.Context().Err(); err != nil {
+			return status.FromContextError(err).Err()
+		}
+		if err := sendBatch(stream, r, s.mem, &body); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendBatch sends one record batch (of a schema without dictionaries) as
+// one FlightData message, its body serialized into body.
+func sendBatch(stream flight.FlightService_DoGetServer, r arrow.RecordBatch, mem memory.Allocator, body *bytes.Buffer) error {
+	p, err := ipc.GetRecordBatchPayload(r, ipc.WithAllocator(mem))
+	if err != nil {
+		return err
+	}
+	defer p.Release()
+	meta := p.Meta()
+	defer meta.Release()
+	body.Reset()
+	if err := p.SerializeBody(body); err != nil {
+		return err
+	}
+	return stream.Send(&flight.FlightData{DataHeader: meta.Bytes(), DataBody: body.Bytes()})
+}
+
+// writeRecords is sendRecords for any other schema, through flight.Writer.
+func (s *Service) writeRecords(stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
 	for _, r := range recs {
 		if err := stream.Context().Err(); err != nil {
@@ -244,13 +289,35 @@ var commandNames = map[string]string{
 }
 
 // commandName names the Flight SQL command in a ticket or descriptor
-// command, from a fixed set.
+// command (a protobuf Any), from a fixed set: "invalid" when b is no
+// well-formed protobuf message. It reads the Any's type URL in place,
+// without decoding the command.
 func commandName(b []byte) string {
-	var a anypb.Any
-	if err := proto.Unmarshal(b, &a); err != nil {
-		return "invalid"
+	var typeURL []byte
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 || !num.IsValid() {
+			return "invalid"
+		}
+		b = b[n:]
+		if num == 1 && typ == protowire.BytesType {
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 || !utf8.Valid(v) {
+				return "invalid" // as proto.Unmarshal finds it: a string field, each time
+			}
+			typeURL, b = v, b[n:]
+			continue
+		}
+		if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+			return "invalid"
+		}
+		b = b[n:]
 	}
-	if name, ok := commandNames[string(a.MessageName())]; ok {
+	// The message name is what follows the type URL's last '/'.
+	if i := bytes.LastIndexByte(typeURL, '/'); i >= 0 {
+		typeURL = typeURL[i+1:]
+	}
+	if name, ok := commandNames[string(typeURL)]; ok {
 		return name
 	}
 	return "unknown"

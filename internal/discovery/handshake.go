@@ -66,8 +66,8 @@ func basicCredentials(header string) (user, password string, ok bool) {
 // handshake authenticates a Handshake call (see above) and, on success,
 // runs the handler with the tenant in its context and the bearer header set
 // on the response.
-func (a *interceptor) handshake(srv any, ss *tenantStream, h grpc.StreamHandler) error {
-	ctx := ss.ServerStream.Context()
+func (a *calls) handshake(srv any, ss *tenantStream, h grpc.StreamHandler) error {
+	ctx := ss.ctx
 	md, _ := metadata.FromIncomingContext(ctx)
 	vals := md.Get("authorization")
 	if len(vals) != 1 {
@@ -103,6 +103,6 @@ func (a *interceptor) handshake(srv any, ss *tenantStream, h grpc.StreamHandler)
 	return h(srv, ss)
 }
 
-func (a *interceptor) reject(ctx context.Context, what string, err error) {
+func (a *calls) reject(ctx context.Context, what string, err error) {
 	a.log.InfoContext(ctx, "flight sql request rejected", slog.String("method", what), slog.String("reason", err.Error()))
 }

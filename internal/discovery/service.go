@@ -69,6 +69,7 @@ package discovery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync/atomic"
@@ -147,6 +148,9 @@ type Service struct {
 	cache *tenantCache
 	// schemaBytes caches the serialized result schemas FlightInfo carries.
 	schemaBytes map[*arrow.Schema][]byte
+	// schemaMessages holds the first FlightData message of a DoGet answer
+	// (its schema) of the catalog commands' result schemas, marshaled.
+	schemaMessages map[*arrow.Schema]encodedMessage
 	// sqlInfo holds the static GetSqlInfo answers.
 	sqlInfo *sqlInfoTable
 	// checker, engines and sqlLimits serve SQL (sql.go).
@@ -192,6 +196,15 @@ func NewService(opts Options) *Service {
 		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo, schema_ref.PrimaryKeys,
 		schema_ref.ImportedKeys, schema_ref.XdbcTypeInfo} {
 		s.schemaBytes[sc] = flight.SerializeSchema(sc, s.mem)
+	}
+	s.schemaMessages = map[*arrow.Schema]encodedMessage{}
+	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables, schema_ref.TablesWithIncludedSchema} {
+		msgs, err := encodeMessages(sc, nil, s.mem)
+		if err != nil || len(msgs) != 1 {
+			// Fixed schemas without dictionaries: a programming error.
+			panic(fmt.Sprintf("discovery: schema message of %v: %d messages, %v", sc, len(msgs), err))
+		}
+		s.schemaMessages[sc] = msgs[0]
 	}
 	// The static GetSqlInfo table lives as long as the Service: Go memory.
 	info, err := newSqlInfoTable(memory.DefaultAllocator, opts.ServerName, opts.Version, sqlcatalog.EffectiveTimeout(opts.SQLLimits))
