@@ -189,39 +189,10 @@ func waitLoaded(httpAddr string, limit time.Duration) (float64, error) {
 // schemas) and compares its peak heap with the bytes it scans.
 func benchRefreshHeap(c config, r *report) error {
 	ctx := context.Background()
-	store := memstore.New(memstore.Options{})
-	cat := catalog.New(store, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxBytes: -1}})
-	// 1,000 registrations made through the catalog; the rest copy their
-	// stored bytes (a registration's value holds no name), which is what a
-	// scan reads.
-	pool := make([][]byte, 1000)
-	for i := range pool {
-		ref := catalog.TableRef{Tenant: "pool", Namespace: "ns", Name: fmt.Sprintf("t%04d", i)}
-		if _, _, err := cat.Register(ctx, ref, catalog.TableSpec{Location: "s3://lake/t", Schema: catalogtest.WideSchema(i, 20)}); err != nil {
-			return err
-		}
-		key, _ := ref.Key()
-		v, err := store.Get(ctx, key)
-		if err != nil {
-			return err
-		}
-		pool[i] = v
-		if err := store.Delete(ctx, key); err != nil {
-			return err
-		}
+	store, tenants, scanned, err := fillStore(ctx, c.heapSize)
+	if err != nil {
+		return err
 	}
-	tenants := min(10_000, max(1, c.heapSize/100))
-	var scanned int64
-	for i := range c.heapSize {
-		ref := catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%tenants), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)}
-		key, _ := ref.Key()
-		v := pool[i%len(pool)]
-		if err := store.Put(ctx, key, v); err != nil {
-			return err
-		}
-		scanned += int64(len(v))
-	}
-	pool = nil
 	dir, err := os.MkdirTemp("", "lakebench-heap-")
 	if err != nil {
 		return err
@@ -246,4 +217,42 @@ func benchRefreshHeap(c config, r *report) error {
 		r.target("refresh peak heap / bytes scanned, 1M registrations (in process, memstore)", "—", "≤ 2", ratio <= 2, "%.2f", ratio)
 	}
 	return nil
+}
+
+// fillStore makes a memstore of n registrations of 20 columns over
+// min(10,000, n/100) tenants, as a full scan meets them: 1,000
+// registrations made through the catalog, the rest copies of their stored
+// bytes (a registration's value holds no name). It returns the store, the
+// tenant count and the bytes a scan reads.
+func fillStore(ctx context.Context, n int) (*memstore.Store, int, int64, error) {
+	store := memstore.New(memstore.Options{})
+	cat := catalog.New(store, catalog.Options{Quota: catalog.Quota{MaxTables: -1, MaxBytes: -1}})
+	pool := make([][]byte, 1000)
+	for i := range pool {
+		ref := catalog.TableRef{Tenant: "pool", Namespace: "ns", Name: fmt.Sprintf("t%04d", i)}
+		if _, _, err := cat.Register(ctx, ref, catalog.TableSpec{Location: "s3://lake/t", Schema: catalogtest.WideSchema(i, 20)}); err != nil {
+			return nil, 0, 0, err
+		}
+		key, _ := ref.Key()
+		v, err := store.Get(ctx, key)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		pool[i] = v
+		if err := store.Delete(ctx, key); err != nil {
+			return nil, 0, 0, err
+		}
+	}
+	tenants := min(10_000, max(1, n/100))
+	var scanned int64
+	for i := range n {
+		ref := catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%tenants), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)}
+		key, _ := ref.Key()
+		v := pool[i%len(pool)]
+		if err := store.Put(ctx, key, v); err != nil {
+			return nil, 0, 0, err
+		}
+		scanned += int64(len(v))
+	}
+	return store, tenants, scanned, nil
 }
