@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +34,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // ---- 6. DynamoDB read cost of refresh: measured, then modeled ----
@@ -201,6 +204,13 @@ func benchCost(c config, r *report, d *dynalite) error {
 
 // ---- 7. Freshness: register → discoverable through the real programs ----
 
+// benchFreshness measures register → discoverable through the real
+// programs, with heapSize tables (1M in the full run) already in the
+// catalog underneath: a full snapshot of them is built in process (refresh's
+// own code over a memstore), uploaded to versitygw as the current blob, and
+// the change counter in dynalite set to its marker, so refresh applies each
+// stream batch to that blob as it would on AWS. Then a sustained change a
+// second for a while, with discovery's RSS and CPU sampled.
 func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 	ctx := context.Background()
 	rie := "bin/aws-lambda-rie"
@@ -219,6 +229,10 @@ func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 	s3Addr, _, err := startVersitygw(procs, dir, bucket)
 	if err != nil {
 		return err
+	}
+	underneath, seedBytes, err := seedCatalog(ctx, c.heapSize, d, table, s3Addr, bucket, key)
+	if err != nil {
+		return fmt.Errorf("seed %d tables: %w", c.heapSize, err)
 	}
 	env := lambdaEnv("AWS_ACCESS_KEY_ID=test", "AWS_SECRET_ACCESS_KEY=testsecret", "AWS_REGION=us-east-1",
 		"LAKE_TABLE="+table, "LAKE_BUCKET="+bucket, "LAKE_SNAPSHOT_KEY="+key, "AWS_ENDPOINT_URL_DYNAMODB="+d.endpoint,
@@ -250,9 +264,14 @@ func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 		}
 		return out.Bytes(), err
 	}
-	// The first snapshot, so discovery has something to poll.
-	if _, err := invoke("refresh", map[string]any{"detail-type": "Scheduled Event", "source": "aws.events", "detail": map[string]any{}}); err != nil {
+	// The scheduled safety net over the seeded catalog: nothing changed
+	// since its marker, so it publishes nothing.
+	out, err := invoke("refresh", map[string]any{"detail-type": "Scheduled Event", "source": "aws.events", "detail": map[string]any{}})
+	if err != nil {
 		return err
+	}
+	if !bytes.Contains(out, []byte(refresh.Unchanged)) {
+		return fmt.Errorf("the scheduled refresh over the seeded catalog did not find it unchanged: %s", out)
 	}
 	secret := []byte("lakebench-freshness-secret-0123456789")
 	flightAddr := "127.0.0.1:" + strconv.Itoa(freePort())
@@ -272,14 +291,9 @@ func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 	tok, _ := auth.IssueHS256(secret, "", "fresh", "", "", time.Hour, time.Now())
 	cctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	schemaIPC, _ := catalog.EncodeSchema(catalogtest.WideSchema(3, 20))
-	rounds := 20
-	if c.quick {
-		rounds = 3
-	}
-	var lat []time.Duration
-	for i := range rounds {
-		name := fmt.Sprintf("t%03d", i)
-		t0 := time.Now()
+	// change registers fresh.main.name through the register bootstrap and
+	// hands refresh the stream batch AWS would send for that write.
+	change := func(name string) error {
 		ev := events.APIGatewayV2HTTPRequest{Version: "2.0", RawPath: "/v1/tenants/fresh/namespaces/main/tables",
 			Headers: map[string]string{"content-type": "application/json"},
 			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/v1/tenants/fresh/namespaces/main/tables"},
@@ -293,32 +307,165 @@ func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 			{EventID: "1", EventName: "INSERT", EventSource: "aws:dynamodb", Change: events.DynamoDBStreamRecord{Keys: map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute("tbl/fresh/main/" + name)}, StreamViewType: "KEYS_ONLY"}},
 			{EventID: "2", EventName: "MODIFY", EventSource: "aws:dynamodb", Change: events.DynamoDBStreamRecord{Keys: map[string]events.DynamoDBAttributeValue{"pk": events.NewStringAttribute(catalog.ChangesKey)}, StreamViewType: "KEYS_ONLY"}},
 		}}
-		if _, err := invoke("refresh", stream); err != nil {
-			return err
-		}
+		_, err := invoke("refresh", stream)
+		return err
+	}
+	discoverable := func(name string, since time.Time) error {
 		pattern := name
 		for {
 			_, rows, err := getTables(cctx, client, &flightsql.GetTablesOpts{TableNameFilterPattern: &pattern})
 			if err == nil && rows == 1 {
-				break
+				return nil
 			}
-			if time.Since(t0) > time.Minute {
+			if time.Since(since) > time.Minute {
 				return fmt.Errorf("%s not discoverable after a minute (%v)", name, err)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	rounds, sustain := 20, time.Minute
+	if c.quick {
+		rounds, sustain = 3, 5*time.Second
+	}
+	var lat []time.Duration
+	for i := range rounds {
+		name := fmt.Sprintf("t%03d", i)
+		t0 := time.Now()
+		if err := change(name); err != nil {
+			return err
+		}
+		if err := discoverable(name, t0); err != nil {
+			return err
 		}
 		lat = append(lat, time.Since(t0))
 	}
 	slices.Sort(lat)
 	p99 := lat[min(len(lat)-1, int(math.Ceil(0.99*float64(len(lat))))-1)]
 	p50 := lat[len(lat)/2]
-	r.printf("## 7. Freshness: register → discoverable through the real programs\n\n")
-	r.printf("The register bootstrap writes through dynalite, the refresh bootstrap applies the stream-shaped batch AWS would send for that write (KEYS_ONLY records of the table's key and the counter, built with aws-lambda-go's types; dynalite has no streams), publishes to versitygw, and the discovery binary, polling every 2 s, serves it; the clock runs from the register call until a GetTables names the table. %d rounds.\n\n", rounds)
-	r.printf("| p50 s | p99 s | max s |\n|---|---|---|\n| %.2f | %.2f | %.2f |\n\n", p50.Seconds(), p99.Seconds(), lat[len(lat)-1].Seconds())
+
+	// Sustained: a change a second (the next at once when one takes
+	// longer), each change's register → discoverable timed by a watcher of
+	// its own, discovery's RSS and CPU sampled meanwhile.
+	cpu0, rss0 := cpuSeconds(disc.Pid()), rssMB(disc.Pid())
+	rssMin, rssMax := rss0, rss0
+	start := time.Now()
+	var (
+		mu        sync.Mutex
+		sustained []time.Duration
+		watchErr  error
+		watchers  sync.WaitGroup
+	)
+	for i, next := 0, start; time.Since(start) < sustain; i, next = i+1, next.Add(time.Second) {
+		if wait := time.Until(next); wait > 0 {
+			time.Sleep(wait)
+		}
+		name := fmt.Sprintf("s%04d", i)
+		t0 := time.Now()
+		if err := change(name); err != nil {
+			return err
+		}
+		watchers.Add(1)
+		go func() {
+			defer watchers.Done()
+			err := discoverable(name, t0)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				watchErr = err
+				return
+			}
+			sustained = append(sustained, time.Since(t0))
+		}()
+		rss := rssMB(disc.Pid())
+		rssMin, rssMax = min(rssMin, rss), max(rssMax, rss)
+	}
+	issued := time.Since(start)
+	watchers.Wait()
+	elapsed := time.Since(start)
+	cpuPct := 100 * (cpuSeconds(disc.Pid()) - cpu0) / elapsed.Seconds()
+	if watchErr != nil {
+		return watchErr
+	}
+	slices.Sort(sustained)
+	sp50, sp99 := sustained[len(sustained)/2], sustained[min(len(sustained)-1, int(math.Ceil(0.99*float64(len(sustained))))-1)]
+
+	r.printf("## 7. Freshness: register → discoverable through the real programs, %d tables underneath\n\n", underneath)
+	r.printf("The catalog underneath: %d registrations over %d tenants, built in process by refresh's own code over a memstore and uploaded to versitygw as the current blob (%.2f MB), with dynalite's change counter set to its marker, so the scheduled refresh finds it unchanged and each stream batch is applied to it. The register bootstrap writes through dynalite, the refresh bootstrap applies the stream-shaped batch AWS would send for that write (KEYS_ONLY records of the table's key and the counter, built with aws-lambda-go's types; dynalite has no streams) to the whole blob and publishes it to versitygw, and the discovery binary, polling every 2 s, loads it and serves it; the clock runs from the register call until a GetTables names the table. %d rounds.\n\n",
+		underneath, min(10_000, max(1, underneath/100)), float64(seedBytes)/1e6, rounds)
+	r.printf("| tables underneath | p50 s | p99 s | max s |\n|---|---|---|---|\n| %d | %.2f | %.2f | %.2f |\n\n", underneath, p50.Seconds(), p99.Seconds(), lat[len(lat)-1].Seconds())
+	r.printf("Then a sustained change a second for %v (register, then its stream batch; each change timed from its register call until a GetTables names it, by a watcher of its own), %d changes (%.2f/s achieved):\n\n", sustain, len(sustained), float64(len(sustained))/issued.Seconds())
+	r.printf("| changes | p50 s | p99 s | max s | discovery RSS MB before | min | max | discovery CPU, mean over the period |\n|---|---|---|---|---|---|---|---|\n| %d | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f | %.1f%% of one core |\n\n",
+		len(sustained), sp50.Seconds(), sp99.Seconds(), sustained[len(sustained)-1].Seconds(), rss0, rssMin, rssMax, cpuPct)
 	byDesign := 1.0 + 0.3 + 0.2 + 2.0
-	r.printf("On AWS, by design (a model, not measured there): the event source mapping's 1 s batching window, about 0.3 s to invoke and apply, about 0.2 s for the S3 PUT, and at most one 2 s poll: ≤ %.1f s.\n\n", byDesign)
-	r.target("register → discoverable here, p99 of 20 (bootstraps, stream-shaped event, blob, discovery)", "schedule-bound", "≤ 3 s",
-		p99 <= 3*time.Second && rounds >= 20, "p99 %.2f s over %d rounds", p99.Seconds(), rounds)
+	r.printf("On AWS, by design (a model, not measured there): the event source mapping's 1 s batching window, about 0.3 s to invoke and apply, about 0.2 s for the S3 PUT, and at most one 2 s poll: ≤ %.1f s; with today's layout the apply and each task's load also move the whole blob (%.1f MB here).\n\n", byDesign, float64(seedBytes)/1e6)
+	r.target(fmt.Sprintf("register → discoverable here, p99 of 20 (bootstraps, stream-shaped event, blob, discovery), %d tables underneath", underneath), "2.03 s at small scale; not measured at 1M", "≤ 3 s",
+		p99 <= 3*time.Second && rounds >= 20 && underneath >= 1_000_000, "p99 %.2f s over %d rounds", p99.Seconds(), rounds)
 	r.target("register → discoverable on AWS, by design", "≤ ~70 s", "≤ 5 s", byDesign <= 5, "≤ %.1f s (model)", byDesign)
 	return nil
+}
+
+// seedCatalog puts n tables under a freshness run: fillStore's catalog,
+// published in full by refresh's own code to a file, uploaded to versitygw
+// as the current blob, and the change counter in dynalite's table raised to
+// the blob's marker. It returns the tables and the blob's size.
+func seedCatalog(ctx context.Context, n int, d *dynalite, table, s3Addr, bucket, key string) (int, int, error) {
+	store, _, _, err := fillStore(ctx, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	dir, err := os.MkdirTemp("", "lakebench-seed-")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	file := blobstore.NewFile(filepath.Join(dir, "catalog.lakesnap"))
+	res, err := (&refresh.Publisher{Store: store, Blobs: file}).RunFull(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	blob, err := file.Get(ctx, "")
+	if err != nil {
+		return 0, 0, err
+	}
+	h, err := snapshot.ReadHeader(blob.Data)
+	if err != nil {
+		return 0, 0, err
+	}
+	cfg := aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("test", "testsecret", ""),
+		BaseEndpoint: aws.String("http://" + s3Addr)}
+	s3, err := blobstore.Open(ctx, "s3://"+bucket+"/"+key, blobstore.OpenOptions{S3PathStyle: true, AWSConfig: &cfg})
+	if err != nil {
+		return 0, 0, err
+	}
+	if _, err := s3.Put(ctx, blob.Data, blobstore.Condition{}); err != nil {
+		return 0, 0, err
+	}
+	meta, err := dynamo.New(d.client(), dynamo.Options{Table: table})
+	if err != nil {
+		return 0, 0, err
+	}
+	if h.Marker.Changes > 0 {
+		if _, err := meta.AddCounter(ctx, catalog.ChangesKey, h.Marker.Changes); err != nil {
+			return 0, 0, err
+		}
+	}
+	return res.Counts.Tables, len(blob.Data), nil
+}
+
+// cpuSeconds is the CPU time (user and system) a process has used so far.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command (which may hold spaces): state first,
+	// then utime and stime as the 12th and 13th.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // clock ticks (USER_HZ)
 }
