@@ -113,6 +113,9 @@ type Spec struct {
 	// MaxDescriptionBytes and MaxProperties… limits.
 	Description string
 	Properties  map[string]string
+	// Compatibility is the table's compatibility mode (none, backward,
+	// forward, full); empty sends none, and an update keeps the mode.
+	Compatibility string
 }
 
 // Register registers ref with spec. created is false when an identical
@@ -125,6 +128,9 @@ func (c *Client) Register(ctx context.Context, ref catalog.TableRef, spec Spec) 
 	}
 	if len(spec.Properties) > 0 {
 		body["properties"] = spec.Properties
+	}
+	if spec.Compatibility != "" {
+		body["compatibility"] = spec.Compatibility
 	}
 	status, err := c.do(ctx, ref, http.MethodPost, tablesPath(ref), body, nil, &t)
 	return t, status == http.StatusCreated, err
@@ -171,6 +177,9 @@ func (c *Client) Update(ctx context.Context, ref catalog.TableRef, spec Spec, op
 	}
 	if opts.OnlyIfNoSchema {
 		body["only_if_no_schema"] = true
+	}
+	if spec.Compatibility != "" {
+		body["compatibility"] = spec.Compatibility
 	}
 	var hdr http.Header
 	if opts.IfMatch != "" {

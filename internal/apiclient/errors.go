@@ -60,6 +60,7 @@ var kinds = map[string]struct {
 	"not_found":              {catalog.ErrNotFound, false},
 	"exists":                 {catalog.ErrExists, false},
 	"conflict":               {catalog.ErrConflict, false},
+	"incompatible_schema":    {catalog.ErrIncompatibleSchema, true},
 	"version_mismatch":       {ErrVersionMismatch, false},
 	"unauthenticated":        {ErrUnauthenticated, false},
 	"unauthorized":           {ErrUnauthenticated, false},

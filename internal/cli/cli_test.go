@@ -697,3 +697,18 @@ func BenchmarkRegisterToDiscoverable(b *testing.B) {
 	}
 	b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms/discoverable")
 }
+
+// --compatibility takes the four modes; anything else fails before a
+// request, naming them.
+func TestRegisterCompatibilityFlag(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	schema := writeSchemaJSON(t, ordersSchema)
+	_, stderr, code := l.run("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", schema, "--compatibility", "sideways")
+	if code == 0 || !strings.Contains(stderr, `--compatibility "sideways": want none, backward, forward or full`) {
+		t.Fatalf("--compatibility sideways: exit %d, stderr %q; want a failure naming the modes", code, stderr)
+	}
+	if out := l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", schema, "--compatibility", "BACKWARD"); !strings.HasPrefix(out, "registered acme/sales/orders") {
+		t.Fatalf("--compatibility BACKWARD: %q", out)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/lake-catalog/lake/internal/apiclient"
 	"github.com/lake-catalog/lake/internal/parquetschema"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
 
@@ -39,6 +40,9 @@ type RegisterOptions struct {
 	Description string
 	// Properties are --property values, "key=value" (repeatable).
 	Properties []string
+	// Compatibility is --compatibility: what later schema updates must
+	// keep (none, backward, forward, full).
+	Compatibility string
 }
 
 // refFlags adds --namespace and --table.
@@ -79,6 +83,7 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 	fl.StringArrayVar(&opts.ColumnComments, "column-comment", nil, "column=text: a column's comment, stored as its ARROW:FLIGHT:SQL:REMARKS field metadata (repeatable)")
 	fl.StringVar(&opts.Description, "description", "", fmt.Sprintf("the table's description (at most %d bytes; newlines and tabs allowed)", catalog.MaxDescriptionBytes))
 	fl.StringArrayVar(&opts.Properties, "property", nil, fmt.Sprintf("key=value: a table property (repeatable; at most %d)", catalog.MaxProperties))
+	fl.StringVar(&opts.Compatibility, "compatibility", "none", "what later schema updates must keep: none, backward (new readers read old data: new columns nullable, only promotions), forward (old readers read new data) or full (both)")
 	return cmd
 }
 
@@ -97,6 +102,10 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	if err != nil {
 		return err
 	}
+	mode, err := schemadiff.ParseMode(opts.Compatibility)
+	if err != nil {
+		return fmt.Errorf("--compatibility %q: want none, backward, forward or full", opts.Compatibility)
+	}
 	schema, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
 	if err != nil {
 		return err
@@ -113,7 +122,7 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 		return err
 	}
 	t, created, err := c.Register(ctx, ref, apiclient.Spec{Location: location, TableType: opts.TableType, SchemaIPC: ipc,
-		Description: opts.Description, Properties: props})
+		Description: opts.Description, Properties: props, Compatibility: string(mode)})
 	if err != nil {
 		return err
 	}

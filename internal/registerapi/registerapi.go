@@ -10,7 +10,9 @@
 //	                                                                   "only_if_no_schema": true make it conditional)
 //	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop (If-Match: "<etag>" makes it conditional)
 //
-// POST and PUT bodies may carry "description" (text) and "properties" (a
+// POST and PUT bodies may carry "compatibility" (none, backward, forward or
+// full: what later schema updates must keep, by pkg/schemadiff's rules; on
+// PUT absent keeps the table's mode), "description" (text) and "properties" (a
 // string map), bounded by catalog.MaxDescriptionBytes, MaxProperties,
 // MaxPropertyKeyBytes, MaxPropertyValueBytes and MaxPropertiesBytes (beyond
 // them: 400 invalid_registration). On PUT a member left out keeps the
@@ -22,7 +24,9 @@
 //
 // The tenant in the path is what an IAM policy (AWS) or the bearer token
 // (local mode) scopes a producer to. Errors are JSON
-// {"error":{"code":"…","message":"…"}} with a stable code.
+// {"error":{"code":"…","message":"…"}} with a stable code; a PUT whose
+// schema breaks the table's mode is 409 incompatible_schema, and its error
+// also lists "breaking_changes": [{"path","change","from","to","reason"}].
 package registerapi
 
 import (
@@ -45,6 +49,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
 
@@ -170,6 +175,8 @@ type Table struct {
 	// Description and Properties are absent when the table has none.
 	Description string            `json:"description,omitempty"`
 	Properties  map[string]string `json:"properties,omitempty"`
+	// Compatibility is the table's mode; absent for none.
+	Compatibility string `json:"compatibility,omitempty"`
 }
 
 func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
@@ -178,6 +185,9 @@ func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
 		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(), ETag: etag(reg),
 		CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(), SchemaIPC: reg.SchemaIPC(),
 		Description: reg.Description(), Properties: reg.Properties(),
+	}
+	if m := reg.Compatibility(); m != schemadiff.None {
+		t.Compatibility = string(m)
 	}
 	if s, err := reg.Schema(); err == nil {
 		if b, err := schemajson.Format(s); err == nil {
@@ -196,6 +206,8 @@ type registerRequest struct {
 	Schema      json.RawMessage   `json:"schema"`
 	Description string            `json:"description"`
 	Properties  map[string]string `json:"properties"`
+	// Compatibility is the table's mode; absent or "" is none.
+	Compatibility string `json:"compatibility"`
 }
 
 type updateRequest struct {
@@ -211,6 +223,21 @@ type updateRequest struct {
 	// OnlyIfNoSchema applies the update only to a registration without a
 	// schema (a backfill); otherwise 409 conflict.
 	OnlyIfNoSchema bool `json:"only_if_no_schema"`
+	// Compatibility, when given, sets the table's mode (checked against
+	// this update's schema); absent or "" keeps it.
+	Compatibility string `json:"compatibility"`
+}
+
+// parseMode reads a request's "compatibility".
+func parseMode(s string) (schemadiff.Mode, error) {
+	m, err := schemadiff.ParseMode(s)
+	if err != nil {
+		return "", badRequest("invalid_registration", `"compatibility" %q: want none, backward, forward or full`, s)
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", nil
+	}
+	return m, nil
 }
 
 // apiError is an error with its HTTP status and stable code.
@@ -218,6 +245,19 @@ type apiError struct {
 	status  int
 	code    string
 	message string
+}
+
+// BreakingChange is one entry of an incompatible_schema error's
+// "breaking_changes": a change of the schema the table's mode refuses.
+type BreakingChange struct {
+	// Path is the field's dotted path (customer.address.zip, tags.element).
+	Path string `json:"path"`
+	// Change is schemadiff's kind: added, removed, promoted, narrowed,
+	// retyped, made_nullable, made_required.
+	Change string `json:"change"`
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+	Reason string `json:"reason"`
 }
 
 func (e *apiError) Error() string { return e.message }
@@ -334,8 +374,13 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
+	mode, err := parseMode(req.Compatibility)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
 	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema,
-		Description: req.Description, Properties: req.Properties}
+		Description: req.Description, Properties: req.Properties, Compatibility: mode}
 	reg, created, err := h.cat.Register(r.Context(), ref, spec)
 	if err != nil {
 		h.fail(w, r, ref, err)
@@ -394,7 +439,12 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema, Properties: req.Properties}
+	mode, err := parseMode(req.Compatibility)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema, Properties: req.Properties, Compatibility: mode}
 	if req.Description != nil {
 		spec.Description = *req.Description
 		opts.ClearDescription = *req.Description == ""
@@ -486,7 +536,32 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ref catalog.Table
 	if ae.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
+	if breaking := breakingChanges(err); len(breaking) > 0 && ae.code == "incompatible_schema" {
+		var body struct {
+			Error struct {
+				Code            string           `json:"code"`
+				Message         string           `json:"message"`
+				BreakingChanges []BreakingChange `json:"breaking_changes"`
+			} `json:"error"`
+		}
+		body.Error.Code, body.Error.Message, body.Error.BreakingChanges = ae.code, ae.message, breaking
+		writeJSON(w, ae.status, body)
+		return
+	}
 	WriteError(w, ae.status, ae.code, ae.message)
+}
+
+// breakingChanges lists the breaking changes of an ErrIncompatibleSchema.
+func breakingChanges(err error) []BreakingChange {
+	ce, ok := errors.AsType[*catalog.Error](err)
+	if !ok || !errors.Is(err, catalog.ErrIncompatibleSchema) {
+		return nil
+	}
+	out := make([]BreakingChange, len(ce.Breaches))
+	for i, b := range ce.Breaches {
+		out[i] = BreakingChange{Path: b.Path, Change: string(b.Kind), From: b.From, To: b.To, Reason: b.Reason}
+	}
+	return out
 }
 
 // classify maps err to the answer fail sends.
@@ -537,6 +612,9 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):
 		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", detail) + "; change it with PUT"}
+	case errors.Is(err, catalog.ErrIncompatibleSchema):
+		return &apiError{http.StatusConflict, "incompatible_schema", about("the schema breaks the table's compatibility mode", detail) +
+			`; keep the mode's rules, or set "compatibility" to none in the same update to change it anyway`}
 	case errors.Is(err, catalog.ErrUnsignalled):
 		// Written, but refresh was not told: the caller must learn it (the
 		// table may show only at the next full scan); a retry is safe.

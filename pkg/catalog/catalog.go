@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,7 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/lake-catalog/lake/pkg/metastore"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 // Errors a caller tells apart with errors.Is (see also ErrInvalidName,
@@ -24,6 +28,9 @@ var (
 	// ErrConflict: the registration changed between read and write, or does
 	// not have the version the caller expected.
 	ErrConflict = errors.New("registration changed concurrently")
+	// ErrIncompatibleSchema: an update's schema breaks the table's
+	// compatibility mode; Error.Breaches lists every breaking change.
+	ErrIncompatibleSchema = errors.New("incompatible schema")
 )
 
 // Error is every error of this package about a table, a tenant or a
@@ -52,6 +59,9 @@ type Error struct {
 	// Detail is what Kind does not say (which field, which limit, which
 	// version), or "".
 	Detail string
+	// Breaches are the changes the table's compatibility mode refuses, in
+	// schemadiff.Diff's order: set for ErrIncompatibleSchema only.
+	Breaches []schemadiff.Breach
 }
 
 // Error says "catalog: ", then Op and Ref, then the kind, then the detail,
@@ -91,7 +101,7 @@ func during(op, ref string, err error) error {
 		if e.Op != "" {
 			return e
 		}
-		return &Error{Op: op, Ref: ref, Kind: e.Kind, Detail: e.Detail}
+		return &Error{Op: op, Ref: ref, Kind: e.Kind, Detail: e.Detail, Breaches: e.Breaches}
 	}
 	return &Error{Op: op, Ref: ref, Kind: err}
 }
@@ -262,8 +272,14 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		if want.Properties == nil {
 			want.Properties = cur.properties
 		}
+		if want.Compatibility == "" {
+			want.Compatibility = cur.Compatibility()
+		}
 		next, err := NewRegistration(want, c.now())
 		if err != nil {
+			return Registration{}, err
+		}
+		if err := checkCompatible(cur, next, want.Schema); err != nil {
 			return Registration{}, err
 		}
 		if next.sameContent(cur) {
@@ -304,6 +320,32 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		}
 	}
 	return Registration{}, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
+}
+
+// checkCompatible refuses next when its schema breaks the compatibility
+// mode it carries (the mode the update sets, or the table's own): an
+// update may set the mode to none and change the schema at once, as an
+// explicit choice. A current registration without a schema, or with one
+// that no longer decodes, has nothing to be compatible with.
+func checkCompatible(cur, next Registration, schema *arrow.Schema) error {
+	mode := next.Compatibility()
+	if mode == schemadiff.None || !cur.HasSchema() || bytes.Equal(cur.schemaIPC, next.schemaIPC) {
+		return nil
+	}
+	old, err := cur.Schema()
+	if err != nil {
+		return nil
+	}
+	breaches := schemadiff.Check(mode, old, schema)
+	if len(breaches) == 0 {
+		return nil
+	}
+	parts := make([]string, len(breaches))
+	for i, b := range breaches {
+		parts[i] = b.String()
+	}
+	return &Error{Kind: ErrIncompatibleSchema, Breaches: breaches,
+		Detail: fmt.Sprintf("%d change(s) break %s compatibility: %s", len(breaches), mode, strings.Join(parts, "; "))}
 }
 
 // Get returns the table's registration with a strongly consistent read.

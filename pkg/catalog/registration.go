@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 // DefaultTableType is the table type of a registration that names none.
@@ -71,6 +73,9 @@ type Registration struct {
 	// registrations written before they existed.
 	updatedBy string
 	op        string
+	// compatibility is the table's compatibility mode (schemadiff): the
+	// rule its schema updates are checked against; empty is none.
+	compatibility schemadiff.Mode
 }
 
 // The operations that change a registration, as Registration.Op and the
@@ -86,12 +91,17 @@ const (
 // (a URI such as s3://bucket/prefix/, or an absolute local path), its type
 // (DefaultTableType when empty), its exact Arrow schema, and optionally a
 // description and properties (see the Max* limits; an empty map is none).
+//
+// Compatibility is the table's compatibility mode: what a later update of
+// its schema must keep (schemadiff's rules; empty at registration is
+// schemadiff.None, empty in an update keeps the current mode).
 type TableSpec struct {
-	Location    string
-	TableType   string
-	Schema      *arrow.Schema
-	Description string
-	Properties  map[string]string
+	Location      string
+	TableType     string
+	Schema        *arrow.Schema
+	Description   string
+	Properties    map[string]string
+	Compatibility schemadiff.Mode
 }
 
 // validateLocation checks a table location: a URI with a scheme (s3://…,
@@ -199,21 +209,32 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 	if err := validateProperties(spec.Properties); err != nil {
 		return Registration{}, err
 	}
+	// The mode as schemadiff.ParseMode gives it (callers parse text with
+	// it); none is stored as no mode.
+	mode := spec.Compatibility
+	switch mode {
+	case "", schemadiff.None:
+		mode = ""
+	case schemadiff.Backward, schemadiff.Forward, schemadiff.Full:
+	default:
+		return Registration{}, &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("compatibility %q: want none, backward, forward or full", spec.Compatibility)}
+	}
 	ipc, err := EncodeSchema(spec.Schema)
 	if err != nil {
 		return Registration{}, err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
 	return Registration{
-		location:    spec.Location,
-		tableType:   spec.TableType,
-		createdAt:   now,
-		updatedAt:   now,
-		version:     1,
-		creationID:  newCreationID(),
-		schemaIPC:   ipc,
-		description: spec.Description,
-		properties:  cloneProperties(spec.Properties),
+		location:      spec.Location,
+		tableType:     spec.TableType,
+		createdAt:     now,
+		updatedAt:     now,
+		version:       1,
+		creationID:    newCreationID(),
+		schemaIPC:     ipc,
+		description:   spec.Description,
+		properties:    cloneProperties(spec.Properties),
+		compatibility: mode,
 	}, nil
 }
 
@@ -276,6 +297,15 @@ func (r Registration) withChange(op, by string) Registration {
 	return r
 }
 
+// Compatibility is the table's compatibility mode: schemadiff.None unless
+// one was set.
+func (r Registration) Compatibility() schemadiff.Mode {
+	if r.compatibility == "" {
+		return schemadiff.None
+	}
+	return r.compatibility
+}
+
 // HasSchema reports whether the registration carries schema bytes.
 // Registrations written before schemas were stored do not.
 func (r Registration) HasSchema() bool { return r.schemaIPC != nil }
@@ -297,10 +327,11 @@ func (r Registration) Schema() (*arrow.Schema, error) {
 var ErrSchemaUnavailable = errors.New("schema unavailable")
 
 // sameContent reports whether r and o register the same location, type,
-// schema bytes, description and properties (times and versions aside).
+// schema bytes, description, properties and compatibility mode (times and
+// versions aside).
 func (r Registration) sameContent(o Registration) bool {
 	return r.location == o.location && r.tableType == o.tableType && bytes.Equal(r.schemaIPC, o.schemaIPC) &&
-		r.description == o.description && maps.Equal(r.properties, o.properties)
+		r.description == o.description && maps.Equal(r.properties, o.properties) && r.compatibility == o.compatibility
 }
 
 // registrationJSON is the stored shape. Fields added later must be optional:
@@ -322,22 +353,26 @@ type registrationJSON struct {
 	// existed.
 	UpdatedBy string `json:"updated_by,omitempty"`
 	Op        string `json:"op,omitempty"`
+	// Compatibility is absent for none, and in registrations written
+	// before modes existed.
+	Compatibility string `json:"compatibility,omitempty"`
 }
 
 // MarshalJSON writes the stored shape, schema_ipc as standard base64.
 func (r Registration) MarshalJSON() ([]byte, error) {
 	return json.Marshal(registrationJSON{
-		Location:    r.location,
-		TableType:   r.tableType,
-		CreatedAt:   r.createdAt,
-		UpdatedAt:   r.updatedAt,
-		Version:     r.version,
-		CreationID:  r.creationID,
-		SchemaIPC:   r.schemaIPC,
-		Description: r.description,
-		Properties:  r.properties,
-		UpdatedBy:   r.updatedBy,
-		Op:          r.op,
+		Location:      r.location,
+		TableType:     r.tableType,
+		CreatedAt:     r.createdAt,
+		UpdatedAt:     r.updatedAt,
+		Version:       r.version,
+		CreationID:    r.creationID,
+		SchemaIPC:     r.schemaIPC,
+		Description:   r.description,
+		Properties:    r.properties,
+		UpdatedBy:     r.updatedBy,
+		Op:            r.op,
+		Compatibility: string(r.compatibility),
 	})
 }
 
@@ -368,18 +403,24 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 	default:
 		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("unknown op %q", w.Op)}
 	}
+	switch mode := schemadiff.Mode(w.Compatibility); mode {
+	case "", schemadiff.Backward, schemadiff.Forward, schemadiff.Full:
+	default:
+		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("unknown compatibility %q", w.Compatibility)}
+	}
 	*r = Registration{
-		location:    w.Location,
-		tableType:   w.TableType,
-		createdAt:   w.CreatedAt.UTC(),
-		updatedAt:   w.UpdatedAt.UTC(),
-		version:     w.Version,
-		creationID:  w.CreationID,
-		schemaIPC:   w.SchemaIPC,
-		description: w.Description,
-		properties:  cloneProperties(w.Properties),
-		updatedBy:   w.UpdatedBy,
-		op:          w.Op,
+		location:      w.Location,
+		tableType:     w.TableType,
+		createdAt:     w.CreatedAt.UTC(),
+		updatedAt:     w.UpdatedAt.UTC(),
+		version:       w.Version,
+		creationID:    w.CreationID,
+		schemaIPC:     w.SchemaIPC,
+		description:   w.Description,
+		properties:    cloneProperties(w.Properties),
+		updatedBy:     w.UpdatedBy,
+		op:            w.Op,
+		compatibility: schemadiff.Mode(w.Compatibility),
 	}
 	return nil
 }

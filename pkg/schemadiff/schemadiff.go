@@ -1,0 +1,412 @@
+// Package schemadiff compares two Arrow schemas field by field, through
+// nested types, and says which changes a compatibility mode refuses: the
+// rules a table's schema evolution is held to.
+//
+// # Paths
+//
+// A change names the field it is about by a dotted path: top-level fields
+// by name, a struct's fields after a dot ("customer.address.zip"), a list's
+// elements as "element" ("tags.element"), a map's keys and values as "key"
+// and "value" ("attrs.value"). Fields are matched by name at each level
+// (the n-th field of a name with the n-th of the same name); a rename is a
+// removal and an addition, never guessed.
+//
+// # Kinds of change
+//
+//   - added, removed: a field one side lacks;
+//   - promoted: the type widened so that every value of the old type is a
+//     value of the new one: a wider integer of the same signedness (or a
+//     signed integer wider than an unsigned one), a wider float, a decimal
+//     of greater precision and the same scale (decimal128 to decimal256
+//     included), string to large_string, binary to large_binary, list to
+//     large_list;
+//   - narrowed: the reverse of a promotion;
+//   - retyped: any other change of type (another kind, a timestamp's unit
+//     or zone, a fixed size);
+//   - reencoded: dictionary encoding added, removed or its index type
+//     changed, with the same value type (readers see the same values);
+//   - made_nullable, made_required: the field's nullability changed;
+//   - metadata_changed: the field's key-value metadata (comments, field
+//     ids) changed.
+//
+// # Modes
+//
+// Modelled on Iceberg's schema evolution and Confluent Schema Registry's
+// compatibility modes, for a table whose files were written with the old
+// schema and are read with the new one (and the reverse):
+//
+//   - none: nothing is refused;
+//   - backward: readers with the new schema read data written with the
+//     old one. Refused: a new field that is not nullable (old data has no
+//     value for it), a narrowed or retyped field, a field made required
+//     (old data may hold nulls). Allowed: removals, promotions, fields
+//     made nullable, new nullable fields, metadata.
+//   - forward: readers with the old schema read data written with the new
+//     one. Refused: removing a required field (old readers need it), a
+//     promoted or retyped field (old readers cannot read the wider type),
+//     a field made nullable (old readers expect no nulls). Allowed:
+//     additions, narrowing, fields made required, removing nullable
+//     fields, metadata.
+//   - full: both.
+//
+// Reencoding and metadata changes are allowed by every mode.
+package schemadiff
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// Kind is what changed about a field.
+type Kind string
+
+// The kinds of change (see the package comment).
+const (
+	Added           Kind = "added"
+	Removed         Kind = "removed"
+	Promoted        Kind = "promoted"
+	Narrowed        Kind = "narrowed"
+	Retyped         Kind = "retyped"
+	Reencoded       Kind = "reencoded"
+	MadeNullable    Kind = "made_nullable"
+	MadeRequired    Kind = "made_required"
+	MetadataChanged Kind = "metadata_changed"
+)
+
+// Change is one difference between two schemas.
+type Change struct {
+	// Path is the field's dotted path (see the package comment).
+	Path string
+	Kind Kind
+	// From and To are the field's type before and after (Arrow's type
+	// strings) for a change of type; the field's type on its one side for
+	// added and removed; empty otherwise.
+	From, To string
+	// Nullable is whether the field is nullable: after the change for
+	// added, before it for removed (what the modes' rules need).
+	Nullable bool
+}
+
+func (c Change) String() string {
+	switch c.Kind {
+	case Added, Removed:
+		null := "required"
+		if c.Nullable {
+			null = "nullable"
+		}
+		t := c.To
+		if c.Kind == Removed {
+			t = c.From
+		}
+		return fmt.Sprintf("%s: %s (%s %s)", c.Path, c.Kind, null, t)
+	case Promoted, Narrowed, Retyped, Reencoded:
+		return fmt.Sprintf("%s: %s from %s to %s", c.Path, c.Kind, c.From, c.To)
+	}
+	return fmt.Sprintf("%s: %s", c.Path, c.Kind)
+}
+
+// Diff returns every change from old to new: for each level, the fields of
+// new in order (added or changed, with their nested changes after them),
+// then the fields of old that new lacks, in order. Two equal schemas have
+// no changes. Schema-level metadata is not compared.
+func Diff(old, new *arrow.Schema) []Change {
+	var out []Change
+	diffFields(&out, "", old.Fields(), new.Fields())
+	return out
+}
+
+// diffFields compares two lists of sibling fields under prefix.
+func diffFields(out *[]Change, prefix string, old, new []arrow.Field) {
+	// The n-th field of a name pairs with the n-th of the same name.
+	byName := map[string][]int{}
+	for i, f := range old {
+		byName[f.Name] = append(byName[f.Name], i)
+	}
+	matched := make([]bool, len(old))
+	for _, f := range new {
+		path := join(prefix, f.Name)
+		idx := byName[f.Name]
+		if len(idx) == 0 {
+			*out = append(*out, Change{Path: path, Kind: Added, To: f.Type.String(), Nullable: f.Nullable})
+			continue
+		}
+		byName[f.Name] = idx[1:]
+		matched[idx[0]] = true
+		diffField(out, path, old[idx[0]], f)
+	}
+	for i, f := range old {
+		if !matched[i] {
+			*out = append(*out, Change{Path: join(prefix, f.Name), Kind: Removed, From: f.Type.String(), Nullable: f.Nullable})
+		}
+	}
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// diffField compares one field at path.
+func diffField(out *[]Change, path string, old, new arrow.Field) {
+	switch {
+	case old.Nullable && !new.Nullable:
+		*out = append(*out, Change{Path: path, Kind: MadeRequired})
+	case !old.Nullable && new.Nullable:
+		*out = append(*out, Change{Path: path, Kind: MadeNullable})
+	}
+	if !old.Metadata.Equal(new.Metadata) {
+		*out = append(*out, Change{Path: path, Kind: MetadataChanged})
+	}
+	diffType(out, path, old.Type, new.Type)
+}
+
+// diffType compares the types of the field at path.
+func diffType(out *[]Change, path string, old, new arrow.DataType) {
+	if arrow.TypeEqual(old, new, arrow.CheckMetadata()) {
+		return
+	}
+	change := func(k Kind) {
+		*out = append(*out, Change{Path: path, Kind: k, From: old.String(), To: new.String()})
+	}
+	od, oDict := old.(*arrow.DictionaryType)
+	nd, nDict := new.(*arrow.DictionaryType)
+	if oDict || nDict {
+		ov, nv := old, new
+		if oDict {
+			ov = od.ValueType
+		}
+		if nDict {
+			nv = nd.ValueType
+		}
+		if oDict != nDict || !arrow.TypeEqual(od.IndexType, nd.IndexType) || od.Ordered != nd.Ordered {
+			change(Reencoded)
+		}
+		diffType(out, path, ov, nv)
+		return
+	}
+	oe, oList := listElem(old)
+	ne, nList := listElem(new)
+	switch {
+	case oList && nList:
+		switch ok, nk := old.ID(), new.ID(); {
+		case ok == nk && ok == arrow.FIXED_SIZE_LIST && old.(*arrow.FixedSizeListType).Len() != new.(*arrow.FixedSizeListType).Len():
+			change(Retyped)
+			return
+		case ok == arrow.LIST && nk == arrow.LARGE_LIST:
+			change(Promoted)
+		case ok == arrow.LARGE_LIST && nk == arrow.LIST:
+			change(Narrowed)
+		case ok != nk:
+			change(Retyped)
+			return
+		}
+		diffField(out, join(path, "element"), renamed(oe, "element"), renamed(ne, "element"))
+		return
+	case oList || nList:
+		change(Retyped)
+		return
+	}
+	om, oMap := old.(*arrow.MapType)
+	nm, nMap := new.(*arrow.MapType)
+	switch {
+	case oMap && nMap:
+		if om.KeysSorted != nm.KeysSorted {
+			change(Retyped)
+			return
+		}
+		diffField(out, join(path, "key"), renamed(om.KeyField(), "key"), renamed(nm.KeyField(), "key"))
+		diffField(out, join(path, "value"), renamed(om.ItemField(), "value"), renamed(nm.ItemField(), "value"))
+		return
+	case oMap || nMap:
+		change(Retyped)
+		return
+	}
+	os, oStruct := old.(*arrow.StructType)
+	ns, nStruct := new.(*arrow.StructType)
+	switch {
+	case oStruct && nStruct:
+		diffFields(out, path, os.Fields(), ns.Fields())
+		return
+	case oStruct || nStruct:
+		change(Retyped)
+		return
+	}
+	switch {
+	case promotes(old, new):
+		change(Promoted)
+	case promotes(new, old):
+		change(Narrowed)
+	default:
+		change(Retyped)
+	}
+}
+
+// listElem returns the element field of a list-like type.
+func listElem(t arrow.DataType) (arrow.Field, bool) {
+	switch t := t.(type) {
+	case *arrow.ListType:
+		return t.ElemField(), true
+	case *arrow.LargeListType:
+		return t.ElemField(), true
+	case *arrow.FixedSizeListType:
+		return t.ElemField(), true
+	}
+	return arrow.Field{}, false
+}
+
+// renamed is f under the path element's fixed name: a list's element field
+// is "item" in one writer and "element" in another, which is no change.
+func renamed(f arrow.Field, name string) arrow.Field {
+	f.Name = name
+	return f
+}
+
+// intWidth gives the bits and signedness of an integer type.
+func intWidth(t arrow.DataType) (bits int, signed, ok bool) {
+	switch t.ID() {
+	case arrow.INT8:
+		return 8, true, true
+	case arrow.INT16:
+		return 16, true, true
+	case arrow.INT32:
+		return 32, true, true
+	case arrow.INT64:
+		return 64, true, true
+	case arrow.UINT8:
+		return 8, false, true
+	case arrow.UINT16:
+		return 16, false, true
+	case arrow.UINT32:
+		return 32, false, true
+	case arrow.UINT64:
+		return 64, false, true
+	}
+	return 0, false, false
+}
+
+// promotes reports whether to can hold every value of from (and is not
+// the same type).
+func promotes(from, to arrow.DataType) bool {
+	if fb, fs, ok := intWidth(from); ok {
+		tb, ts, ok := intWidth(to)
+		return ok && ((fs == ts && tb > fb) || (!fs && ts && tb > fb))
+	}
+	floats := map[arrow.Type]int{arrow.FLOAT16: 16, arrow.FLOAT32: 32, arrow.FLOAT64: 64}
+	if fb, ok := floats[from.ID()]; ok {
+		tb, ok := floats[to.ID()]
+		return ok && tb > fb
+	}
+	if fd, ok := from.(arrow.DecimalType); ok {
+		td, ok := to.(arrow.DecimalType)
+		if !ok || fd.GetScale() != td.GetScale() {
+			return false
+		}
+		return td.GetPrecision() > fd.GetPrecision() || (td.GetPrecision() == fd.GetPrecision() && decimalBits(to) > decimalBits(from))
+	}
+	switch {
+	case from.ID() == arrow.STRING && to.ID() == arrow.LARGE_STRING:
+		return true
+	case from.ID() == arrow.BINARY && to.ID() == arrow.LARGE_BINARY:
+		return true
+	}
+	return false
+}
+
+func decimalBits(t arrow.DataType) int {
+	switch t.ID() {
+	case arrow.DECIMAL32:
+		return 32
+	case arrow.DECIMAL64:
+		return 64
+	case arrow.DECIMAL128:
+		return 128
+	}
+	return 256
+}
+
+// Mode is a table's compatibility mode.
+type Mode string
+
+// The modes (see the package comment).
+const (
+	None     Mode = "none"
+	Backward Mode = "backward"
+	Forward  Mode = "forward"
+	Full     Mode = "full"
+)
+
+// ParseMode reads a mode by name, case-insensitively; "" is None. Any
+// other text is an error naming the modes.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
+	case "":
+		return None, nil
+	case None, Backward, Forward, Full:
+		return m, nil
+	}
+	return "", fmt.Errorf("schemadiff: compatibility mode %q: want none, backward, forward or full", s)
+}
+
+// Breach is a change a mode refuses, with why.
+type Breach struct {
+	Change
+	// Reason says why, in a sentence that reads after the change.
+	Reason string
+}
+
+func (b Breach) String() string { return b.Change.String() + ": " + b.Reason }
+
+// Check returns the changes from old to new that mode refuses, in Diff's
+// order; none when the change keeps the mode.
+func Check(mode Mode, old, new *arrow.Schema) []Breach {
+	if mode == None {
+		return nil
+	}
+	var out []Breach
+	for _, c := range Diff(old, new) {
+		if reason := refuses(mode, c); reason != "" {
+			out = append(out, Breach{Change: c, Reason: reason})
+		}
+	}
+	return out
+}
+
+// refuses says why mode refuses c, or "".
+func refuses(mode Mode, c Change) string {
+	back, fwd := mode == Backward || mode == Full, mode == Forward || mode == Full
+	switch c.Kind {
+	case Added:
+		if back && !c.Nullable {
+			return "a new field must be nullable: data written before it has no value for it"
+		}
+	case Removed:
+		if fwd && !c.Nullable {
+			return "a required field cannot be removed: readers of the old schema need it"
+		}
+	case Promoted:
+		if fwd {
+			return "readers of the old schema cannot read the wider type"
+		}
+	case Narrowed:
+		if back {
+			return "data written before may not fit the narrower type"
+		}
+	case Retyped:
+		if back || fwd {
+			return "the values of one type are not values of the other"
+		}
+	case MadeRequired:
+		if back {
+			return "data written before may hold nulls"
+		}
+	case MadeNullable:
+		if fwd {
+			return "readers of the old schema expect no nulls"
+		}
+	}
+	return ""
+}

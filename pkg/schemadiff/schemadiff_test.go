@@ -1,0 +1,226 @@
+package schemadiff_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
+)
+
+func field(name string, t arrow.DataType, nullable bool) arrow.Field {
+	return arrow.Field{Name: name, Type: t, Nullable: nullable}
+}
+
+func schema(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fields, nil) }
+
+// kinds renders changes as "path kind" lines, for comparing.
+func kinds(cs []schemadiff.Change) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.Path + " " + string(c.Kind)
+	}
+	return out
+}
+
+var (
+	i32  = arrow.PrimitiveTypes.Int32
+	i64  = arrow.PrimitiveTypes.Int64
+	str  = arrow.BinaryTypes.String
+	addr = arrow.StructOf(field("street", str, true), field("zip", str, true))
+)
+
+func TestDiff(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new *arrow.Schema
+		want     []string
+	}{
+		{"equal", schema(field("id", i64, false)), schema(field("id", i64, false)), nil},
+		{"added and removed", schema(field("a", i32, true), field("b", i32, true)), schema(field("a", i32, true), field("c", i32, true)),
+			[]string{"c added", "b removed"}},
+		{"a rename is a removal and an addition", schema(field("name", str, true)), schema(field("full_name", str, true)),
+			[]string{"full_name added", "name removed"}},
+		{"int32 to int64", schema(field("n", i32, true)), schema(field("n", i64, true)), []string{"n promoted"}},
+		{"int64 to int32", schema(field("n", i64, true)), schema(field("n", i32, true)), []string{"n narrowed"}},
+		{"uint32 to int64", schema(field("n", arrow.PrimitiveTypes.Uint32, true)), schema(field("n", i64, true)), []string{"n promoted"}},
+		{"uint32 to int32", schema(field("n", arrow.PrimitiveTypes.Uint32, true)), schema(field("n", i32, true)), []string{"n retyped"}},
+		{"int32 to uint64", schema(field("n", i32, true)), schema(field("n", arrow.PrimitiveTypes.Uint64, true)), []string{"n retyped"}},
+		{"float32 to float64", schema(field("x", arrow.PrimitiveTypes.Float32, true)), schema(field("x", arrow.PrimitiveTypes.Float64, true)), []string{"x promoted"}},
+		{"int to float", schema(field("x", i32, true)), schema(field("x", arrow.PrimitiveTypes.Float64, true)), []string{"x retyped"}},
+		{"decimal precision widened", schema(field("d", &arrow.Decimal128Type{Precision: 10, Scale: 2}, true)),
+			schema(field("d", &arrow.Decimal128Type{Precision: 20, Scale: 2}, true)), []string{"d promoted"}},
+		{"decimal128 to decimal256, same precision", schema(field("d", &arrow.Decimal128Type{Precision: 38, Scale: 2}, true)),
+			schema(field("d", &arrow.Decimal256Type{Precision: 38, Scale: 2}, true)), []string{"d promoted"}},
+		{"decimal scale changed", schema(field("d", &arrow.Decimal128Type{Precision: 10, Scale: 2}, true)),
+			schema(field("d", &arrow.Decimal128Type{Precision: 20, Scale: 4}, true)), []string{"d retyped"}},
+		{"timestamp unit changed", schema(field("t", &arrow.TimestampType{Unit: arrow.Millisecond}, true)),
+			schema(field("t", &arrow.TimestampType{Unit: arrow.Microsecond}, true)), []string{"t retyped"}},
+		{"timestamp zone added", schema(field("t", &arrow.TimestampType{Unit: arrow.Microsecond}, true)),
+			schema(field("t", &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, true)), []string{"t retyped"}},
+		{"string to large_string", schema(field("s", str, true)), schema(field("s", arrow.BinaryTypes.LargeString, true)), []string{"s promoted"}},
+		{"string to binary", schema(field("s", str, true)), schema(field("s", arrow.BinaryTypes.Binary, true)), []string{"s retyped"}},
+		{"made nullable", schema(field("id", i64, false)), schema(field("id", i64, true)), []string{"id made_nullable"}},
+		{"made required", schema(field("id", i64, true)), schema(field("id", i64, false)), []string{"id made_required"}},
+		{"metadata", schema(field("id", i64, true)),
+			schema(arrow.Field{Name: "id", Type: i64, Nullable: true, Metadata: arrow.NewMetadata([]string{"comment"}, []string{"the key"})}),
+			[]string{"id metadata_changed"}},
+		{"struct field added, nested", schema(field("customer", arrow.StructOf(field("address", addr, true)), true)),
+			schema(field("customer", arrow.StructOf(field("address", arrow.StructOf(field("street", str, true), field("zip", str, true), field("country", str, false)), true)), true)),
+			[]string{"customer.address.country added"}},
+		{"struct field retyped, nested", schema(field("customer", arrow.StructOf(field("address", addr, true)), true)),
+			schema(field("customer", arrow.StructOf(field("address", arrow.StructOf(field("street", str, true), field("zip", i32, true)), true)), true)),
+			[]string{"customer.address.zip retyped"}},
+		{"list element promoted", schema(field("xs", arrow.ListOf(i32), true)), schema(field("xs", arrow.ListOf(i64), true)), []string{"xs.element promoted"}},
+		{"list element made required", schema(field("xs", arrow.ListOf(i32), true)), schema(field("xs", arrow.ListOfNonNullable(i32), true)), []string{"xs.element made_required"}},
+		{"list element names differ", schema(field("xs", arrow.ListOfField(field("item", i32, true)), true)),
+			schema(field("xs", arrow.ListOfField(field("element", i32, true)), true)), nil},
+		{"list to large_list", schema(field("xs", arrow.ListOf(i32), true)), schema(field("xs", arrow.LargeListOf(i32), true)), []string{"xs promoted"}},
+		{"list of structs, nested field added", schema(field("items", arrow.ListOf(arrow.StructOf(field("sku", str, true))), true)),
+			schema(field("items", arrow.ListOf(arrow.StructOf(field("sku", str, true), field("qty", i32, true))), true)),
+			[]string{"items.element.qty added"}},
+		{"fixed size changed", schema(field("v", arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float32), true)),
+			schema(field("v", arrow.FixedSizeListOf(4, arrow.PrimitiveTypes.Float32), true)), []string{"v retyped"}},
+		{"map value promoted", schema(field("m", arrow.MapOf(str, i32), true)), schema(field("m", arrow.MapOf(str, i64), true)), []string{"m.value promoted"}},
+		{"map of structs, nested field removed", schema(field("m", arrow.MapOf(str, addr), true)),
+			schema(field("m", arrow.MapOf(str, arrow.StructOf(field("street", str, true))), true)), []string{"m.value.zip removed"}},
+		{"struct to string", schema(field("a", addr, true)), schema(field("a", str, true)), []string{"a retyped"}},
+		{"list to map", schema(field("a", arrow.ListOf(str), true)), schema(field("a", arrow.MapOf(str, str), true)), []string{"a retyped"}},
+		{"dictionary encoded", schema(field("c", str, true)),
+			schema(field("c", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: str}, true)), []string{"c reencoded"}},
+		{"dictionary value promoted", schema(field("c", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: str}, true)),
+			schema(field("c", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.LargeString}, true)), []string{"c promoted"}},
+		{"duplicate names pair in order", schema(field("a", i32, true), field("a", str, true)), schema(field("a", i32, true), field("a", str, true), field("a", i64, true)),
+			[]string{"a added"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := kinds(schemadiff.Diff(tt.old, tt.new))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Diff = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestChangeString(t *testing.T) {
+	cs := schemadiff.Diff(schema(field("n", i32, true), field("gone", str, false)), schema(field("n", i64, true), field("new", str, true)))
+	var lines []string
+	for _, c := range cs {
+		lines = append(lines, c.String())
+	}
+	want := []string{"n: promoted from int32 to int64", "new: added (nullable utf8)", "gone: removed (required utf8)"}
+	if !slices.Equal(lines, want) {
+		t.Errorf("changes read %q, want %q", lines, want)
+	}
+}
+
+// Each mode against each kind of change: refused (true) or allowed.
+func TestCheck(t *testing.T) {
+	base := schema(field("id", i64, false), field("n", i32, true), field("opt", str, true), field("req", str, false))
+	with := func(f func([]arrow.Field) []arrow.Field) *arrow.Schema {
+		return schema(f(slices.Clone(base.Fields()))...)
+	}
+	tests := []struct {
+		name                    string
+		new                     *arrow.Schema
+		backward, forward, full bool
+	}{
+		{"nullable field added", with(func(fs []arrow.Field) []arrow.Field { return append(fs, field("x", str, true)) }), false, false, false},
+		{"required field added", with(func(fs []arrow.Field) []arrow.Field { return append(fs, field("x", str, false)) }), true, false, true},
+		{"nullable field removed", with(func(fs []arrow.Field) []arrow.Field { return slices.Delete(fs, 2, 3) }), false, false, false},
+		{"required field removed", with(func(fs []arrow.Field) []arrow.Field { return slices.Delete(fs, 3, 4) }), false, true, true},
+		{"promoted", with(func(fs []arrow.Field) []arrow.Field { fs[1].Type = i64; return fs }), false, true, true},
+		{"narrowed", with(func(fs []arrow.Field) []arrow.Field { fs[0].Type = i32; return fs }), true, false, true},
+		{"retyped", with(func(fs []arrow.Field) []arrow.Field { fs[1].Type = str; return fs }), true, true, true},
+		{"made required", with(func(fs []arrow.Field) []arrow.Field { fs[2].Nullable = false; return fs }), true, false, true},
+		{"made nullable", with(func(fs []arrow.Field) []arrow.Field { fs[3].Nullable = true; return fs }), false, true, true},
+		{"metadata", with(func(fs []arrow.Field) []arrow.Field {
+			fs[0].Metadata = arrow.NewMetadata([]string{"comment"}, []string{"key"})
+			return fs
+		}), false, false, false},
+		{"nested required field added", schema(append(slices.Clone(base.Fields()), field("s", arrow.StructOf(field("a", str, false)), true))...), false, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, m := range []struct {
+				mode schemadiff.Mode
+				want bool
+			}{{schemadiff.None, false}, {schemadiff.Backward, tt.backward}, {schemadiff.Forward, tt.forward}, {schemadiff.Full, tt.full}} {
+				b := schemadiff.Check(m.mode, base, tt.new)
+				if got := len(b) > 0; got != m.want {
+					t.Errorf("%s: refused %v (%v), want %v", m.mode, got, b, m.want)
+				}
+				for _, x := range b {
+					if x.Reason == "" || !strings.Contains(x.String(), x.Path) {
+						t.Errorf("%s: breach %q says no reason or no path", m.mode, x.String())
+					}
+				}
+			}
+		})
+	}
+}
+
+// A breach deep in a nested type is reported at its path, with the rest.
+func TestCheckNested(t *testing.T) {
+	old := schema(field("orders", arrow.ListOf(arrow.StructOf(field("sku", str, true), field("qty", i32, false))), true))
+	new := schema(field("orders", arrow.ListOf(arrow.StructOf(field("sku", i64, true), field("qty", i64, false), field("note", str, false))), true))
+	var got []string
+	for _, b := range schemadiff.Check(schemadiff.Backward, old, new) {
+		got = append(got, b.Path+" "+string(b.Kind))
+	}
+	want := []string{"orders.element.sku retyped", "orders.element.note added"}
+	if !slices.Equal(got, want) {
+		t.Errorf("backward breaches %q, want %q", got, want)
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	for in, want := range map[string]schemadiff.Mode{"": schemadiff.None, "none": schemadiff.None, "BACKWARD": schemadiff.Backward, " forward ": schemadiff.Forward, "full": schemadiff.Full} {
+		if got, err := schemadiff.ParseMode(in); err != nil || got != want {
+			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"backwards", "transitive", "full_transitive", "1"} {
+		if _, err := schemadiff.ParseMode(in); err == nil || !strings.Contains(err.Error(), "want none, backward, forward or full") {
+			t.Errorf("ParseMode(%q) = %v, want an error naming the modes", in, err)
+		}
+	}
+}
+
+// Modes come from requests: any text parses to a mode or errs, never
+// panics, and a mode parsed once parses to itself.
+func FuzzParseMode(f *testing.F) {
+	for _, s := range []string{"", "none", "Backward", "FULL", "forward ", "x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := schemadiff.ParseMode(s)
+		if err != nil {
+			return
+		}
+		if again, err := schemadiff.ParseMode(string(m)); err != nil || again != m {
+			t.Fatalf("ParseMode(%q) = %q, but that parses to %q, %v", s, m, again, err)
+		}
+	})
+}
+
+// A schema against itself has no changes, whatever its shape; and a change
+// to one field is found at that field's path.
+func TestDiffWideSchemas(t *testing.T) {
+	for i := range 50 {
+		s := catalogtest.WideSchema(i, 20)
+		if cs := schemadiff.Diff(s, s); len(cs) != 0 {
+			t.Fatalf("WideSchema(%d) against itself: %v", i, cs)
+		}
+		fs := slices.Clone(s.Fields())
+		fs[7].Nullable = !fs[7].Nullable
+		cs := schemadiff.Diff(s, arrow.NewSchema(fs, nil))
+		if len(cs) != 1 || cs[0].Path != fs[7].Name {
+			t.Fatalf("WideSchema(%d) with field 7's nullability flipped: %v", i, cs)
+		}
+	}
+}
