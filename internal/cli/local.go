@@ -10,6 +10,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/local"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 // LocalOptions are `lake local`'s inputs.
@@ -20,6 +21,8 @@ type LocalOptions struct {
 	Config local.Config
 	// NoDemo is --no-demo.
 	NoDemo bool
+	// DefaultCompatibility is --default-compatibility.
+	DefaultCompatibility string
 	// Ready, when set, is called with the running instance before waiting
 	// for the context's end (tests use it to learn the endpoints).
 	Ready func(*local.Instance)
@@ -45,6 +48,11 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 			opts.IO = f.IO
 			opts.Config.DataDir, opts.Config.Demo = f.DataDir, !opts.NoDemo
 			opts.Config.Log = slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			mode, err := schemadiff.ParseMode(opts.DefaultCompatibility)
+			if err != nil {
+				return fmt.Errorf("--default-compatibility %q: want none, backward, forward or full", opts.DefaultCompatibility)
+			}
+			opts.Config.DefaultCompatibility = mode
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -60,6 +68,7 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.StringSliceVar(&opts.Config.AllowHosts, "allow-host", nil, "Host names the listeners answer besides localhost, 127.0.0.1, [::1] and the addresses they listen on; only with a listener off loopback")
 	fl.DurationVar(&opts.Config.RefreshInterval, "refresh-interval", 30*time.Second, "periodic refresh (writes also refresh soon after)")
 	fl.BoolVar(&opts.NoDemo, "no-demo", false, "do not register the demo catalog on first start")
+	fl.StringVar(&opts.DefaultCompatibility, "default-compatibility", env("LAKE_DEFAULT_COMPATIBILITY", "none"), "compatibility mode of tables registered without one: none, backward, forward or full [LAKE_DEFAULT_COMPATIBILITY]")
 	fl.Int64Var(&opts.Config.Quota.MaxTables, "tenant-max-tables", catalog.DefaultMaxTables, "most tables one tenant may register; -1: no limit")
 	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-bytes", catalog.DefaultMaxBytes, "most bytes one tenant's registrations may take together as stored (schemas, descriptions, properties, locations, names); -1: no limit")
 	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-schema-bytes", catalog.DefaultMaxBytes, "former name of --tenant-max-bytes")

@@ -30,6 +30,7 @@ import (
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 // Files in the data folder. The folder is the owner's alone (0700, an
@@ -75,6 +76,9 @@ type Config struct {
 	// Demo registers the demo catalog on first start. Default false here;
 	// `lake local` turns it on.
 	Demo bool
+	// DefaultCompatibility is the compatibility mode of tables registered
+	// without one (schemadiff; "" is none).
+	DefaultCompatibility schemadiff.Mode
 	// Quota bounds each tenant's tables and registration bytes (zero
 	// fields: the catalog's defaults).
 	Quota catalog.Quota
@@ -225,7 +229,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: %w (is another `lake local` using %s?)", err, cfg.DataDir)
 	}
-	in := &Instance{cfg: cfg, hosts: hosts, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota}), secret: secret, kick: make(chan struct{}, 1)}
+	in := &Instance{cfg: cfg, hosts: hosts, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility}), secret: secret, kick: make(chan struct{}, 1)}
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
 	if err != nil {
 		store.Close()

@@ -19,6 +19,7 @@ import (
 	"github.com/lake-catalog/lake/internal/lambdalog"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 // LambdaConfig is the register Lambda's configuration.
@@ -28,6 +29,10 @@ type LambdaConfig struct {
 	// Quota bounds each tenant (LAKE_TENANT_MAX_TABLES,
 	// LAKE_TENANT_MAX_BYTES; unset: catalog's defaults; -1: no limit).
 	Quota catalog.Quota
+	// DefaultCompatibility is the mode of tables registered without one
+	// (LAKE_DEFAULT_COMPATIBILITY: none, backward, forward or full; unset:
+	// none).
+	DefaultCompatibility schemadiff.Mode
 }
 
 // LambdaConfigFromEnv reads and validates the register Lambda's environment.
@@ -39,6 +44,11 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	var err error
 	if c.Quota, err = QuotaFromEnv(getenv); err != nil {
 		return c, err
+	}
+	if v := getenv("LAKE_DEFAULT_COMPATIBILITY"); v != "" {
+		if c.DefaultCompatibility, err = schemadiff.ParseMode(v); err != nil {
+			return c, fmt.Errorf("LAKE_DEFAULT_COMPATIBILITY %q: want none, backward, forward or full", v)
+		}
 	}
 	return c, nil
 }
@@ -103,7 +113,7 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	if err != nil {
 		return nil, err
 	}
-	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota}), Options{Authorize: AllowAll(IAMCaller), Log: log})
+	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility}), Options{Authorize: AllowAll(IAMCaller), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 func TestLambdaConfigFromEnv(t *testing.T) {
@@ -23,6 +24,10 @@ func TestLambdaConfigFromEnv(t *testing.T) {
 			want: registerapi.LambdaConfig{Table: "r", Quota: catalog.Quota{MaxBytes: 1000}}},
 		{name: "quota zero", env: map[string]string{"LAKE_TABLE": "r", "LAKE_TENANT_MAX_TABLES": "0"}, wantErr: `LAKE_TENANT_MAX_TABLES "0": want a positive whole number, or -1`},
 		{name: "quota not a number", env: map[string]string{"LAKE_TABLE": "r", "LAKE_TENANT_MAX_SCHEMA_BYTES": "32MiB"}, wantErr: `LAKE_TENANT_MAX_SCHEMA_BYTES "32MiB"`},
+		{name: "default compatibility", env: map[string]string{"LAKE_TABLE": "r", "LAKE_DEFAULT_COMPATIBILITY": "Backward"},
+			want: registerapi.LambdaConfig{Table: "r", DefaultCompatibility: schemadiff.Backward}},
+		{name: "bad default compatibility", env: map[string]string{"LAKE_TABLE": "r", "LAKE_DEFAULT_COMPATIBILITY": "strict"},
+			wantErr: `LAKE_DEFAULT_COMPATIBILITY "strict": want none, backward, forward or full`},
 		{name: "other variables do not stand in", env: map[string]string{"LAKE_BUCKET": "b"}, wantErr: "LAKE_TABLE is required"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

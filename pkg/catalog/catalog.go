@@ -116,6 +116,7 @@ type Catalog struct {
 	store metastore.Store
 	now   func() time.Time
 	quota Quota
+	mode  schemadiff.Mode
 }
 
 // Options configures New.
@@ -125,6 +126,10 @@ type Options struct {
 	// Quota bounds each tenant's tables and registration bytes (zero
 	// fields take the defaults; see quota.go).
 	Quota Quota
+	// DefaultCompatibility is the compatibility mode of a table registered
+	// without one (the deployment's default; "" is schemadiff.None). A
+	// registration that says none explicitly keeps none.
+	DefaultCompatibility schemadiff.Mode
 }
 
 // New returns a Catalog over store.
@@ -132,7 +137,7 @@ func New(store metastore.Store, opts Options) *Catalog {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Catalog{store: store, now: opts.Now, quota: opts.Quota.withDefaults()}
+	return &Catalog{store: store, now: opts.Now, quota: opts.Quota.withDefaults(), mode: opts.DefaultCompatibility}
 }
 
 func encodeRegistration(r Registration) ([]byte, error) {
@@ -169,6 +174,9 @@ func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (R
 }
 
 func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSpec) (Registration, bool, error) {
+	if spec.Compatibility == "" {
+		spec.Compatibility = c.mode
+	}
 	reg, err := NewRegistration(spec, c.now())
 	if err != nil {
 		return Registration{}, false, err

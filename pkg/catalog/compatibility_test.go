@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
@@ -139,5 +140,25 @@ func TestCompatibilityModeIsValidatedAndStored(t *testing.T) {
 	bad := strings.Replace(string(raw), `"compatibility":"full"`, `"compatibility":"sideways"`, 1)
 	if _, err := catalog.DecodeRegistration([]byte(bad)); !errors.Is(err, catalog.ErrInvalidRegistration) {
 		t.Errorf("stored mode sideways decodes: %v, want an invalid registration", err)
+	}
+}
+
+// The deployment's default mode applies to a registration that names none;
+// one that says none keeps none.
+func TestDefaultCompatibility(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	c := catalog.New(st, catalog.Options{DefaultCompatibility: schemadiff.Full})
+	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "s3://lake/o/", Schema: orderSchema()})
+	if reg.Compatibility() != schemadiff.Full {
+		t.Errorf("registered without a mode under default full: %q", reg.Compatibility())
+	}
+	plain := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "plain"}
+	if reg := mustRegister(t, c, plain, catalog.TableSpec{Location: "s3://lake/p/", Schema: orderSchema(), Compatibility: schemadiff.None}); reg.Compatibility() != schemadiff.None {
+		t.Errorf("registered with none under default full: %q", reg.Compatibility())
+	}
+	// A retry of the first registration, still naming no mode, is identical.
+	if _, created, err := c.Register(context.Background(), orders, catalog.TableSpec{Location: "s3://lake/o/", Schema: orderSchema()}); err != nil || created {
+		t.Errorf("identical retry: created %v, %v", created, err)
 	}
 }
