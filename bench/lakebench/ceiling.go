@@ -292,33 +292,40 @@ func benchCeiling(c config, r *report, procs *procSet) error {
 		}
 		r.printf("| %s | %d | %d | %d |\n", k.name, len(answers[i].Messages), ln, lrows)
 	}
-	r.printf("\n| request | workers | ceiling req/s | ceiling p50 ms | lake req/s | lake p50 ms | lake ÷ ceiling |\n|---|---|---|---|---|---|---|\n")
+	r.printf("\n| request | workers | ceiling req/s | ceiling p50 ms | lake req/s | lake p50 ms | lake ÷ ceiling | server CPU µs per request, ceiling / lake |\n|---|---|---|---|---|---|---|---|\n")
 	ratios := make([]ceilingRatios, len(kinds))
 	for i, k := range kinds {
 		for _, workers := range []int{1, 2} {
 			var lakeAll, ceilAll sample
 			var rs ceilingRatios
+			// The serving process's CPU time over each side's rounds.
+			var lakeCPU, ceilCPU float64
 			for round := range c.ceilingRounds {
 				var ls, cs sample
 				sides := []struct {
 					s      *sample
 					client *flightsql.Client
-				}{{&ls, lc}, {&cs, cc}}
+					pid    int
+					cpu    *float64
+				}{{&ls, lc, lake.proc.Pid(), &lakeCPU}, {&cs, cc, child.Pid(), &ceilCPU}}
 				if round%2 == 1 {
 					sides[0], sides[1] = sides[1], sides[0]
 				}
 				for _, side := range sides {
 					cl := side.client
+					before := cpuSeconds(side.pid)
 					if err := runFor(side.s, workers, c.ceilingRoundTime, func() (int64, error) { n, _, err := getTables(ctx, cl, k.opts()); return n, err }); err != nil {
 						return fmt.Errorf("%s, %d workers: %w", k.name, workers, err)
 					}
+					*side.cpu += cpuSeconds(side.pid) - before
 				}
 				rs = append(rs, ls.reqPerSec()/cs.reqPerSec())
 				lakeAll.merge(&ls)
 				ceilAll.merge(&cs)
 			}
-			r.printf("| %s | %d | %.1f | %.2f | %.1f | %.2f | **%s** |\n", k.name, workers,
-				ceilAll.reqPerSec(), ceilAll.pct(50), lakeAll.reqPerSec(), lakeAll.pct(50), rs)
+			r.printf("| %s | %d | %.1f | %.2f | %.1f | %.2f | **%s** | %.0f / %.0f |\n", k.name, workers,
+				ceilAll.reqPerSec(), ceilAll.pct(50), lakeAll.reqPerSec(), lakeAll.pct(50), rs,
+				1e6*ceilCPU/float64(len(ceilAll.lat)), 1e6*lakeCPU/float64(len(lakeAll.lat)))
 			ratios[i] = append(ratios[i], rs...)
 		}
 	}
