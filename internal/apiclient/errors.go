@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
@@ -41,6 +42,9 @@ type Error struct {
 	Message string
 	// Ref is the table the request was about; zero for other requests.
 	Ref catalog.TableRef
+	// BreakingChanges are an incompatible_schema answer's breaking
+	// changes, each with its path and why.
+	BreakingChanges []registerapi.BreakingChange
 	// kind is the sentinel Unwrap returns; nil for codes this client does
 	// not know.
 	kind error
@@ -85,6 +89,7 @@ var phrases = map[error]string{
 	catalog.ErrNotFound:            "table not found",
 	catalog.ErrExists:              "already registered with a different location, type, schema, description or properties",
 	catalog.ErrConflict:            "the registration changed meanwhile",
+	catalog.ErrIncompatibleSchema:  "the schema breaks the table's compatibility mode",
 	ErrVersionMismatch:             "the registration changed since it was read",
 	ErrUnauthenticated:             "missing or invalid credentials",
 	ErrForbidden:                   "not allowed",
@@ -187,13 +192,14 @@ func isPrefixWord(s string) bool {
 func decodeError(status int, raw []byte, ref catalog.TableRef) *Error {
 	var env struct {
 		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
+			Code            string                       `json:"code"`
+			Message         string                       `json:"message"`
+			BreakingChanges []registerapi.BreakingChange `json:"breaking_changes"`
 		} `json:"error"`
 	}
 	e := &Error{Status: status, Ref: ref}
 	if json.Unmarshal(raw, &env) == nil && env.Error.Code != "" {
-		e.Code, e.Message = env.Error.Code, env.Error.Message
+		e.Code, e.Message, e.BreakingChanges = env.Error.Code, env.Error.Message, env.Error.BreakingChanges
 		e.kind = kinds[e.Code].kind
 		return e
 	}

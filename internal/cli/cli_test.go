@@ -712,3 +712,30 @@ func TestRegisterCompatibilityFlag(t *testing.T) {
 		t.Fatalf("--compatibility BACKWARD: %q", out)
 	}
 }
+
+// lake update checks the schema against the table's mode: a compatible
+// update is stored, an incompatible one prints each breaking change and
+// changes nothing, and --compatibility none changes it on purpose.
+func TestUpdateCommandKeepsCompatibility(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema), "--compatibility", "backward")
+	wider := arrow.NewSchema(append(slices.Clone(ordersSchema.Fields()), arrow.Field{Name: "currency", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+	if out := l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, wider)); out != "updated acme/sales/orders to version 2 (6 columns, compatibility backward)\n" {
+		t.Fatalf("compatible update printed %q", out)
+	}
+	fs := slices.Clone(wider.Fields())
+	fs[0].Type = arrow.PrimitiveTypes.Int32 // narrowed
+	fs = append(fs, arrow.Field{Name: "region", Type: arrow.BinaryTypes.String})
+	breaking := writeSchemaJSON(t, arrow.NewSchema(fs, nil))
+	_, stderr, code := l.run("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", breaking)
+	want := "breaking changes:\n" +
+		"  order_id: narrowed from int64 to int32: data written before may not fit the narrower type\n" +
+		"  region: added (utf8): a new field must be nullable: data written before it has no value for it\n"
+	if code == 0 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "nothing was changed (add --compatibility none to change it anyway)") {
+		t.Fatalf("incompatible update: exit %d, stderr:\n%s\nwant it to start with:\n%s", code, stderr, want)
+	}
+	if out := l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", breaking, "--compatibility", "none"); out != "updated acme/sales/orders to version 3 (7 columns, compatibility none)\n" {
+		t.Fatalf("update with --compatibility none printed %q", out)
+	}
+}
