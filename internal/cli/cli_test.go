@@ -739,3 +739,28 @@ func TestUpdateCommandKeepsCompatibility(t *testing.T) {
 		t.Fatalf("update with --compatibility none printed %q", out)
 	}
 }
+
+// lake diff prints a candidate schema's changes against the registered
+// one, marks those the table's mode refuses, and exits non-zero then.
+func TestDiffCommand(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema), "--compatibility", "backward")
+	if out := l.must("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, ordersSchema)); out != "acme/sales/orders: no changes from version 1\n" {
+		t.Fatalf("same schema: %q", out)
+	}
+	fs := slices.Clone(ordersSchema.Fields())
+	fs[0].Type = arrow.PrimitiveTypes.Int32
+	fs = append(fs, arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true})
+	candidate := writeSchemaJSON(t, arrow.NewSchema(fs, nil))
+	stdout, stderr, code := l.run("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", candidate)
+	want := "acme/sales/orders: 2 change(s) from version 1:\n" +
+		"  order_id: narrowed from int64 to int32  BREAKS backward: data written before may not fit the narrower type\n" +
+		"  note: added (nullable utf8)\n"
+	if code == 0 || stdout != want || !strings.Contains(stderr, "acme/sales/orders: 1 change(s) break backward compatibility") {
+		t.Fatalf("breaking candidate: exit %d\nstdout:\n%s\nstderr: %s\nwant stdout:\n%s", code, stdout, stderr, want)
+	}
+	if out := l.must("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", candidate, "--compatibility", "forward"); !strings.HasSuffix(out, "compatible under forward\n") {
+		t.Fatalf("judged under forward: %q", out)
+	}
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lake-catalog/lake/internal/apiclient"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
+)
+
+// DiffOptions are `lake diff`'s inputs.
+type DiffOptions struct {
+	// IO receives the changes and the verdict.
+	IO IOStreams
+	// APIClient returns the registration API client acting as a tenant.
+	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	// Tenant, Namespace and Table name the table (--tenant, -n, -t).
+	Tenant, Namespace, Table string
+	// Parquet, SchemaJSON and SchemaIPC are the candidate schema's source
+	// files; exactly one is set.
+	Parquet, SchemaJSON, SchemaIPC string
+	// Compatibility is --compatibility: the mode to judge by (default: the
+	// table's own).
+	Compatibility string
+}
+
+// errBreaks is diff's exit status when the candidate breaks the mode: the
+// changes are printed already.
+type errBreaks struct {
+	ref  catalog.TableRef
+	mode schemadiff.Mode
+	n    int
+}
+
+func (e *errBreaks) Error() string {
+	return fmt.Sprintf("%s: %d change(s) break %s compatibility", e.ref, e.n, e.mode)
+}
+
+// NewCmdDiff returns `lake diff`. runF, when not nil, replaces diffRun.
+func NewCmdDiff(f *Factory, runF func(context.Context, *DiffOptions) error) *cobra.Command {
+	opts := &DiffOptions{}
+	cmd := &cobra.Command{
+		Use:   "diff",
+		Short: "Show what a candidate schema changes in a registered table's, field by field, and whether its compatibility mode allows it (exit 1 when not)",
+		Example: `  lake diff --tenant acme -n sales -t orders --parquet part-9.parquet
+  lake diff --tenant acme -n sales -t orders --schema-json orders.v2.schema.json --compatibility full`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts.IO, opts.APIClient, opts.Tenant = f.IO, f.APIClient, f.Tenant
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return diffRun(cmd.Context(), opts)
+		},
+	}
+	refFlags(cmd, &opts.Namespace, &opts.Table)
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Parquet, "parquet", "", "the candidate schema: this Parquet file's footer")
+	fl.StringVar(&opts.SchemaJSON, "schema-json", "", "the candidate schema: this JSON schema file (see pkg/schemajson)")
+	fl.StringVar(&opts.SchemaIPC, "schema-ipc", "", "the candidate schema: this Arrow IPC schema file")
+	fl.StringVar(&opts.Compatibility, "compatibility", "", "judge by this mode: none, backward, forward or full (default: the table's)")
+	return cmd
+}
+
+func diffRun(ctx context.Context, opts *DiffOptions) error {
+	ref, err := tableRef(opts.Tenant, opts.Namespace, opts.Table)
+	if err != nil {
+		return err
+	}
+	var mode schemadiff.Mode
+	if opts.Compatibility != "" {
+		if mode, err = schemadiff.ParseMode(opts.Compatibility); err != nil {
+			return fmt.Errorf("--compatibility %q: want none, backward, forward or full", opts.Compatibility)
+		}
+	}
+	candidate, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
+	if err != nil {
+		return err
+	}
+	c, err := opts.APIClient(ctx, ref.Tenant)
+	if err != nil {
+		return err
+	}
+	t, err := c.Get(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if t.SchemaIPC == nil {
+		return fmt.Errorf("%s: the registration has no schema to compare with (backfill it first)", ref)
+	}
+	current, err := catalog.DecodeSchema(t.SchemaIPC)
+	if err != nil {
+		return fmt.Errorf("%s: the registered schema does not decode: %w", ref, err)
+	}
+	if mode == "" {
+		mode = schemadiff.None
+		if t.Compatibility != "" {
+			mode = schemadiff.Mode(t.Compatibility)
+		}
+	}
+	changes := schemadiff.Diff(current, candidate)
+	breaches := schemadiff.Check(mode, current, candidate)
+	reasons := map[string]string{}
+	for _, b := range breaches {
+		reasons[b.Path+" "+string(b.Kind)] = b.Reason
+	}
+	out := opts.IO.Out
+	if len(changes) == 0 {
+		fmt.Fprintf(out, "%s: no changes from version %d\n", ref, t.Version)
+		return nil
+	}
+	fmt.Fprintf(out, "%s: %d change(s) from version %d:\n", ref, len(changes), t.Version)
+	for _, ch := range changes {
+		line := "  " + ch.String()
+		if r, ok := reasons[ch.Path+" "+string(ch.Kind)]; ok {
+			line += "  BREAKS " + string(mode) + ": " + r
+		}
+		fmt.Fprintln(out, line)
+	}
+	if len(breaches) > 0 {
+		return &errBreaks{ref: ref, mode: mode, n: len(breaches)}
+	}
+	fmt.Fprintf(out, "compatible under %s\n", mode)
+	return nil
+}
