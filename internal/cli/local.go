@@ -68,6 +68,7 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.StringSliceVar(&opts.Config.AllowHosts, "allow-host", nil, "Host names the listeners answer besides localhost, 127.0.0.1, [::1] and the addresses they listen on; only with a listener off loopback")
 	fl.DurationVar(&opts.Config.RefreshInterval, "refresh-interval", 30*time.Second, "periodic refresh (writes also refresh soon after)")
 	fl.BoolVar(&opts.NoDemo, "no-demo", false, "do not register the demo catalog on first start")
+	fl.BoolVar(&opts.Config.Pprof, "pprof", false, "also serve Go's profiles (net/http/pprof) under /debug/pprof/ on --http-listen")
 	fl.StringVar(&opts.DefaultCompatibility, "default-compatibility", env("LAKE_DEFAULT_COMPATIBILITY", "none"), "compatibility mode of tables registered without one: none, backward, forward or full [LAKE_DEFAULT_COMPATIBILITY]")
 	fl.Int64Var(&opts.Config.Quota.MaxTables, "tenant-max-tables", catalog.DefaultMaxTables, "most tables one tenant may register; -1: no limit")
 	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-bytes", catalog.DefaultMaxBytes, "most bytes one tenant's registrations may take together as stored (schemas, descriptions, properties, locations, names); -1: no limit")

@@ -26,7 +26,9 @@ import (
 // with an environment variable (a flag on the command line wins).
 type ProgramConfig struct {
 	Listen, HTTPListen, AdminListen, Snapshot string
-	PollInterval, ShutdownGrace               time.Duration
+	// AdminPprof is -admin-pprof: Go's profiles on the admin listener.
+	AdminPprof                  bool
+	PollInterval, ShutdownGrace time.Duration
 	// MaxStaleness is how old the last successful poll may grow before
 	// health says unhealthy (Config.MaxStaleness); 0 disables the check.
 	MaxStaleness              time.Duration
@@ -68,6 +70,7 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.Listen, "listen", env("LAKE_LISTEN", ":50051"), "Flight SQL (gRPC) listen address [LAKE_LISTEN]")
 	fs.StringVar(&c.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", ":8080"), "HTTP address for /healthz alone (the load balancer's check); - disables [LAKE_HTTP_LISTEN]")
 	fs.StringVar(&c.AdminListen, "admin-listen", env("LAKE_ADMIN_LISTEN", "127.0.0.1:8081"), "HTTP address for /healthz, /status and /metrics, which show the blob location, errors and catalog-wide counts: keep it unreachable from the load balancer and clients; - disables [LAKE_ADMIN_LISTEN]")
+	fs.BoolVar(&c.AdminPprof, "admin-pprof", env("LAKE_ADMIN_PPROF", "") == "true", "also serve Go's profiles (net/http/pprof) under /debug/pprof/ on -admin-listen, for operators; off by default [LAKE_ADMIN_PPROF=true]")
 	fs.StringVar(&c.BrowserListen, "browser-listen", env("LAKE_BROWSER_LISTEN", ""), "HTTP address for the catalog browser (page and JSON API; every answer asks this server with the token the page sends); plaintext HTTP: put it on a private address or behind a TLS listener; not with -tls-cert; default off; - disables [LAKE_BROWSER_LISTEN]")
 	fs.StringVar(&c.Snapshot, "snapshot", env("LAKE_SNAPSHOT", ""), "snapshot blob: s3://bucket/key, file:///path or a path (required) [LAKE_SNAPSHOT]")
 	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", DefaultPollInterval.String()), "how often to check the blob for a new version: a conditional GET, answered 304 with no body while it is unchanged [LAKE_POLL_INTERVAL]")
@@ -258,7 +261,7 @@ func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
 	srv, err := Start(ctx, Config{
-		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, Blobs: blobs, PollInterval: c.PollInterval,
+		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, AdminPprof: c.AdminPprof, Blobs: blobs, PollInterval: c.PollInterval,
 		MaxStaleness: c.MaxStaleness, Auth: validator, TLS: tlsCfg, Log: log,
 		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout},
 	})

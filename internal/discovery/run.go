@@ -36,6 +36,11 @@ type Config struct {
 	// WrapAdmin, when set, wraps the AdminListen handler (local mode puts
 	// its Host check in front, so a web page cannot read /status).
 	WrapAdmin func(http.Handler) http.Handler
+	// AdminPprof adds Go's profiles (net/http/pprof, under /debug/pprof/)
+	// to the AdminListen handler, for operators profiling a running
+	// server. Off by default: a profile costs CPU while it runs, and no
+	// token guards the admin listener.
+	AdminPprof bool
 	// Blobs is where the snapshot blob is read from.
 	Blobs blobstore.Store
 	// PollInterval is how often the blob is checked for a new version, with
@@ -136,6 +141,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("discovery: listen %s: %w", cfg.AdminListen, err)
 		}
 		var h http.Handler = AdminHandler(s.src, reg)
+		if cfg.AdminPprof {
+			h = withPprof(h)
+		}
 		if cfg.WrapAdmin != nil {
 			h = cfg.WrapAdmin(h)
 		}

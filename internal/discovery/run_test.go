@@ -175,3 +175,49 @@ func TestStartChecksMaxStaleness(t *testing.T) {
 		})
 	}
 }
+
+// Go's profiles are on the admin listener only when AdminPprof asks for
+// them; /metrics is there either way, and /healthz on the load balancer's
+// listener never has them.
+func TestAdminPprofIsOptIn(t *testing.T) {
+	f := newBlobFile(t)
+	f.write(t, 1, "orders")
+	validator, err := auth.New(auth.Config{HS256Secret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, on := range []bool{false, true} {
+		srv, err := discovery.Start(t.Context(), discovery.Config{
+			Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminPprof: on,
+			Blobs: f.store, PollInterval: time.Hour, Auth: validator, Log: quietLog(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		get := func(addr, path string) int {
+			t.Helper()
+			resp, err := http.Get("http://" + addr + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		want := http.StatusNotFound
+		if on {
+			want = http.StatusOK
+		}
+		if got := get(srv.AdminAddr(), "/debug/pprof/"); got != want {
+			t.Errorf("AdminPprof %v: /debug/pprof/ on the admin listener is %d, want %d", on, got, want)
+		}
+		if got := get(srv.AdminAddr(), "/metrics"); got != http.StatusOK {
+			t.Errorf("AdminPprof %v: /metrics is %d", on, got)
+		}
+		if got := get(srv.HTTPAddr(), "/debug/pprof/"); got != http.StatusNotFound {
+			t.Errorf("AdminPprof %v: /debug/pprof/ on the health listener is %d, want 404", on, got)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		srv.Shutdown(ctx)
+		cancel()
+	}
+}

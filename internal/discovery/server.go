@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -258,6 +259,20 @@ func healthz(src *Source) http.HandlerFunc {
 		}
 		_, _ = w.Write([]byte("ok\n"))
 	}
+}
+
+// withPprof serves Go's profiles under /debug/pprof/ (net/http/pprof's
+// handlers: index, cmdline, profile, symbol, trace and the named profiles)
+// and h for everything else.
+func withPprof(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // AdminHandler serves /healthz, /status (the source's Status as JSON: the

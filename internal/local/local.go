@@ -56,6 +56,9 @@ type Config struct {
 	// HTTPListen serves discovery's /healthz, /status and /metrics. Default
 	// 127.0.0.1:8182; "-" disables it.
 	HTTPListen string
+	// Pprof adds Go's profiles under /debug/pprof/ to HTTPListen, for
+	// profiling a running local mode (behind the same Host check).
+	Pprof bool
 	// BrowserListen serves the read-only catalog browser (internal/browser).
 	// Default 127.0.0.1:8183; "-" disables it. An address that is not
 	// loopback is refused unless AllowRemoteBrowser: the browser mints dev
@@ -264,7 +267,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		cfg.Log.WarnContext(ctx, "local: first refresh", slog.String("error", err.Error()))
 	}
 	in.disc, err = discovery.Start(rctx, discovery.Config{
-		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, Blobs: blobs, PollInterval: cfg.RefreshInterval,
+		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, AdminPprof: cfg.Pprof, Blobs: blobs, PollInterval: cfg.RefreshInterval,
 		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
 		WrapAdmin: func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
 	})
