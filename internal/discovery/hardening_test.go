@@ -114,8 +114,30 @@ func TestServerRecoversAndBoundsRequests(t *testing.T) {
 	if _, err := c.GetCatalogs(bearer("boom")); codeOf(err) != codes.Internal || strings.Contains(err.Error(), "injected") {
 		t.Fatalf("panicking call: %v, want INTERNAL without the panic's text", err)
 	}
-	if _, err := c.GetCatalogs(bearer("fine")); err != nil {
+	info, err := c.GetCatalogs(bearer("fine"))
+	if err != nil {
 		t.Fatalf("call after a panic: %v", err)
+	}
+	if rdr, err := c.DoGet(bearer("boom"), info.Endpoint[0].Ticket); err == nil {
+		for rdr.Next() {
+		}
+		err = rdr.Err()
+		rdr.Release()
+		if codeOf(err) != codes.Internal {
+			t.Fatalf("panicking DoGet: %v, want INTERNAL", err)
+		}
+	} else if codeOf(err) != codes.Internal {
+		t.Fatalf("panicking DoGet: %v, want INTERNAL", err)
+	}
+	// Each panicking call is counted as INTERNAL under its name.
+	text := e.scrape()
+	for _, sample := range []string{
+		`lake_discovery_requests_total{code="Internal",command="GetCatalogs"}`,
+		`lake_discovery_requests_total{code="Internal",command="DoGet"}`,
+	} {
+		if got := metric(text, sample); got != "1" {
+			t.Errorf("%s = %q, want 1", sample, got)
+		}
 	}
 	huge := make([]flightsql.SqlInfo, discovery.MaxRecvMsgSize/2)
 	for i := range huge {
