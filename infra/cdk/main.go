@@ -18,6 +18,9 @@
 //	producerTenant   tenant of the example producer policy (default acme)
 //	lambdaDir        folder with register/arm64 and refresh/arm64 bootstraps (default ../../bin/lambda)
 //	version          what the discovery image reports as its version (default dev)
+//	defaultCompatibility
+//	                 compatibility mode of tables registered without one:
+//	                 none, backward, forward or full (default: unset, none)
 package main
 
 import (
@@ -122,6 +125,7 @@ func propsFromContext(app awscdk.App) (*LakeProps, error) {
 		Internal:              internal,
 		ExampleProducerTenant: contextString(app, "producerTenant", "acme"),
 		Version:               contextString(app, "version", "dev"),
+		DefaultCompatibility:  contextString(app, "defaultCompatibility", ""),
 	}, nil
 }
 

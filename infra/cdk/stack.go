@@ -107,6 +107,10 @@ type LakeProps struct {
 	// Version is what the discovery image reports (GetSqlInfo server
 	// version), passed to its build as VERSION. Default "dev".
 	Version string
+	// DefaultCompatibility is the compatibility mode of tables registered
+	// without one (the register function's LAKE_DEFAULT_COMPATIBILITY):
+	// none, backward, forward or full. Empty leaves it unset (none).
+	DefaultCompatibility string
 }
 
 // ErrCleartextInternet is NewLakeStack's answer to a deployment that
@@ -154,6 +158,11 @@ func (p *LakeProps) Validate() error {
 		if _, err := ProducerResourcePath(p.ExampleProducerTenant); err != nil {
 			return err
 		}
+	}
+	switch p.DefaultCompatibility {
+	case "", "none", "backward", "forward", "full":
+	default:
+		return fmt.Errorf("cdk: defaultCompatibility %q: want none, backward, forward or full", p.DefaultCompatibility)
 	}
 	return nil
 }
@@ -277,7 +286,11 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// register: Get/Put/Update/Delete items on the table, nothing else, and
 	// only items whose key is a registration (tbl/…), a tenant's usage
 	// (quota/…) or the change counter (meta/changes).
-	register := newFunction("Register", props.RegisterCode, map[string]*string{"LAKE_TABLE": table.TableName()})
+	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName()}
+	if props.DefaultCompatibility != "" {
+		registerEnv["LAKE_DEFAULT_COMPATIBILITY"] = s(props.DefaultCompatibility)
+	}
+	register := newFunction("Register", props.RegisterCode, registerEnv)
 	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("RegistrationItems"),
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),

@@ -223,6 +223,13 @@ func TestResources(t *testing.T) {
 		if strings.HasPrefix(id, "Refresh") && fmt.Sprint(p["ReservedConcurrentExecutions"]) != "1" {
 			t.Errorf("refresh reserved concurrency = %v, want 1", p["ReservedConcurrentExecutions"])
 		}
+		if strings.HasPrefix(id, "Register") {
+			env, _ := p["Environment"].(map[string]any)
+			vars, _ := env["Variables"].(map[string]any)
+			if _, set := vars["LAKE_DEFAULT_COMPATIBILITY"]; set {
+				t.Errorf("register has LAKE_DEFAULT_COMPATIBILITY %v without DefaultCompatibility", vars["LAKE_DEFAULT_COMPATIBILITY"])
+			}
+		}
 		if strings.HasPrefix(id, "Refresh") {
 			env, _ := p["Environment"].(map[string]any)
 			vars, _ := env["Variables"].(map[string]any)
@@ -577,6 +584,8 @@ func TestValidateStreamAndSchedule(t *testing.T) {
 		{"window not whole seconds", LakeProps{Internal: true, StreamBatchingWindow: 1500 * time.Millisecond}, false},
 		{"batch size over 10000", LakeProps{Internal: true, StreamBatchSize: 10001}, false},
 		{"negative batch size", LakeProps{Internal: true, StreamBatchSize: -1}, false},
+		{"default compatibility", LakeProps{Internal: true, DefaultCompatibility: "backward"}, true},
+		{"unknown default compatibility", LakeProps{Internal: true, DefaultCompatibility: "strict"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -730,4 +739,27 @@ func TestCdkNag(t *testing.T) {
 func asAny(v any) []any {
 	a, _ := v.([]any)
 	return a
+}
+
+// DefaultCompatibility reaches the register function's environment, and
+// only that function's.
+func TestDefaultCompatibilityReachesRegister(t *testing.T) {
+	s := synth(t, LakeProps{Internal: true, DefaultCompatibility: "full"})
+	seen := 0
+	for id, fn := range s.resources("AWS::Lambda::Function") {
+		env, _ := props(fn)["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		got, set := vars["LAKE_DEFAULT_COMPATIBILITY"]
+		switch {
+		case strings.HasPrefix(id, "Register") && got == "full":
+			seen++
+		case strings.HasPrefix(id, "Register"):
+			t.Errorf("register's LAKE_DEFAULT_COMPATIBILITY = %v, want full", got)
+		case set:
+			t.Errorf("%s has LAKE_DEFAULT_COMPATIBILITY %v", id, got)
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("%d register functions with the mode, want 1", seen)
+	}
 }
