@@ -116,6 +116,9 @@ type Spec struct {
 	// Compatibility is the table's compatibility mode (none, backward,
 	// forward, full); empty sends none, and an update keeps the mode.
 	Compatibility string
+	// Protected, when set, protects the table from drops (true) or lifts
+	// the protection (false); nil sends nothing (an update keeps it).
+	Protected *bool
 }
 
 // Register registers ref with spec. created is false when an identical
@@ -131,6 +134,9 @@ func (c *Client) Register(ctx context.Context, ref catalog.TableRef, spec Spec) 
 	}
 	if spec.Compatibility != "" {
 		body["compatibility"] = spec.Compatibility
+	}
+	if spec.Protected != nil {
+		body["protected"] = *spec.Protected
 	}
 	status, err := c.do(ctx, ref, http.MethodPost, tablesPath(ref), body, nil, &t)
 	return t, status == http.StatusCreated, err
@@ -180,6 +186,9 @@ func (c *Client) Update(ctx context.Context, ref catalog.TableRef, spec Spec, op
 	}
 	if spec.Compatibility != "" {
 		body["compatibility"] = spec.Compatibility
+	}
+	if spec.Protected != nil {
+		body["protected"] = *spec.Protected
 	}
 	var hdr http.Header
 	if opts.IfMatch != "" {

@@ -764,3 +764,19 @@ func TestDiffCommand(t *testing.T) {
 		t.Fatalf("judged under forward: %q", out)
 	}
 }
+
+// lake register --protected makes lake drop refuse until lake update
+// --unprotect, which keeps the stored schema when given none.
+func TestProtectedTableCommands(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema), "--protected")
+	_, stderr, code := l.run("drop", "--tenant", "acme", "-n", "sales", "-t", "orders")
+	if code == 0 || !strings.Contains(stderr, "acme/sales/orders: the table is protected; unprotect it first (lake update --unprotect)") {
+		t.Fatalf("drop of a protected table: exit %d, stderr %q", code, stderr)
+	}
+	if out := l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--unprotect"); out != "updated acme/sales/orders to version 2 (5 columns, compatibility none)\n" {
+		t.Fatalf("update --unprotect printed %q", out)
+	}
+	l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "orders")
+}

@@ -43,6 +43,9 @@ type RegisterOptions struct {
 	// Compatibility is --compatibility: what later schema updates must
 	// keep (none, backward, forward, full).
 	Compatibility string
+	// Protected is --protected: refuse the table's drop until lake update
+	// --unprotect.
+	Protected bool
 }
 
 // refFlags adds --namespace and --table.
@@ -83,6 +86,7 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 	fl.StringArrayVar(&opts.ColumnComments, "column-comment", nil, "column=text: a column's comment, stored as its ARROW:FLIGHT:SQL:REMARKS field metadata (repeatable)")
 	fl.StringVar(&opts.Description, "description", "", fmt.Sprintf("the table's description (at most %d bytes; newlines and tabs allowed)", catalog.MaxDescriptionBytes))
 	fl.StringArrayVar(&opts.Properties, "property", nil, fmt.Sprintf("key=value: a table property (repeatable; at most %d)", catalog.MaxProperties))
+	fl.BoolVar(&opts.Protected, "protected", false, "protect the table: its drop is refused until lake update --unprotect")
 	fl.StringVar(&opts.Compatibility, "compatibility", "none", "what later schema updates must keep: none, backward (new readers read old data: new columns nullable, only promotions), forward (old readers read new data) or full (both)")
 	return cmd
 }
@@ -122,7 +126,7 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 		return err
 	}
 	t, created, err := c.Register(ctx, ref, apiclient.Spec{Location: location, TableType: opts.TableType, SchemaIPC: ipc,
-		Description: opts.Description, Properties: props, Compatibility: string(mode)})
+		Description: opts.Description, Properties: props, Compatibility: string(mode), Protected: protectedFlag(opts.Protected)})
 	if err != nil {
 		return err
 	}
@@ -132,6 +136,15 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "%s %s/%s/%s (version %d, %d columns) at %s\n", verb, t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), t.Location)
 	return nil
+}
+
+// protectedFlag is --protected as the API client takes it: sent only when
+// set.
+func protectedFlag(on bool) *bool {
+	if !on {
+		return nil
+	}
+	return &on
 }
 
 // parseProperties reads --property values, "key=value" each (the value may

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/spf13/cobra"
 
 	"github.com/lake-catalog/lake/internal/apiclient"
@@ -21,8 +22,8 @@ type UpdateOptions struct {
 	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
 	// Tenant, Namespace and Table name the table (--tenant, -n, -t).
 	Tenant, Namespace, Table string
-	// Parquet, SchemaJSON and SchemaIPC are the new schema's source files;
-	// exactly one is set.
+	// Parquet, SchemaJSON and SchemaIPC are the new schema's source files:
+	// at most one is set; none keeps the stored schema.
 	Parquet, SchemaJSON, SchemaIPC string
 	// ColumnComments are --column-comment values, as for register.
 	ColumnComments []string
@@ -35,6 +36,9 @@ type UpdateOptions struct {
 	// IfMatch is --if-match: apply only to the registration in the state
 	// this ETag names.
 	IfMatch string
+	// Protect and Unprotect are --protect and --unprotect: set or unset
+	// the table's protection from drops (at most one).
+	Protect, Unprotect bool
 }
 
 // NewCmdUpdate returns `lake update`. runF, when not nil, replaces
@@ -43,10 +47,11 @@ func NewCmdUpdate(f *Factory, runF func(context.Context, *UpdateOptions) error) 
 	opts := &UpdateOptions{}
 	cmd := &cobra.Command{
 		Use:   "update",
-		Short: "Replace a table's schema (checked against its compatibility mode), and its location, type, description or properties",
+		Short: "Replace a table's schema (checked against its compatibility mode), and its location, type, description, properties, mode or protection",
 		Example: `  lake update --tenant acme -n sales -t orders --schema-json orders.v2.schema.json
   lake update --tenant acme -n sales -t orders --parquet part-9.parquet --compatibility backward
-  lake update --tenant acme -n sales -t orders --schema-json breaking.json --compatibility none   # on purpose`,
+  lake update --tenant acme -n sales -t orders --schema-json breaking.json --compatibility none   # on purpose
+  lake update --tenant acme -n sales -t orders --protect                                          # keeps the schema`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.IO, opts.APIClient, opts.Tenant = f.IO, f.APIClient, f.Tenant
@@ -68,6 +73,9 @@ func NewCmdUpdate(f *Factory, runF func(context.Context, *UpdateOptions) error) 
 	fl.StringArrayVar(&opts.Properties, "property", nil, "key=value: the table's properties, replacing all of them (repeatable; default: keep)")
 	fl.StringVar(&opts.Compatibility, "compatibility", "", "set the compatibility mode: none, backward, forward or full (default: keep the table's); this update is checked against it")
 	fl.StringVar(&opts.IfMatch, "if-match", "", "apply only if the registration is still in the state this ETag names (lake show --json prints it)")
+	fl.BoolVar(&opts.Protect, "protect", false, "protect the table: its drop is refused until --unprotect")
+	fl.BoolVar(&opts.Unprotect, "unprotect", false, "lift the table's protection from drops")
+	cmd.MarkFlagsMutuallyExclusive("protect", "unprotect")
 	return cmd
 }
 
@@ -86,8 +94,25 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 			return fmt.Errorf("--compatibility %q: want none, backward, forward or full", opts.Compatibility)
 		}
 	}
-	schema, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
+	c, err := opts.APIClient(ctx, ref.Tenant)
 	if err != nil {
+		return err
+	}
+	var schema *arrow.Schema
+	if opts.Parquet == "" && opts.SchemaJSON == "" && opts.SchemaIPC == "" {
+		// No new schema: keep the stored one (to change only the mode,
+		// the protection, the description, …).
+		cur, err := c.Get(ctx, ref)
+		if err != nil {
+			return err
+		}
+		if cur.SchemaIPC == nil {
+			return fmt.Errorf("%s: no schema is stored; give one with --parquet, --schema-json or --schema-ipc", ref)
+		}
+		if schema, err = catalog.DecodeSchema(cur.SchemaIPC); err != nil {
+			return fmt.Errorf("%s: the stored schema does not decode: %w", ref, err)
+		}
+	} else if schema, err = schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC); err != nil {
 		return err
 	}
 	if schema, err = withColumnComments(schema, opts.ColumnComments); err != nil {
@@ -97,12 +122,12 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := opts.APIClient(ctx, ref.Tenant)
-	if err != nil {
-		return err
+	var protected *bool
+	if opts.Protect || opts.Unprotect {
+		protected = &opts.Protect
 	}
 	t, err := c.Update(ctx, ref, apiclient.Spec{Location: opts.Location, TableType: opts.TableType, SchemaIPC: ipc,
-		Description: opts.Description, Properties: props, Compatibility: string(mode)}, apiclient.UpdateOptions{IfMatch: opts.IfMatch})
+		Description: opts.Description, Properties: props, Compatibility: string(mode), Protected: protected}, apiclient.UpdateOptions{IfMatch: opts.IfMatch})
 	if ae, ok := errors.AsType[*apiclient.Error](err); ok && len(ae.BreakingChanges) > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "breaking changes:\n")
 		for _, b := range ae.BreakingChanges {
@@ -126,6 +151,10 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if t.Compatibility != "" {
 		mode = schemadiff.Mode(t.Compatibility)
 	}
-	fmt.Fprintf(opts.IO.Out, "updated %s/%s/%s to version %d (%d columns, compatibility %s)\n", t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), mode)
+	guard := ""
+	if t.Protected {
+		guard = ", protected"
+	}
+	fmt.Fprintf(opts.IO.Out, "updated %s/%s/%s to version %d (%d columns, compatibility %s%s)\n", t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), mode, guard)
 	return nil
 }

@@ -71,3 +71,29 @@ func TestIncompatibleUpdateIs409WithEachChange(t *testing.T) {
 		t.Fatalf("bad mode: %d %s, want 400 invalid_registration naming the modes", r.status, r.body)
 	}
 }
+
+// A protected table's DELETE is 409 protected until a PUT of
+// "protected": false; GET says the flag.
+func TestProtectedTableDeleteIs409(t *testing.T) {
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
+	schema := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	if r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": schema, "protected": true})); r.status != http.StatusCreated || !decodeTable(t, r).Protected {
+		t.Fatalf("register protected: %d %s", r.status, r.body)
+	}
+	r := do(t, h, "DELETE", base+"/orders", "", nil)
+	if r.status != http.StatusConflict || errorCode(t, r) != "protected" || !strings.Contains(string(r.body), `acme/sales/orders: the table is protected; unset it first with a PUT of \"protected\": false`) {
+		t.Fatalf("delete of a protected table: %d %s, want 409 protected", r.status, r.body)
+	}
+	if r := do(t, h, "GET", base+"/orders", "", nil); r.status != http.StatusOK || !decodeTable(t, r).Protected {
+		t.Fatalf("after the refused delete: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "PUT", base+"/orders", "application/json", body(t, map[string]any{"schema": schema})); r.status != http.StatusOK || !decodeTable(t, r).Protected {
+		t.Fatalf("a PUT naming no flag: %d %s, want it kept", r.status, r.body)
+	}
+	if r := do(t, h, "PUT", base+"/orders", "application/json", body(t, map[string]any{"schema": schema, "protected": false})); r.status != http.StatusOK || decodeTable(t, r).Protected {
+		t.Fatalf("unprotect: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "DELETE", base+"/orders", "", nil); r.status != http.StatusNoContent {
+		t.Fatalf("delete after unprotecting: %d %s", r.status, r.body)
+	}
+}

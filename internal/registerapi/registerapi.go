@@ -10,7 +10,9 @@
 //	                                                                   "only_if_no_schema": true make it conditional)
 //	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop (If-Match: "<etag>" makes it conditional)
 //
-// POST and PUT bodies may carry "compatibility" (none, backward, forward or
+// POST and PUT bodies may carry "protected" (true refuses the table's drop,
+// 409 protected, until a PUT sets it false; on PUT absent keeps it),
+// "compatibility" (none, backward, forward or
 // full: what later schema updates must keep, by pkg/schemadiff's rules; on
 // PUT absent keeps the table's mode), "description" (text) and "properties" (a
 // string map), bounded by catalog.MaxDescriptionBytes, MaxProperties,
@@ -177,6 +179,9 @@ type Table struct {
 	Properties  map[string]string `json:"properties,omitempty"`
 	// Compatibility is the table's mode; absent for none.
 	Compatibility string `json:"compatibility,omitempty"`
+	// Protected is true for a table whose drop is refused until an update
+	// unsets it; absent when false.
+	Protected bool `json:"protected,omitempty"`
 }
 
 func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
@@ -184,7 +189,7 @@ func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
 		Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name,
 		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(), ETag: etag(reg),
 		CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(), SchemaIPC: reg.SchemaIPC(),
-		Description: reg.Description(), Properties: reg.Properties(),
+		Description: reg.Description(), Properties: reg.Properties(), Protected: reg.Protected(),
 	}
 	if m := reg.Compatibility(); m != schemadiff.None {
 		t.Compatibility = string(m)
@@ -208,6 +213,8 @@ type registerRequest struct {
 	Properties  map[string]string `json:"properties"`
 	// Compatibility is the table's mode; absent or "" is none.
 	Compatibility string `json:"compatibility"`
+	// Protected protects the table from drops; absent is false.
+	Protected *bool `json:"protected"`
 }
 
 type updateRequest struct {
@@ -226,6 +233,8 @@ type updateRequest struct {
 	// Compatibility, when given, sets the table's mode (checked against
 	// this update's schema); absent or "" keeps it.
 	Compatibility string `json:"compatibility"`
+	// Protected, when given, sets or unsets the protection; absent keeps it.
+	Protected *bool `json:"protected"`
 }
 
 // parseMode reads a request's "compatibility".
@@ -380,7 +389,7 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema,
-		Description: req.Description, Properties: req.Properties, Compatibility: mode}
+		Description: req.Description, Properties: req.Properties, Compatibility: mode, Protected: req.Protected}
 	reg, created, err := h.cat.Register(r.Context(), ref, spec)
 	if err != nil {
 		h.fail(w, r, ref, err)
@@ -444,7 +453,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema, Properties: req.Properties, Compatibility: mode}
+	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema, Properties: req.Properties, Compatibility: mode, Protected: req.Protected}
 	if req.Description != nil {
 		spec.Description = *req.Description
 		opts.ClearDescription = *req.Description == ""
@@ -612,6 +621,8 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists):
 		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", detail) + "; change it with PUT"}
+	case errors.Is(err, catalog.ErrProtected):
+		return &apiError{http.StatusConflict, "protected", about("the table is protected", "") + `; unset it first with a PUT of "protected": false`}
 	case errors.Is(err, catalog.ErrIncompatibleSchema):
 		return &apiError{http.StatusConflict, "incompatible_schema", about("the schema breaks the table's compatibility mode", detail) +
 			`; keep the mode's rules, or set "compatibility" to none in the same update to change it anyway`}

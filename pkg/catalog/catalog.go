@@ -31,6 +31,9 @@ var (
 	// ErrIncompatibleSchema: an update's schema breaks the table's
 	// compatibility mode; Error.Breaches lists every breaking change.
 	ErrIncompatibleSchema = errors.New("incompatible schema")
+	// ErrProtected: the table is protected, so it cannot be dropped until
+	// an update unsets the flag.
+	ErrProtected = errors.New("table is protected")
 )
 
 // Error is every error of this package about a table, a tenant or a
@@ -283,6 +286,10 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		if want.Compatibility == "" {
 			want.Compatibility = cur.Compatibility()
 		}
+		if want.Protected == nil {
+			p := cur.protected
+			want.Protected = &p
+		}
 		next, err := NewRegistration(want, c.now())
 		if err != nil {
 			return Registration{}, err
@@ -423,6 +430,9 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	}
 	if err := checkPrecondition(cur, opts.IfVersion, opts.IfCreationID); err != nil {
 		return fail(err)
+	}
+	if cur.protected {
+		return fail(&Error{Kind: ErrProtected, Detail: "unset the flag with an update first"})
 	}
 	err = c.store.CompareAndDelete(ctx, key, raw)
 	switch {

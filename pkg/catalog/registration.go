@@ -76,6 +76,8 @@ type Registration struct {
 	// compatibility is the table's compatibility mode (schemadiff): the
 	// rule its schema updates are checked against; empty is none.
 	compatibility schemadiff.Mode
+	// protected refuses the table's drop until it is unset.
+	protected bool
 }
 
 // The operations that change a registration, as Registration.Op and the
@@ -95,6 +97,10 @@ const (
 // Compatibility is the table's compatibility mode: what a later update of
 // its schema must keep (schemadiff's rules; empty at registration is
 // schemadiff.None, empty in an update keeps the current mode).
+//
+// Protected, when set, says whether the table is protected: a protected
+// table's drop is refused (ErrProtected) until an update unsets it. nil
+// is unprotected at registration and keeps the current flag in an update.
 type TableSpec struct {
 	Location      string
 	TableType     string
@@ -102,6 +108,7 @@ type TableSpec struct {
 	Description   string
 	Properties    map[string]string
 	Compatibility schemadiff.Mode
+	Protected     *bool
 }
 
 // validateLocation checks a table location: a URI with a scheme (s3://…,
@@ -235,6 +242,7 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 		description:   spec.Description,
 		properties:    cloneProperties(spec.Properties),
 		compatibility: mode,
+		protected:     spec.Protected != nil && *spec.Protected,
 	}, nil
 }
 
@@ -306,6 +314,10 @@ func (r Registration) Compatibility() schemadiff.Mode {
 	return r.compatibility
 }
 
+// Protected reports whether the table is protected: its drop is refused
+// until an update unsets the flag.
+func (r Registration) Protected() bool { return r.protected }
+
 // HasSchema reports whether the registration carries schema bytes.
 // Registrations written before schemas were stored do not.
 func (r Registration) HasSchema() bool { return r.schemaIPC != nil }
@@ -327,11 +339,12 @@ func (r Registration) Schema() (*arrow.Schema, error) {
 var ErrSchemaUnavailable = errors.New("schema unavailable")
 
 // sameContent reports whether r and o register the same location, type,
-// schema bytes, description, properties and compatibility mode (times and
-// versions aside).
+// schema bytes, description, properties, compatibility mode and protection
+// (times and versions aside).
 func (r Registration) sameContent(o Registration) bool {
 	return r.location == o.location && r.tableType == o.tableType && bytes.Equal(r.schemaIPC, o.schemaIPC) &&
-		r.description == o.description && maps.Equal(r.properties, o.properties) && r.compatibility == o.compatibility
+		r.description == o.description && maps.Equal(r.properties, o.properties) && r.compatibility == o.compatibility &&
+		r.protected == o.protected
 }
 
 // registrationJSON is the stored shape. Fields added later must be optional:
@@ -356,6 +369,8 @@ type registrationJSON struct {
 	// Compatibility is absent for none, and in registrations written
 	// before modes existed.
 	Compatibility string `json:"compatibility,omitempty"`
+	// Protected is absent when false.
+	Protected bool `json:"protected,omitempty"`
 }
 
 // MarshalJSON writes the stored shape, schema_ipc as standard base64.
@@ -373,6 +388,7 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 		UpdatedBy:     r.updatedBy,
 		Op:            r.op,
 		Compatibility: string(r.compatibility),
+		Protected:     r.protected,
 	})
 }
 
@@ -421,6 +437,7 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 		updatedBy:     w.UpdatedBy,
 		op:            w.Op,
 		compatibility: schemadiff.Mode(w.Compatibility),
+		protected:     w.Protected,
 	}
 	return nil
 }
