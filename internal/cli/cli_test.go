@@ -770,12 +770,16 @@ func TestDiffCommand(t *testing.T) {
 func TestProtectedTableCommands(t *testing.T) {
 	t.Parallel()
 	l := startLocal(t)
-	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema), "--protected")
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema), "--protected", "--compatibility", "full")
+	l.refresh()
+	if out := l.must("show", "--tenant", "acme", "-n", "sales", "-t", "orders"); !strings.Contains(out, "\nrules: compatibility full, protected from drops\n") {
+		t.Fatalf("show printed:\n%s\nwant the rules line", out)
+	}
 	_, stderr, code := l.run("drop", "--tenant", "acme", "-n", "sales", "-t", "orders")
 	if code == 0 || !strings.Contains(stderr, "acme/sales/orders: the table is protected; unprotect it first (lake update --unprotect)") {
 		t.Fatalf("drop of a protected table: exit %d, stderr %q", code, stderr)
 	}
-	if out := l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--unprotect"); out != "updated acme/sales/orders to version 2 (5 columns, compatibility none)\n" {
+	if out := l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--unprotect"); out != "updated acme/sales/orders to version 2 (5 columns, compatibility full)\n" {
 		t.Fatalf("update --unprotect printed %q", out)
 	}
 	l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "orders")

@@ -43,7 +43,7 @@ func TestDescriptionAndProperties(t *testing.T) {
 		"LAKE_DATA_DIR": l.dir, "LAKE_API": "http://127.0.0.1:1", "LAKE_DISCOVERY": l.env["LAKE_DISCOVERY"]}}
 	out, errOut, code := noAPI.run("show", "--tenant", "acme", "-n", "sales", "-t", "orders")
 	if code != 0 || !strings.HasPrefix(out, "acme/sales/orders  (TABLE, 5 columns)\n  order_id") || strings.Contains(out, "properties:") ||
-		!strings.HasPrefix(errOut, "note: description and properties not shown: ") {
+		!strings.HasPrefix(errOut, "note: description, properties and rules not shown: ") {
 		t.Fatalf("show without the API: exit %d, stdout:\n%s\nstderr: %q; want the schema alone and a note", code, out, errOut)
 	}
 

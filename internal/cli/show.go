@@ -98,9 +98,20 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 		return nil
 	}
 	fmt.Fprintf(out, "%s  (%s, %d columns)\n", ref, rows[0].Type, s.NumFields())
-	desc, props := describe(ctx, opts, ref)
+	t := describe(ctx, opts, ref)
+	desc, props := t.Description, t.Properties
 	if desc != "" {
 		fmt.Fprintf(out, "description: %s\n", strings.ReplaceAll(desc, "\n", "\n             "))
+	}
+	var rules []string
+	if t.Compatibility != "" {
+		rules = append(rules, "compatibility "+t.Compatibility)
+	}
+	if t.Protected {
+		rules = append(rules, "protected from drops")
+	}
+	if len(rules) > 0 {
+		fmt.Fprintf(out, "rules: %s\n", strings.Join(rules, ", "))
 	}
 	if err := printFields(out, s.Fields(), "  "); err != nil {
 		return err
@@ -120,25 +131,26 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	return nil
 }
 
-// describe reads ref's description and properties from the registration
-// API. They are extras to the schema: when the API cannot be asked (no
-// credentials for it, unreachable) show says so on ErrOut and goes on; a
-// table the API no longer has (dropped since the last refresh) has none.
-func describe(ctx context.Context, opts *ShowOptions, ref catalog.TableRef) (string, map[string]string) {
+// describe reads ref's registration from the registration API, for its
+// description, properties, compatibility mode and protection. They are
+// extras to the schema: when the API cannot be asked (no credentials for
+// it, unreachable) show says so on ErrOut and goes on; a table the API no
+// longer has (dropped since the last refresh) has none.
+func describe(ctx context.Context, opts *ShowOptions, ref catalog.TableRef) apiclient.Table {
 	if opts.APIClient == nil {
-		return "", nil
+		return apiclient.Table{}
 	}
 	c, err := opts.APIClient(ctx, ref.Tenant)
 	if err == nil {
 		var t apiclient.Table
 		if t, err = c.Get(ctx, ref); err == nil {
-			return t.Description, t.Properties
+			return t
 		}
 	}
 	if !errors.Is(err, catalog.ErrNotFound) {
-		fmt.Fprintf(opts.IO.ErrOut, "note: description and properties not shown: %s\n", Message(err))
+		fmt.Fprintf(opts.IO.ErrOut, "note: description, properties and rules not shown: %s\n", Message(err))
 	}
-	return "", nil
+	return apiclient.Table{}
 }
 
 // refError is a client-side error about a table: the ref, then what is
