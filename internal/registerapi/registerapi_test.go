@@ -281,6 +281,9 @@ func FuzzRegisterRequest(f *testing.F) {
 	f.Add("t", "n", "POST", "", `{"name":"t","location":"s3://b","schema":"/////w=="}`)
 	f.Add("acme", "sales", "POST", "", "{\"name\":\"t\xff\",\"location\":\"/x\",\"schema\":\""+good+"\"}")
 	f.Add("ac%2A", "s%E2%80%AE", "POST", "", `{"name":"cafe\u0301","location":"/x","schema":"`+good+`"}`)
+	f.Add("acme", "sales", "POST", "", `{"name":"t","location":"/x","schema":"`+good+`","compatibility":"Backward","protected":true}`)
+	f.Add("acme", "sales", "PUT", "t", `{"schema":"`+good+`","compatibility":"full","protected":false}`)
+	f.Add("acme", "sales", "PUT", "t", `{"schema":"`+good+`","compatibility":"sideways","protected":"yes"}`)
 	h := newAPI(f, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	f.Fuzz(func(t *testing.T, tenant, namespace, method, table, reqBody string) {
 		path := "/v1/tenants/" + tenant + "/namespaces/" + namespace + "/tables"
