@@ -219,12 +219,11 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 	// The mode as schemadiff.ParseMode gives it (callers parse text with
 	// it); none is stored as no mode.
 	mode := spec.Compatibility
-	switch mode {
-	case "", schemadiff.None:
-		mode = ""
-	case schemadiff.Backward, schemadiff.Forward, schemadiff.Full:
-	default:
+	if mode != "" && !mode.Valid() {
 		return Registration{}, &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("compatibility %q: want none, backward, forward or full", spec.Compatibility)}
+	}
+	if mode == schemadiff.None {
+		mode = ""
 	}
 	ipc, err := EncodeSchema(spec.Schema)
 	if err != nil {
@@ -419,9 +418,8 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 	default:
 		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("unknown op %q", w.Op)}
 	}
-	switch mode := schemadiff.Mode(w.Compatibility); mode {
-	case "", schemadiff.Backward, schemadiff.Forward, schemadiff.Full:
-	default:
+	// None is stored as no mode, so a stored "none" is as unknown as any.
+	if m := schemadiff.Mode(w.Compatibility); m != "" && (m == schemadiff.None || !m.Valid()) {
 		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("unknown compatibility %q", w.Compatibility)}
 	}
 	*r = Registration{

@@ -288,6 +288,9 @@ func intWidth(t arrow.DataType) (bits int, signed, ok bool) {
 	return 0, false, false
 }
 
+// floatBits are the float types' widths.
+var floatBits = map[arrow.Type]int{arrow.FLOAT16: 16, arrow.FLOAT32: 32, arrow.FLOAT64: 64}
+
 // promotes reports whether to can hold every value of from (and is not
 // the same type).
 func promotes(from, to arrow.DataType) bool {
@@ -295,9 +298,8 @@ func promotes(from, to arrow.DataType) bool {
 		tb, ts, ok := intWidth(to)
 		return ok && ((fs == ts && tb > fb) || (!fs && ts && tb > fb))
 	}
-	floats := map[arrow.Type]int{arrow.FLOAT16: 16, arrow.FLOAT32: 32, arrow.FLOAT64: 64}
-	if fb, ok := floats[from.ID()]; ok {
-		tb, ok := floats[to.ID()]
+	if fb, ok := floatBits[from.ID()]; ok {
+		tb, ok := floatBits[to.ID()]
 		return ok && tb > fb
 	}
 	if fd, ok := from.(arrow.DecimalType); ok {
@@ -339,13 +341,23 @@ const (
 	Full     Mode = "full"
 )
 
+// Valid reports whether m is one of the four modes (by its exact name).
+func (m Mode) Valid() bool {
+	switch m {
+	case None, Backward, Forward, Full:
+		return true
+	}
+	return false
+}
+
 // ParseMode reads a mode by name, case-insensitively; "" is None. Any
 // other text is an error naming the modes.
 func ParseMode(s string) (Mode, error) {
-	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
-	case "":
+	m := Mode(strings.ToLower(strings.TrimSpace(s)))
+	switch {
+	case m == "":
 		return None, nil
-	case None, Backward, Forward, Full:
+	case m.Valid():
 		return m, nil
 	}
 	return "", fmt.Errorf("schemadiff: compatibility mode %q: want none, backward, forward or full", s)
