@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lake-catalog/lake/internal/apiclient"
-	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
@@ -25,18 +24,6 @@ type DiffOptions struct {
 	// Compatibility is --compatibility: the mode to judge by (default: the
 	// table's own).
 	Compatibility string
-}
-
-// errBreaks is diff's exit status when the candidate breaks the mode: the
-// changes are printed already.
-type errBreaks struct {
-	ref  catalog.TableRef
-	mode schemadiff.Mode
-	n    int
-}
-
-func (e *errBreaks) Error() string {
-	return fmt.Sprintf("%s: %d change(s) break %s compatibility", e.ref, e.n, e.mode)
 }
 
 // NewCmdDiff returns `lake diff`. runF, when not nil, replaces diffRun.
@@ -57,11 +44,8 @@ func NewCmdDiff(f *Factory, runF func(context.Context, *DiffOptions) error) *cob
 		},
 	}
 	refFlags(cmd, &opts.Namespace, &opts.Table)
-	fl := cmd.Flags()
-	fl.StringVar(&opts.Parquet, "parquet", "", "the candidate schema: this Parquet file's footer")
-	fl.StringVar(&opts.SchemaJSON, "schema-json", "", "the candidate schema: this JSON schema file (see pkg/schemajson)")
-	fl.StringVar(&opts.SchemaIPC, "schema-ipc", "", "the candidate schema: this Arrow IPC schema file")
-	fl.StringVar(&opts.Compatibility, "compatibility", "", "judge by this mode: none, backward, forward or full (default: the table's)")
+	schemaFlags(cmd, "candidate schema", &opts.Parquet, &opts.SchemaJSON, &opts.SchemaIPC)
+	cmd.Flags().StringVar(&opts.Compatibility, "compatibility", "", "judge by this mode: none, backward, forward or full (default: the table's)")
 	return cmd
 }
 
@@ -70,11 +54,9 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	var mode schemadiff.Mode
-	if opts.Compatibility != "" {
-		if mode, err = schemadiff.ParseMode(opts.Compatibility); err != nil {
-			return fmt.Errorf("--compatibility %q: want none, backward, forward or full", opts.Compatibility)
-		}
+	mode, err := modeFlag("compatibility", opts.Compatibility)
+	if err != nil {
+		return err
 	}
 	candidate, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
 	if err != nil {
@@ -84,22 +66,15 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	t, err := c.Get(ctx, ref)
+	t, current, err := storedSchema(ctx, c, ref)
 	if err != nil {
 		return err
 	}
-	if t.SchemaIPC == nil {
+	if current == nil {
 		return fmt.Errorf("%s: the registration has no schema to compare with (backfill it first)", ref)
 	}
-	current, err := catalog.DecodeSchema(t.SchemaIPC)
-	if err != nil {
-		return fmt.Errorf("%s: the registered schema does not decode: %w", ref, err)
-	}
 	if mode == "" {
-		mode = schemadiff.None
-		if t.Compatibility != "" {
-			mode = schemadiff.Mode(t.Compatibility)
-		}
+		mode = tableMode(t)
 	}
 	changes := schemadiff.Diff(current, candidate)
 	breaches := schemadiff.Check(mode, current, candidate)
@@ -121,7 +96,8 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 		fmt.Fprintln(out, line)
 	}
 	if len(breaches) > 0 {
-		return &errBreaks{ref: ref, mode: mode, n: len(breaches)}
+		// The changes are printed already; the error is the exit status.
+		return fmt.Errorf("%s: %d change(s) break %s compatibility", ref, len(breaches), mode)
 	}
 	fmt.Fprintf(out, "compatible under %s\n", mode)
 	return nil

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lake-catalog/lake/internal/local"
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 // LocalOptions are `lake local`'s inputs.
@@ -48,9 +47,9 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 			opts.IO = f.IO
 			opts.Config.DataDir, opts.Config.Demo = f.DataDir, !opts.NoDemo
 			opts.Config.Log = slog.New(slog.NewTextHandler(f.IO.ErrOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-			mode, err := schemadiff.ParseMode(opts.DefaultCompatibility)
+			mode, err := modeFlag("default-compatibility", opts.DefaultCompatibility)
 			if err != nil {
-				return fmt.Errorf("--default-compatibility %q: want none, backward, forward or full", opts.DefaultCompatibility)
+				return err
 			}
 			opts.Config.DefaultCompatibility = mode
 			if runF != nil {

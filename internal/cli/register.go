@@ -80,9 +80,7 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Location, "location", "", "where the table's data lives (URI or absolute path; default: the Parquet file's folder)")
 	fl.StringVar(&opts.TableType, "table-type", "TABLE", "table type")
-	fl.StringVar(&opts.Parquet, "parquet", "", "read the schema from this Parquet file's footer")
-	fl.StringVar(&opts.SchemaJSON, "schema-json", "", "read the schema from this JSON schema file (see pkg/schemajson)")
-	fl.StringVar(&opts.SchemaIPC, "schema-ipc", "", "read the schema from this Arrow IPC schema file")
+	schemaFlags(cmd, "schema", &opts.Parquet, &opts.SchemaJSON, &opts.SchemaIPC)
 	fl.StringArrayVar(&opts.ColumnComments, "column-comment", nil, "column=text: a column's comment, stored as its ARROW:FLIGHT:SQL:REMARKS field metadata (repeatable)")
 	fl.StringVar(&opts.Description, "description", "", fmt.Sprintf("the table's description (at most %d bytes; newlines and tabs allowed)", catalog.MaxDescriptionBytes))
 	fl.StringArrayVar(&opts.Properties, "property", nil, fmt.Sprintf("key=value: a table property (repeatable; at most %d)", catalog.MaxProperties))
@@ -106,9 +104,12 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	if err != nil {
 		return err
 	}
-	mode, err := schemadiff.ParseMode(opts.Compatibility)
+	mode, err := modeFlag("compatibility", opts.Compatibility)
 	if err != nil {
-		return fmt.Errorf("--compatibility %q: want none, backward, forward or full", opts.Compatibility)
+		return err
+	}
+	if mode == "" {
+		mode = schemadiff.None
 	}
 	schema, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
 	if err != nil {
@@ -136,6 +137,53 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	}
 	fmt.Fprintf(opts.IO.Out, "%s %s/%s/%s (version %d, %d columns) at %s\n", verb, t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), t.Location)
 	return nil
+}
+
+// schemaFlags adds --parquet, --schema-json and --schema-ipc, the three
+// sources of a schema (what names the schema in their help: "schema",
+// "new schema", …); schemaFrom reads the one given.
+func schemaFlags(cmd *cobra.Command, what string, parquet, json, ipc *string) {
+	fl := cmd.Flags()
+	fl.StringVar(parquet, "parquet", "", "read the "+what+" from this Parquet file's footer")
+	fl.StringVar(json, "schema-json", "", "read the "+what+" from this JSON schema file (see pkg/schemajson)")
+	fl.StringVar(ipc, "schema-ipc", "", "read the "+what+" from this Arrow IPC schema file")
+}
+
+// modeFlag reads the compatibility mode given to --name: "" stays ""
+// (the command's default: keep, or the table's own), anything else must
+// be a mode.
+func modeFlag(name, value string) (schemadiff.Mode, error) {
+	if value == "" {
+		return "", nil
+	}
+	m, err := schemadiff.ParseMode(value)
+	if err != nil {
+		return "", fmt.Errorf("--%s %q: want none, backward, forward or full", name, value)
+	}
+	return m, nil
+}
+
+// storedSchema reads ref's registration and its schema, nil when the
+// registration stores none.
+func storedSchema(ctx context.Context, c *apiclient.Client, ref catalog.TableRef) (apiclient.Table, *arrow.Schema, error) {
+	t, err := c.Get(ctx, ref)
+	if err != nil || t.SchemaIPC == nil {
+		return t, nil, err
+	}
+	s, err := catalog.DecodeSchema(t.SchemaIPC)
+	if err != nil {
+		return t, nil, fmt.Errorf("%s: the stored schema does not decode: %w", ref, err)
+	}
+	return t, s, nil
+}
+
+// tableMode is a table's compatibility mode as the API answers it (absent
+// for none).
+func tableMode(t apiclient.Table) schemadiff.Mode {
+	if t.Compatibility == "" {
+		return schemadiff.None
+	}
+	return schemadiff.Mode(t.Compatibility)
 }
 
 // protectedFlag is --protected as the API client takes it: sent only when

@@ -10,7 +10,6 @@ import (
 
 	"github.com/lake-catalog/lake/internal/apiclient"
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
 // UpdateOptions are `lake update`'s inputs.
@@ -62,10 +61,8 @@ func NewCmdUpdate(f *Factory, runF func(context.Context, *UpdateOptions) error) 
 		},
 	}
 	refFlags(cmd, &opts.Namespace, &opts.Table)
+	schemaFlags(cmd, "new schema", &opts.Parquet, &opts.SchemaJSON, &opts.SchemaIPC)
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Parquet, "parquet", "", "read the new schema from this Parquet file's footer")
-	fl.StringVar(&opts.SchemaJSON, "schema-json", "", "read the new schema from this JSON schema file (see pkg/schemajson)")
-	fl.StringVar(&opts.SchemaIPC, "schema-ipc", "", "read the new schema from this Arrow IPC schema file")
 	fl.StringArrayVar(&opts.ColumnComments, "column-comment", nil, "column=text: a column's comment, stored as its ARROW:FLIGHT:SQL:REMARKS field metadata (repeatable)")
 	fl.StringVar(&opts.Location, "location", "", "a new location (default: keep)")
 	fl.StringVar(&opts.TableType, "table-type", "", "a new table type (default: keep)")
@@ -88,11 +85,9 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
-	var mode schemadiff.Mode
-	if opts.Compatibility != "" {
-		if mode, err = schemadiff.ParseMode(opts.Compatibility); err != nil {
-			return fmt.Errorf("--compatibility %q: want none, backward, forward or full", opts.Compatibility)
-		}
+	mode, err := modeFlag("compatibility", opts.Compatibility)
+	if err != nil {
+		return err
 	}
 	c, err := opts.APIClient(ctx, ref.Tenant)
 	if err != nil {
@@ -102,15 +97,11 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if opts.Parquet == "" && opts.SchemaJSON == "" && opts.SchemaIPC == "" {
 		// No new schema: keep the stored one (to change only the mode,
 		// the protection, the description, …).
-		cur, err := c.Get(ctx, ref)
-		if err != nil {
+		if _, schema, err = storedSchema(ctx, c, ref); err != nil {
 			return err
 		}
-		if cur.SchemaIPC == nil {
+		if schema == nil {
 			return fmt.Errorf("%s: no schema is stored; give one with --parquet, --schema-json or --schema-ipc", ref)
-		}
-		if schema, err = catalog.DecodeSchema(cur.SchemaIPC); err != nil {
-			return fmt.Errorf("%s: the stored schema does not decode: %w", ref, err)
 		}
 	} else if schema, err = schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC); err != nil {
 		return err
@@ -147,14 +138,10 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 	if err != nil {
 		return err
 	}
-	mode = schemadiff.None
-	if t.Compatibility != "" {
-		mode = schemadiff.Mode(t.Compatibility)
-	}
 	guard := ""
 	if t.Protected {
 		guard = ", protected"
 	}
-	fmt.Fprintf(opts.IO.Out, "updated %s/%s/%s to version %d (%d columns, compatibility %s%s)\n", t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), mode, guard)
+	fmt.Fprintf(opts.IO.Out, "updated %s/%s/%s to version %d (%d columns, compatibility %s%s)\n", t.Tenant, t.Namespace, t.Name, t.Version, schema.NumFields(), tableMode(t), guard)
 	return nil
 }
