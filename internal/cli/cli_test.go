@@ -25,6 +25,7 @@ import (
 	"github.com/lake-catalog/lake/internal/local"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
 
@@ -54,10 +55,16 @@ func startLocal(t *testing.T) *lake {
 // startLocalIn starts local mode on the data folder dir.
 func startLocalIn(t *testing.T, dir string) *lake {
 	t.Helper()
-	in, err := local.Start(context.Background(), local.Config{
-		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
-		RefreshInterval: time.Hour, Log: slog.New(slog.DiscardHandler),
-	})
+	return startLocalWith(t, local.Config{DataDir: dir})
+}
+
+// startLocalWith starts local mode with cfg on loopback ports of its own.
+func startLocalWith(t *testing.T, cfg local.Config) *lake {
+	t.Helper()
+	dir := cfg.DataDir
+	cfg.APIListen, cfg.FlightListen, cfg.HTTPListen, cfg.BrowserListen = "127.0.0.1:0", "127.0.0.1:0", "-", "-"
+	cfg.RefreshInterval, cfg.Log = time.Hour, slog.New(slog.DiscardHandler)
+	in, err := local.Start(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -710,6 +717,21 @@ func TestRegisterCompatibilityFlag(t *testing.T) {
 	}
 	if out := l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", schema, "--compatibility", "BACKWARD"); !strings.HasPrefix(out, "registered acme/sales/orders") {
 		t.Fatalf("--compatibility BACKWARD: %q", out)
+	}
+}
+
+// lake register without --compatibility leaves the mode to the
+// deployment's default; --compatibility none still says none.
+func TestRegisterTakesTheDefaultCompatibility(t *testing.T) {
+	t.Parallel()
+	l := startLocalWith(t, local.Config{DataDir: filepath.Join(t.TempDir(), "data"), DefaultCompatibility: schemadiff.Forward})
+	schema := writeSchemaJSON(t, ordersSchema)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", schema)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "plain", "--location", "s3://lake/plain/", "--schema-json", schema, "--compatibility", "none")
+	for table, want := range map[string]string{"orders": "compatibility forward", "plain": "compatibility none"} {
+		if out := l.must("update", "--tenant", "acme", "-n", "sales", "-t", table, "--description", "x"); !strings.Contains(out, want+")") {
+			t.Errorf("%s: update printed %q, want %s", table, out, want)
+		}
 	}
 }
 

@@ -41,7 +41,8 @@ type RegisterOptions struct {
 	// Properties are --property values, "key=value" (repeatable).
 	Properties []string
 	// Compatibility is --compatibility: what later schema updates must
-	// keep (none, backward, forward, full).
+	// keep (none, backward, forward, full); empty leaves it to the
+	// deployment's default.
 	Compatibility string
 	// Protected is --protected: refuse the table's drop until lake update
 	// --unprotect.
@@ -85,7 +86,7 @@ func NewCmdRegister(f *Factory, runF func(context.Context, *RegisterOptions) err
 	fl.StringVar(&opts.Description, "description", "", fmt.Sprintf("the table's description (at most %d bytes; newlines and tabs allowed)", catalog.MaxDescriptionBytes))
 	fl.StringArrayVar(&opts.Properties, "property", nil, fmt.Sprintf("key=value: a table property (repeatable; at most %d)", catalog.MaxProperties))
 	fl.BoolVar(&opts.Protected, "protected", false, "protect the table: its drop is refused until lake update --unprotect")
-	fl.StringVar(&opts.Compatibility, "compatibility", "none", "what later schema updates must keep: none, backward (new readers read old data: new columns nullable, only promotions), forward (old readers read new data) or full (both)")
+	fl.StringVar(&opts.Compatibility, "compatibility", "", "what later schema updates must keep: none, backward (new readers read old data: new columns nullable, only promotions), forward (old readers read new data) or full (both); default: the deployment's default, none unless it sets one")
 	return cmd
 }
 
@@ -107,9 +108,6 @@ func registerRun(ctx context.Context, opts *RegisterOptions) error {
 	mode, err := modeFlag("compatibility", opts.Compatibility)
 	if err != nil {
 		return err
-	}
-	if mode == "" {
-		mode = schemadiff.None
 	}
 	schema, err := schemaFrom(opts.Parquet, opts.SchemaJSON, opts.SchemaIPC)
 	if err != nil {
