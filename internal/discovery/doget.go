@@ -97,7 +97,7 @@ func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	}
 	if a.msgs != nil {
 		if m := f.svc.opts.Metrics; m != nil {
-			m.preEncoded.WithLabelValues(commandNames[string(cmd.ProtoReflect().Descriptor().FullName())]).Inc()
+			m.preEncoded.WithLabelValues(commandLabel(string(cmd.ProtoReflect().Descriptor().FullName()))).Inc()
 		}
 		return sendEncoded(stream, a.msgs)
 	}
@@ -118,10 +118,10 @@ func sendEncoded(stream flight.FlightService_DoGetServer, msgs [][]byte) error {
 }
 
 // sendRecords writes recs (releasing every one, sent or not) after the
-// schema message; with no batch it sends the schema alone. The schema
-// message of the Flight SQL result schemas is the one encoded when the
-// Service was made (schemaMessages); each batch is encoded into one
-// FlightData as arrow-go's flight.Writer would encode it.
+// schema message; with no batch it sends the schema alone. The schema is
+// one of the catalog commands' result schemas, whose message was encoded
+// when the Service was made (schemaMessages); each batch is encoded into
+// one FlightData as arrow-go's flight.Writer would encode it.
 func (s *Service) sendRecords(stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
 	defer func() {
 		for _, r := range recs {
@@ -130,7 +130,8 @@ func (s *Service) sendRecords(stream flight.FlightService_DoGetServer, schema *a
 	}()
 	msg, ok := s.schemaMessages[schema]
 	if !ok {
-		return s.writeRecords(stream, schema, recs)
+		// Only the catalog commands' result schemas come here.
+		return status.Errorf(codes.Internal, "no schema message for %v", schema)
 	}
 	if err := stream.SendMsg(msg); err != nil {
 		return err
@@ -162,22 +163,6 @@ func sendBatch(stream flight.FlightService_DoGetServer, r arrow.RecordBatch, mem
 		return err
 	}
 	return stream.Send(&flight.FlightData{DataHeader: meta.Bytes(), DataBody: body.Bytes()})
-}
-
-// writeRecords is sendRecords for any other schema, through flight.Writer.
-func (s *Service) writeRecords(stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
-	for _, r := range recs {
-		if err := stream.Context().Err(); err != nil {
-			w.Close()
-			return status.FromContextError(err).Err()
-		}
-		if err := w.Write(r); err != nil {
-			w.Close()
-			return err
-		}
-	}
-	return w.Close()
 }
 
 // sendChunks writes what a DoGet method streams, draining (and releasing)
@@ -317,7 +302,13 @@ func commandName(b []byte) string {
 	if i := bytes.LastIndexByte(typeURL, '/'); i >= 0 {
 		typeURL = typeURL[i+1:]
 	}
-	if name, ok := commandNames[string(typeURL)]; ok {
+	return commandLabel(string(typeURL))
+}
+
+// commandLabel is the metric label of a Flight SQL command's full message
+// name: its name in commandNames, else "unknown".
+func commandLabel(messageName string) string {
+	if name, ok := commandNames[messageName]; ok {
 		return name
 	}
 	return "unknown"
