@@ -1,6 +1,8 @@
-// Package blobstore keeps the one snapshot blob that refresh publishes and
-// discovery loads: in an S3 object (AWS) or a local file (local mode), with
-// the same conditional-write and conditional-read semantics.
+// Package blobstore keeps the snapshot that refresh publishes and discovery
+// loads: its manifest, the one blob, in an S3 object (AWS) or a local file
+// (local mode), with the same conditional-write and conditional-read
+// semantics; and the tenant segments the manifest names, immutable objects
+// beside it, each named by its content address.
 //
 // A blob's version is its ETag. A write names the ETag it replaces (or
 // that there must be no blob), so an older writer can never overwrite a
@@ -59,4 +61,45 @@ type Store interface {
 	Put(ctx context.Context, data []byte, cond Condition) (string, error)
 	// Location names the blob for logs (s3://bucket/key or a path).
 	Location() string
+
+	// PutSegment stores an immutable segment under name (its content
+	// address, ValidSegmentName). Storing a name again stores the same
+	// bytes, so it is never a conflict, and it makes a released segment
+	// live again.
+	PutSegment(ctx context.Context, name string, data []byte) error
+	// GetSegment returns the segment stored under name, refusing one over
+	// maxBytes; ErrNotFound when there is none.
+	GetSegment(ctx context.Context, name string, maxBytes int) ([]byte, error)
+	// ReleaseSegments says that the published manifest names these
+	// segments no more: S3 tags each (SegmentReleasedTag) for the bucket's
+	// lifecycle rule to expire after its grace period; a file store deletes
+	// them.
+	ReleaseSegments(ctx context.Context, names []string) error
+	// SegmentLocation names a segment for logs.
+	SegmentLocation(name string) string
+}
+
+// SegmentsSuffix is what a blob's location takes to name the folder (S3:
+// the key prefix) of its segments: s3://b/snapshots/catalog.lakesnap keeps
+// them under snapshots/catalog.lakesnap.segments/.
+const SegmentsSuffix = ".segments/"
+
+// SegmentReleasedTag is the S3 object tag (key=value) a released segment
+// gets; the stack's lifecycle rule expires objects with it.
+const SegmentReleasedTag = "lake-segment=released"
+
+// ErrBadSegmentName: a segment name that is not 64 lowercase hex digits.
+var ErrBadSegmentName = errors.New("blobstore: a segment name is 64 lowercase hex digits")
+
+// ValidSegmentName checks a segment's name: the hex SHA-256 of its bytes.
+func ValidSegmentName(name string) error {
+	if len(name) != 64 {
+		return ErrBadSegmentName
+	}
+	for i := range len(name) {
+		if c := name[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return ErrBadSegmentName
+		}
+	}
+	return nil
 }

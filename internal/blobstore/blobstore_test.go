@@ -8,6 +8,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/testenv"
 )
@@ -66,6 +69,48 @@ func conformance(t *testing.T, newStore func(t *testing.T) blobstore.Store) {
 		b, err = st.Get(ctx, tag1)
 		if err != nil || string(b.Data) != "second version" || b.ETag != tag2 {
 			t.Fatalf("Get with an old ETag = %q %q, %v; want the new blob", b.Data, b.ETag, err)
+		}
+	})
+	t.Run("segments", func(t *testing.T) {
+		st := newStore(t)
+		name := strings.Repeat("ab", 32)
+		if _, err := st.GetSegment(ctx, name, 10); !errors.Is(err, blobstore.ErrNotFound) {
+			t.Fatalf("GetSegment of a missing segment error = %v, want ErrNotFound", err)
+		}
+		for _, bad := range []string{"", "../x", strings.Repeat("AB", 32), strings.Repeat("a", 63), strings.Repeat("a", 63) + "/"} {
+			if err := st.PutSegment(ctx, bad, []byte("x")); !errors.Is(err, blobstore.ErrBadSegmentName) {
+				t.Errorf("PutSegment(%q) error = %v, want ErrBadSegmentName", bad, err)
+			}
+			if _, err := st.GetSegment(ctx, bad, 1); !errors.Is(err, blobstore.ErrBadSegmentName) {
+				t.Errorf("GetSegment(%q) error = %v, want ErrBadSegmentName", bad, err)
+			}
+		}
+		for range 2 { // storing a name again is no conflict
+			if err := st.PutSegment(ctx, name, []byte("segment bytes")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if b, err := st.GetSegment(ctx, name, 13); err != nil || string(b) != "segment bytes" {
+			t.Fatalf("GetSegment = %q, %v", b, err)
+		}
+		if b, err := st.GetSegment(ctx, name, 12); err == nil {
+			t.Fatalf("GetSegment over its bound = %q, want an error", b)
+		}
+		// The blob is apart from its segments.
+		if _, err := st.Get(ctx, ""); !errors.Is(err, blobstore.ErrNotFound) {
+			t.Fatalf("Get after segments were stored error = %v, want ErrNotFound", err)
+		}
+		if err := st.ReleaseSegments(ctx, []string{name, strings.Repeat("cd", 32)}); err != nil {
+			t.Fatalf("ReleaseSegments (one of them never stored): %v", err)
+		}
+		if err := st.PutSegment(ctx, name, []byte("segment bytes")); err != nil {
+			t.Fatalf("PutSegment after its release: %v", err)
+		}
+		if b, err := st.GetSegment(ctx, name, 13); err != nil || string(b) != "segment bytes" {
+			t.Fatalf("GetSegment after it was stored again = %q, %v", b, err)
+		}
+		if !strings.Contains(st.SegmentLocation(name), ".segments/"+name) {
+			t.Errorf("SegmentLocation = %q", st.SegmentLocation(name))
 		}
 	})
 	t.Run("racing_writers_one_wins", func(t *testing.T) {
@@ -140,6 +185,18 @@ func TestFile(t *testing.T) {
 	conformance(t, func(t *testing.T) blobstore.Store {
 		return blobstore.NewFile(filepath.Join(t.TempDir(), "catalog.lakesnap"))
 	})
+	// A released segment's file is deleted.
+	st := blobstore.NewFile(filepath.Join(t.TempDir(), "catalog.lakesnap"))
+	name := strings.Repeat("0f", 32)
+	if err := st.PutSegment(t.Context(), name, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ReleaseSegments(t.Context(), []string{name}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.GetSegment(t.Context(), name, 1); !errors.Is(err, blobstore.ErrNotFound) {
+		t.Fatalf("GetSegment of a released segment error = %v, want ErrNotFound", err)
+	}
 }
 
 func TestS3(t *testing.T) {
@@ -151,4 +208,46 @@ func TestS3(t *testing.T) {
 		}
 		return st
 	})
+	// A released segment is tagged for the lifecycle rule, not deleted; a
+	// segment stored again is untagged.
+	bucket := srv.NewBucket(t)
+	st, err := blobstore.NewS3(srv.Client(), bucket, "snapshots/catalog.lakesnap", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.Repeat("0f", 32)
+	key := "snapshots/catalog.lakesnap.segments/" + name
+	tags := func() []string {
+		t.Helper()
+		out, err := srv.Client().GetObjectTagging(t.Context(), &s3.GetObjectTaggingInput{Bucket: &bucket, Key: &key})
+		if err != nil {
+			t.Fatalf("GetObjectTagging %s: %v", key, err)
+		}
+		var kv []string
+		for _, tag := range out.TagSet {
+			kv = append(kv, aws.ToString(tag.Key)+"="+aws.ToString(tag.Value))
+		}
+		return kv
+	}
+	if err := st.PutSegment(t.Context(), name, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(); len(got) != 0 {
+		t.Fatalf("a stored segment's tags: %q, want none", got)
+	}
+	if err := st.ReleaseSegments(t.Context(), []string{name}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(); len(got) != 1 || got[0] != blobstore.SegmentReleasedTag {
+		t.Fatalf("a released segment's tags: %q, want %q", got, blobstore.SegmentReleasedTag)
+	}
+	if b, err := st.GetSegment(t.Context(), name, 1); err != nil || string(b) != "x" {
+		t.Fatalf("a released segment before its expiry: %q, %v", b, err)
+	}
+	if err := st.PutSegment(t.Context(), name, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if got := tags(); len(got) != 0 {
+		t.Fatalf("a segment stored again after its release: tags %q, want none", got)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,10 +14,12 @@ import (
 	"syscall"
 )
 
-// File keeps the blob in a local file, for local mode. Writes are atomic
-// (temp file, fsync, rename, fsync of the folder) and conditional under an
-// exclusive flock, so concurrent writers, in one process or several, behave
-// like S3's conditional writes. The ETag is the SHA-256 of the content.
+// File keeps the blob in a local file, for local mode, and its segments in
+// the folder beside it named by the file's path and SegmentsSuffix. Writes
+// are atomic (temp file, fsync, rename, fsync of the folder) and the blob's
+// are conditional under an exclusive flock, so concurrent writers, in one
+// process or several, behave like S3's conditional writes. The ETag is the
+// SHA-256 of the content.
 type File struct {
 	path string
 	mu   sync.Mutex
@@ -147,6 +150,72 @@ func writeAtomic(path string, data []byte) error {
 	defer d.Close()
 	if err := d.Sync(); err != nil {
 		return fmt.Errorf("blobstore: fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+func (f *File) segmentPath(name string) string { return f.path + SegmentsSuffix + name }
+
+// SegmentLocation implements Store.
+func (f *File) SegmentLocation(name string) string { return f.segmentPath(name) }
+
+// PutSegment implements Store. A segment already stored with the same
+// bytes is left as it is (no write, no fsync).
+func (f *File) PutSegment(ctx context.Context, name string, data []byte) error {
+	if err := ValidSegmentName(name); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	path := f.segmentPath(name)
+	if cur, err := os.ReadFile(path); err == nil && string(cur) == string(data) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("blobstore: %w", err)
+	}
+	return writeAtomic(path, data)
+}
+
+// GetSegment implements Store.
+func (f *File) GetSegment(ctx context.Context, name string, maxBytes int) ([]byte, error) {
+	if err := ValidSegmentName(name); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path := f.segmentPath(name)
+	fh, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("blobstore: %s: %w", path, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: %w", err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, int64(maxBytes)+1))
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: read %s: %w", path, err)
+	}
+	if len(b) > maxBytes {
+		return nil, fmt.Errorf("blobstore: %s is over the %d bytes expected", path, maxBytes)
+	}
+	return b, nil
+}
+
+// ReleaseSegments implements Store: the files are deleted (one already
+// gone is released). A discovery loading a manifest that named one fails
+// that poll and takes the newer manifest at the next.
+func (f *File) ReleaseSegments(ctx context.Context, names []string) error {
+	for _, name := range names {
+		if err := ValidSegmentName(name); err != nil {
+			return err
+		}
+		if err := os.Remove(f.segmentPath(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("blobstore: release a segment: %w", err)
+		}
 	}
 	return nil
 }

@@ -20,9 +20,11 @@ import (
 type s3API interface {
 	GetObject(context.Context, *s3.GetObjectInput, ...func(*s3.Options)) (*s3.GetObjectOutput, error)
 	PutObject(context.Context, *s3.PutObjectInput, ...func(*s3.Options)) (*s3.PutObjectOutput, error)
+	PutObjectTagging(context.Context, *s3.PutObjectTaggingInput, ...func(*s3.Options)) (*s3.PutObjectTaggingOutput, error)
 }
 
-// S3 keeps the blob in one S3 object.
+// S3 keeps the blob in one S3 object and its segments in objects under
+// the blob's key and SegmentsSuffix.
 type S3 struct {
 	client      s3API
 	bucket, key string
@@ -54,18 +56,20 @@ func statusOf(err error) int {
 	return 0
 }
 
-func (s *S3) mapErr(op string, err error) error {
+func (s *S3) mapErr(op string, err error) error { return s.mapErrAt(op, s.Location(), err) }
+
+func (s *S3) mapErrAt(op, location string, err error) error {
 	var nsk *types.NoSuchKey
 	switch code := statusOf(err); {
 	case errors.As(err, &nsk) || code == http.StatusNotFound:
-		return fmt.Errorf("blobstore: %s %s: %w", op, s.Location(), ErrNotFound)
+		return fmt.Errorf("blobstore: %s %s: %w", op, location, ErrNotFound)
 	case code == http.StatusNotModified:
 		// The SDK surfaces 304 as an error; it is the expected answer.
 		return ErrNotModified
 	case code == http.StatusPreconditionFailed || code == http.StatusConflict:
-		return fmt.Errorf("blobstore: %s %s: %w", op, s.Location(), ErrPreconditionFailed)
+		return fmt.Errorf("blobstore: %s %s: %w", op, location, ErrPreconditionFailed)
 	}
-	return fmt.Errorf("blobstore: %s %s: %w", op, s.Location(), err)
+	return fmt.Errorf("blobstore: %s %s: %w", op, location, err)
 }
 
 func (s *S3) get(ctx context.Context, in *s3.GetObjectInput, limit int64) (Blob, error) {
@@ -155,4 +159,75 @@ func (s *S3) Put(ctx context.Context, data []byte, cond Condition) (string, erro
 		return "", err
 	}
 	return aws.ToString(out.ETag), nil
+}
+
+func (s *S3) segmentKey(name string) string { return s.key + SegmentsSuffix + name }
+
+// SegmentLocation implements Store.
+func (s *S3) SegmentLocation(name string) string {
+	return "s3://" + s.bucket + "/" + s.segmentKey(name)
+}
+
+// PutSegment implements Store with an unconditional PutObject: the bytes
+// under a name never differ, and a new object carries no release tag.
+func (s *S3) PutSegment(ctx context.Context, name string, data []byte) error {
+	if err := ValidSegmentName(name); err != nil {
+		return err
+	}
+	key := s.segmentKey(name)
+	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+		Bucket:        &s.bucket,
+		Key:           &key,
+		Body:          bytes.NewReader(data),
+		ContentLength: aws.Int64(int64(len(data))),
+		ContentType:   aws.String("application/vnd.lake.segment"),
+	})
+	if err != nil {
+		return s.mapErrAt("put", s.SegmentLocation(name), err)
+	}
+	return nil
+}
+
+// GetSegment implements Store.
+func (s *S3) GetSegment(ctx context.Context, name string, maxBytes int) ([]byte, error) {
+	if err := ValidSegmentName(name); err != nil {
+		return nil, err
+	}
+	key := s.segmentKey(name)
+	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.bucket, Key: &key})
+	if err != nil {
+		return nil, s.mapErrAt("get", s.SegmentLocation(name), err)
+	}
+	defer out.Body.Close()
+	if out.ContentLength != nil && *out.ContentLength > int64(maxBytes) {
+		return nil, fmt.Errorf("blobstore: %s has %d bytes, over the %d expected", s.SegmentLocation(name), *out.ContentLength, maxBytes)
+	}
+	b, err := io.ReadAll(io.LimitReader(out.Body, int64(maxBytes)+1))
+	if err != nil {
+		return nil, fmt.Errorf("blobstore: read %s: %w", s.SegmentLocation(name), err)
+	}
+	if len(b) > maxBytes {
+		return nil, fmt.Errorf("blobstore: %s is over the %d bytes expected", s.SegmentLocation(name), maxBytes)
+	}
+	return b, nil
+}
+
+// ReleaseSegments implements Store: each segment gets SegmentReleasedTag
+// (one PutObjectTagging each). A segment already gone is released.
+func (s *S3) ReleaseSegments(ctx context.Context, names []string) error {
+	k, v, _ := strings.Cut(SegmentReleasedTag, "=")
+	for _, name := range names {
+		if err := ValidSegmentName(name); err != nil {
+			return err
+		}
+		key := s.segmentKey(name)
+		_, err := s.client.PutObjectTagging(ctx, &s3.PutObjectTaggingInput{Bucket: &s.bucket, Key: &key,
+			Tagging: &types.Tagging{TagSet: []types.Tag{{Key: aws.String(k), Value: aws.String(v)}}}})
+		if err != nil {
+			if err := s.mapErrAt("tag", s.SegmentLocation(name), err); !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		}
+	}
+	return nil
 }

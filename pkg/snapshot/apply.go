@@ -22,16 +22,20 @@ type ApplyOptions struct {
 	// of the tenants written again.
 	Generation uint64
 	CreatedAt  time.Time
+	// Fetch gives the segment of a tenant the keys name when base is a
+	// manifest opened alone (OpenManifest) and the segment is not attached:
+	// only the changed tenants' segments are fetched.
+	Fetch Fetch
 }
 
 // Applied is what one Apply read and wrote.
 type Applied struct {
-	// Blob is the one-file form of the new blob and Written its parts.
-	Blob    []byte
+	// Written is the new blob: its manifest and the segments written again
+	// (Written.Blob is its one-file form when base held every segment).
 	Written *Written
 	// Tenants is how many tenants' segments were written again; Reads how
-	// many keys were read.
-	Tenants, Reads int
+	// many keys were read; Fetched how many segments were fetched.
+	Tenants, Reads, Fetched int
 	// Writes is how many writes of registrations the batch accounts for,
 	// none of them in base: per table added, its version (its registration
 	// and updates since); per table updated, the versions it moved by; per
@@ -49,8 +53,8 @@ type Applied struct {
 // adds, replaces or removes that tombstone the same way (an expired one is
 // removed). Other keys are ignored. Only the tenants the keys name are
 // decoded and written again; every other tenant is carried over with
-// Writer.CopyTenant. Counts.Skipped is carried from base: it is known only
-// to a full scan.
+// Writer.CopyTenant (by reference when base does not hold its bytes).
+// Counts.Skipped is carried from base: it is known only to a full scan.
 //
 // The new blob's change marker keeps base's full-scan time and adds the
 // batch's Applied.Writes to base's count, never the live counter (see
@@ -70,8 +74,18 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 		r, ok := changed[tenant]
 		if !ok {
 			r = &rows{tables: map[[2]string]*Table{}, tombstones: map[[3]string]*Tombstone{}}
-			if _, in := base.Entry(tenant); in {
+			if e, in := base.Entry(tenant); in {
 				seg, err := base.Tenant(tenant)
+				if errors.Is(err, ErrDetached) && opts.Fetch != nil {
+					var stored []byte
+					if stored, err = opts.Fetch(ctx, e); err != nil {
+						return out, fmt.Errorf("snapshot: fetch the segment of %q: %w", tenant, err)
+					}
+					out.Fetched++
+					if err = base.Attach(tenant, stored); err == nil {
+						seg, err = base.Tenant(tenant)
+					}
+				}
 				if err != nil {
 					return out, err
 				}
@@ -164,10 +178,7 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 			return out, err
 		}
 	}
-	if out.Written, err = w.Finish(); err != nil {
-		return out, err
-	}
-	out.Blob, err = out.Written.Blob()
+	out.Written, err = w.Finish()
 	return out, err
 }
 

@@ -54,7 +54,11 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 	if got.Marker.Changes != 9 || !got.Marker.FullScanAt.Equal(t0) {
 		t.Fatalf("marker %+v, want 7+2 changes and the base's full-scan time", got.Marker)
 	}
-	r := open(t, applied.Blob)
+	blob, err := applied.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := open(t, blob)
 	for name, gen := range map[string]uint64{"acme": 2, "globex": 2, "umbrella": 1} {
 		if e, ok := r.Entry(name); !ok || e.Generation != gen {
 			t.Errorf("%s: generation %d (in blob %v), want %d", name, e.Generation, ok, gen)

@@ -27,8 +27,8 @@ type BuildOptions struct {
 
 // Built is what one Build read and wrote.
 type Built struct {
-	// Blob is the one-file form of the blob and Written its parts.
-	Blob    []byte
+	// Written is the blob: its manifest and every segment (Written.Blob is
+	// its one-file form).
 	Written *Written
 	// Counts are the blob's; Tombstones how many tombstones it holds.
 	Counts     catalog.Counts
@@ -129,8 +129,7 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 		return out, err
 	}
 	out.Counts = out.Written.Header.Counts
-	out.Blob, err = out.Written.Blob()
-	return out, err
+	return out, nil
 }
 
 func addStats(to *metastore.ScanStats, s metastore.ScanStats) {

@@ -89,10 +89,10 @@ func craft(t testing.TB, e Entry, payload []byte) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer enc.Close()
 	stored := enc.EncodeAll(payload, nil)
-	enc.Close()
 	e.StoredBytes, e.PayloadBytes, e.Address = len(stored), len(payload), sha256.Sum256(stored)
-	m, _ := encodeManifest(Header{Generation: 1, CreatedAt: time.Unix(0, 0)}, []Entry{e})
+	m, _ := encodeManifest(Header{Generation: 1, CreatedAt: time.Unix(0, 0)}, []Entry{e}, enc)
 	return append(m, stored...)
 }
 
@@ -151,12 +151,28 @@ func TestForgedCountsAreRejected(t *testing.T) {
 		t.Fatalf("a segment over MaxSegmentBytes: %v, want ErrCorrupt", err)
 	}
 	// A tenant count the manifest cannot hold, checksum recomputed.
-	x := append([]byte{}, b...)
-	binary.LittleEndian.PutUint32(x[MarkerPrefix:], 1<<31)
-	h, _ := ReadHeader(x)
-	m := x[:HeaderSize+int(h.ManifestBytes)]
-	binary.LittleEndian.PutUint32(m[100:], crc32.Update(crc32.Checksum(m[:100], crcTable), crcTable, m[HeaderSize:]))
+	h, _ := ReadHeader(b)
+	idx, err := inflateIndex(b[MarkerPrefix : HeaderSize+int(h.ManifestBytes)])
+	if err != nil {
+		t.Fatal(err)
+	}
+	binary.LittleEndian.PutUint32(idx, 1<<31)
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	m, _ := sealManifest(h, idx, int(h.BodyBytes-h.ManifestBytes), enc)
+	x := append(m, b[HeaderSize+int(h.ManifestBytes):]...)
 	if _, err := Open(x, ReaderOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "tenants cannot fit") {
 		t.Fatalf("forged tenant count: %v, want ErrCorrupt for the count", err)
+	}
+	// An index that inflates to another size than the manifest says.
+	binary.LittleEndian.PutUint32(idx, 1)
+	m, _ = sealManifest(h, idx, int(h.BodyBytes-h.ManifestBytes), enc)
+	binary.LittleEndian.PutUint32(m[MarkerPrefix:], uint32(len(idx)+1))
+	binary.LittleEndian.PutUint32(m[100:], crc32.Update(crc32.Checksum(m[:100], crcTable), crcTable, m[HeaderSize:]))
+	if _, err := OpenManifest(m, ReaderOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "inflates to") {
+		t.Fatalf("an index of another size: %v, want ErrCorrupt for the size", err)
 	}
 }

@@ -5,17 +5,22 @@
 // metastore (Build) and a stream batch applied to the previous blob
 // (Apply).
 //
-// # Format version 4
+// # Format version 5
 //
-// A blob is a manifest followed by one segment per tenant. The manifest is
+// A blob is a manifest and one segment per tenant. The manifest is
 // self-contained and checksummed without the segments; each segment is
 // named in the manifest by its content address (the SHA-256 of its stored,
-// compressed bytes) and its size, so a segment can be stored, fetched and
-// verified on its own:
+// compressed bytes) and its size, so a segment is stored, fetched and
+// verified on its own. Refresh publishes the manifest alone as the blob
+// and each segment as an immutable object beside it (internal/blobstore),
+// so a change rewrites its tenants' segments and the manifest, and a
+// reader fetches the manifest and the segments it lacks (Load). The same
+// bytes back to back, manifest then segments, are the one-file form (Open,
+// Written.Blob): tests and tools pass it around whole.
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"
-//	8      2     format version: 4
+//	8      2     format version: 5
 //	10     2     codec: 1 = zstd
 //	12     8     generation
 //	20     8     created at, Unix nanoseconds
@@ -28,17 +33,28 @@
 //	100    4     CRC-32C of bytes 0–99 and of the manifest after the header
 //	104    8     change marker: the catalog change counter (Marker.Changes)
 //	112    8     change marker: the last full scan, Unix ns (Marker.FullScanAt)
-//	120    …     index: u32 tenants, then per tenant, sorted by name:
-//	               u16 name length, name, u64 stored bytes, u64 payload
-//	               bytes (uncompressed), u64 tables, u64 tables with the
-//	               schema unavailable, u64 tombstones, u64 generation of its
-//	               last change, i64 that blob's creation time (Unix ns),
-//	               32 bytes address: SHA-256 of the stored bytes
-//	…      …     the segments, back to back in index order (the one-file
-//	             form; a store may keep them apart, see OpenManifest)
+//	120    4     the index's size uncompressed (at most MaxIndexBytes)
+//	124    …     the index, one zstd frame: u32 tenants, then per tenant,
+//	               sorted by name: u16 name length, name, u64 stored bytes,
+//	               u64 payload bytes (uncompressed), u64 tables, u64 tables
+//	               with the schema unavailable, u64 tombstones, u64
+//	               generation of its last change, i64 that blob's creation
+//	               time (Unix ns), 32 bytes address: SHA-256 of the stored
+//	               bytes
+//	…      …     in the one-file form, the segments, back to back in index
+//	             order
 //
-// Bytes 0–119 are laid out as in version 3, so a refresh reads the change
-// marker from the first MarkerPrefix bytes of either version.
+// A stored object is the one-file form when it is HeaderSize+BodyBytes
+// long and the manifest alone when it is HeaderSize+ManifestBytes long.
+// Bytes 0–119 are laid out as in version 4, so a refresh reads the change
+// marker from the first MarkerPrefix bytes of either version. The index is
+// compressed because it is what every change republishes: about 100 bytes
+// a tenant uncompressed, of which the address is the only part that does
+// not compress.
+//
+// Version 4 is version 5 with the index stored uncompressed from offset
+// 120 (no size field) and published in the one-file form only. Its
+// segments are the same bytes, so a writer carries them over as they are.
 //
 // A segment is one zstd frame. Uncompressed it holds three Arrow IPC
 // streams, each preceded by its length (u64), each with one record batch:
@@ -64,13 +80,15 @@
 //
 // # Versions and the deploy order
 //
-// The writer writes version 4 only. The reader reads versions 3 and 4 (a
-// version 3 tenant is laid out as a version 4 segment when it is read), so
-// a discovery of this release serves what the previous refresh published.
-// Versions 1 and 2 are no longer read: refresh has written version 3 since
-// the release before. Deploy discovery first, then refresh: an older
-// discovery that meets a version 4 blob rejects it as an unknown version
-// and keeps serving its last good snapshot (it never serves a blob it
-// cannot read), so deploying refresh first is safe but stalls discovery at
-// the last version 3 snapshot until it is upgraded too.
+// The writer writes version 5 only. The reader reads versions 4 and 5, so
+// a discovery of this release serves what the previous refresh published;
+// version 3 is no longer read (refresh has written version 4 since the
+// release before). Deploy discovery first, then refresh (the CDK stack
+// orders the refresh function after the discovery service): an older
+// discovery that meets a version 5 manifest rejects it as an unknown
+// version and keeps serving its last good snapshot (it never serves a blob
+// it cannot read), so deploying refresh first is safe but stalls discovery
+// at the last version 4 snapshot until it is upgraded too. A refresh of
+// this release that finds a version 4 blob republishes it from a full scan
+// as version 5.
 package snapshot

@@ -27,7 +27,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	r, err := snapshot.Open(built.Blob, snapshot.ReaderOptions{})
+	blob, err := built.Written.Blob()
+	if err != nil {
+		panic(err)
+	}
+	r, err := snapshot.Open(blob, snapshot.ReaderOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -40,5 +44,5 @@ func Example() {
 	fmt.Println("version:", r.Header().Version, "tables:", seg.NumTables(), seg.Tables.Namespace.Value(0)+"."+seg.Tables.Name.Value(0),
 		"exact schema:", catalog.SchemaEqual(got, schema))
 	// Output:
-	// version: 4 tables: 1 sales.orders exact schema: true
+	// version: 5 tables: 1 sales.orders exact schema: true
 }

@@ -2,6 +2,7 @@ package snapshot_test
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,14 +13,21 @@ import (
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v4.lakesnap with the writer")
+var update = flag.Bool("update", false, "rewrite testdata/v5.lakesnap with the writer")
 
-// The committed version 4 fixture (what this release's refresh writes)
-// opens and holds the fixture catalog: a blob written by this release must
-// stay readable by the next.
-func TestV4FixtureOpens(t *testing.T) {
-	path := filepath.Join("testdata", "v4.lakesnap")
-	if *update {
+// The committed fixtures (version 4: what the previous release's refresh
+// wrote; version 5: this release's, in its one-file form) open and hold
+// the fixture catalog: a blob written by a release must stay readable by
+// the next.
+func TestFixturesOpen(t *testing.T) {
+	for _, v := range []uint16{snapshot.Version4, snapshot.Version} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { fixtureOpens(t, v) })
+	}
+}
+
+func fixtureOpens(t *testing.T, version uint16) {
+	path := filepath.Join("testdata", fmt.Sprintf("v%d.lakesnap", version))
+	if *update && version == snapshot.Version {
 		_, st := fixture(t)
 		b := build(t, st, snapshot.BuildOptions{Generation: 7, CreatedAt: t0, Marker: snapshot.Marker{Changes: 5, FullScanAt: t0}})
 		if err := os.WriteFile(path, b.Blob, 0o644); err != nil {
@@ -31,9 +39,9 @@ func TestV4FixtureOpens(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := open(t, b)
-	if h := r.Header(); h.Version != snapshot.Version || h.Generation != 7 || h.Marker.Changes != 5 ||
+	if h := r.Header(); h.Version != version || h.Generation != 7 || h.Marker.Changes != 5 ||
 		h.Counts != (catalog.Counts{Tables: 5, SchemaUnavailable: 1}) {
-		t.Fatalf("v4 fixture header %+v", h)
+		t.Fatalf("fixture header %+v", h)
 	}
 	acme := tenant(t, r, "acme")
 	if got, want := names(acme), []string{"hr.people", "sales.customers", "sales.orders"}; !slices.Equal(got, want) {

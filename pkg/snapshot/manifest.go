@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
@@ -17,16 +19,20 @@ const (
 	// Magic opens every blob.
 	Magic = "LAKESNAP"
 	// Version is the format version the writer writes.
-	Version = 4
-	// Version3 is the previous format, still read for one release.
-	Version3 = 3
+	Version = 5
+	// Version4 is the previous format, still read for one release.
+	Version4 = 4
 	// HeaderSize is the fixed header's size.
 	HeaderSize = 104
 	// MarkerPrefix is how many bytes hold the header and the change
-	// marker (versions 3 and 4).
+	// marker (versions 4 and 5).
 	MarkerPrefix = HeaderSize + markerBytes
 	// DefaultMaxSegmentBytes bounds one tenant's uncompressed segment.
 	DefaultMaxSegmentBytes = 1 << 30
+
+	// MaxIndexBytes bounds a version 5 manifest's uncompressed index: 64
+	// MiB, several hundred thousand tenants.
+	MaxIndexBytes = 64 << 20
 
 	markerBytes = 16
 	codecZstd   = 1
@@ -70,17 +76,18 @@ type Header struct {
 	// ManifestBytes is what the manifest takes after the header (the change
 	// marker and the index); the manifest is HeaderSize+ManifestBytes long.
 	ManifestBytes uint64
-	// BodyBytes is everything after the header in the one-file form.
+	// BodyBytes is everything after the header in the one-file form: the
+	// manifest and every segment.
 	BodyBytes uint64
-	// ContentHash covers each tenant's name and segment: equal hashes mean
-	// the same tables, schemas and tombstones. (Version 3 hashes the
-	// uncompressed segments, version 4 their addresses.)
+	// ContentHash covers each tenant's name and segment address: equal
+	// hashes mean the same tables, schemas and tombstones.
 	ContentHash [32]byte
 	// Marker is filled when the bytes read hold it (MarkerPrefix).
 	Marker Marker
 }
 
 // Entry is a tenant's index entry: what the manifest says of its segment.
+// Entries are the same in versions 4 and 5.
 type Entry struct {
 	Tenant            string
 	Tables            int
@@ -91,9 +98,7 @@ type Entry struct {
 	Generation uint64
 	ChangedAt  time.Time
 	// Address is the SHA-256 of the segment's stored (compressed) bytes,
-	// StoredBytes their size and PayloadBytes the uncompressed size. (A
-	// version 3 entry's Address is the SHA-256 of the uncompressed
-	// segment.)
+	// StoredBytes their size and PayloadBytes the uncompressed size.
 	Address      [32]byte
 	StoredBytes  int
 	PayloadBytes int
@@ -120,7 +125,7 @@ func corrupt(format string, args ...any) error {
 // ReadHeader parses and checks a blob's header from its first HeaderSize
 // bytes or more (b may be just a prefix), and its change marker when b
 // holds MarkerPrefix bytes. It verifies no checksum. Versions other than
-// 3 and 4 wrap ErrVersion.
+// 4 and 5 wrap ErrVersion.
 func ReadHeader(b []byte) (Header, error) {
 	if len(b) < HeaderSize {
 		if len(b) < len(Magic) && string(b) != Magic[:len(b)] || len(b) >= len(Magic) && string(b[:len(Magic)]) != Magic {
@@ -145,8 +150,8 @@ func ReadHeader(b []byte) (Header, error) {
 		BodyBytes:     le.Uint64(b[60:]),
 	}
 	copy(h.ContentHash[:], b[68:100])
-	if h.Version != Version && h.Version != Version3 {
-		return Header{}, fmt.Errorf("%w: version %d, this build reads %d and %d", ErrVersion, h.Version, Version3, Version)
+	if h.Version != Version && h.Version != Version4 {
+		return Header{}, fmt.Errorf("%w: version %d, this build reads %d and %d", ErrVersion, h.Version, Version4, Version)
 	}
 	if codec := le.Uint16(b[10:]); codec != codecZstd {
 		return Header{}, corrupt("unknown codec %d", codec)
@@ -184,36 +189,47 @@ func putHeader(b []byte, h Header) {
 	le.PutUint64(b[HeaderSize+8:], at)
 }
 
-// encodeManifest lays out a version 4 manifest of entries (sorted, checked
+// encodeManifest lays out a version 5 manifest of entries (sorted, checked
 // by the writer) with h's fields; it fills in the counts' tables, the
 // sizes and the content hash, and returns the manifest and its header.
-func encodeManifest(h Header, entries []Entry) ([]byte, Header) {
+// enc compresses the index.
+func encodeManifest(h Header, entries []Entry, enc *zstd.Encoder) ([]byte, Header) {
 	h.Version = Version
 	h.Counts.Tables, h.Counts.SchemaUnavailable = 0, 0
-	size := MarkerPrefix + 4
-	stored := 0
+	rawSize, stored := 4, 0
 	for _, e := range entries {
-		size += entryMin - 1 + len(e.Tenant)
+		rawSize += entryMin - 1 + len(e.Tenant)
 		stored += e.StoredBytes
 		h.Counts.Tables += e.Tables
 		h.Counts.SchemaUnavailable += e.SchemaUnavailable
 	}
-	h.ManifestBytes = uint64(size - HeaderSize)
-	h.BodyBytes = h.ManifestBytes + uint64(stored)
 	h.ContentHash = contentHash(entries)
-	b := make([]byte, MarkerPrefix, size)
-	putHeader(b, h)
 	le := binary.LittleEndian
-	b = le.AppendUint32(b, uint32(len(entries)))
+	idx := make([]byte, 0, rawSize)
+	idx = le.AppendUint32(idx, uint32(len(entries)))
 	for _, e := range entries {
-		b = le.AppendUint16(b, uint16(len(e.Tenant)))
-		b = append(b, e.Tenant...)
+		idx = le.AppendUint16(idx, uint16(len(e.Tenant)))
+		idx = append(idx, e.Tenant...)
 		for _, v := range []uint64{uint64(e.StoredBytes), uint64(e.PayloadBytes), uint64(e.Tables), uint64(e.SchemaUnavailable),
 			uint64(e.Tombstones), e.Generation, uint64(e.ChangedAt.UnixNano())} {
-			b = le.AppendUint64(b, v)
+			idx = le.AppendUint64(idx, v)
 		}
-		b = append(b, e.Address[:]...)
+		idx = append(idx, e.Address[:]...)
 	}
+	return sealManifest(h, idx, stored, enc)
+}
+
+// sealManifest lays out a version 5 manifest of h and an index: the index
+// compressed after the change marker, the sizes (stored: the segments'
+// bytes) and the CRC.
+func sealManifest(h Header, idx []byte, stored int, enc *zstd.Encoder) ([]byte, Header) {
+	le := binary.LittleEndian
+	b := make([]byte, MarkerPrefix, MarkerPrefix+4+len(idx)/2)
+	b = le.AppendUint32(b, uint32(len(idx)))
+	b = enc.EncodeAll(idx, b)
+	h.ManifestBytes = uint64(len(b) - HeaderSize)
+	h.BodyBytes = h.ManifestBytes + uint64(stored)
+	putHeader(b, h)
 	crc := crc32.Update(crc32.Checksum(b[:100], crcTable), crcTable, b[HeaderSize:])
 	le.PutUint32(b[100:104], crc)
 	return b, h
@@ -234,16 +250,14 @@ func contentHash(entries []Entry) [32]byte {
 	return sum
 }
 
-// parseManifest checks a version 4 manifest (b holds at least its
-// HeaderSize+ManifestBytes bytes; what follows is not read): the CRC, every
-// entry's bounds and order, the counts and the content hash.
+// parseManifest checks a version 4 or 5 manifest (b holds at least its
+// HeaderSize+ManifestBytes bytes; what follows is not read): the CRC, the
+// index's size before and after decompression (version 5), every entry's
+// bounds and order, the counts and the content hash.
 func parseManifest(b []byte, opts Options) (Header, []Entry, error) {
 	h, err := ReadHeader(b)
 	if err != nil {
 		return h, nil, err
-	}
-	if h.Version != Version {
-		return h, nil, fmt.Errorf("%w: version %d has no version 4 manifest", ErrVersion, h.Version)
 	}
 	if h.ManifestBytes < markerBytes+4 || uint64(len(b)-HeaderSize) < h.ManifestBytes {
 		return h, nil, corrupt("manifest of %d bytes not within the %d bytes read", h.ManifestBytes, len(b)-HeaderSize)
@@ -254,6 +268,14 @@ func parseManifest(b []byte, opts Options) (Header, []Entry, error) {
 	}
 	idx := m[MarkerPrefix:]
 	le := binary.LittleEndian
+	if h.Version == Version {
+		if idx, err = inflateIndex(idx); err != nil {
+			return h, nil, err
+		}
+	}
+	if len(idx) < 4 {
+		return h, nil, corrupt("index of %d bytes", len(idx))
+	}
 	n := int(le.Uint32(idx))
 	if n > (len(idx)-4)/entryMin {
 		return h, nil, corrupt("index: %d tenants cannot fit in %d bytes", n, len(idx))
@@ -313,4 +335,32 @@ func parseManifest(b []byte, opts Options) (Header, []Entry, error) {
 		return h, nil, corrupt("content hash mismatch")
 	}
 	return h, slices.Clip(entries), nil
+}
+
+// inflateIndex decompresses a version 5 index (u32 uncompressed size, then
+// one zstd frame), refusing a size over MaxIndexBytes or a frame that
+// inflates to another size before it allocates more.
+func inflateIndex(b []byte) ([]byte, error) {
+	if len(b) < 4 {
+		return nil, corrupt("index of %d bytes", len(b))
+	}
+	raw := binary.LittleEndian.Uint32(b)
+	if raw < 4 || raw > MaxIndexBytes {
+		return nil, corrupt("index of %d bytes uncompressed, the limit is %d", raw, MaxIndexBytes)
+	}
+	// The bound is at least zstd's window for a small frame; the size is
+	// checked after.
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(max(uint64(raw), 1<<20)))
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: make an index decoder: %w", err)
+	}
+	defer dec.Close()
+	idx, err := dec.DecodeAll(b[4:], nil)
+	if err != nil {
+		return nil, corrupt("index: %v", err)
+	}
+	if len(idx) != int(raw) {
+		return nil, corrupt("index inflates to %d bytes, the manifest says %d", len(idx), raw)
+	}
+	return idx, nil
 }

@@ -1,8 +1,10 @@
 package snapshot
 
 import (
+	"context"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -16,7 +18,6 @@ type Reader struct {
 	entries []Entry
 	segs    [][]byte // stored bytes in index order; nil until attached
 	mem     memory.Allocator
-	v3      *v3Blob // a version 3 blob's segments
 }
 
 // ReaderOptions qualify Open and OpenManifest.
@@ -29,7 +30,7 @@ type ReaderOptions struct {
 
 // Open verifies a blob in its one-file form (the manifest, its checksum
 // and content hash, and every segment against its address) and returns it
-// without decompressing any segment. It reads versions 3 and 4. Every
+// without decompressing any segment. It reads versions 4 and 5. Every
 // failure wraps ErrCorrupt or ErrVersion; no input panics.
 func Open(b []byte, opts ReaderOptions) (*Reader, error) {
 	h, err := ReadHeader(b)
@@ -38,12 +39,6 @@ func Open(b []byte, opts ReaderOptions) (*Reader, error) {
 	}
 	if uint64(len(b)-HeaderSize) != h.BodyBytes {
 		return nil, corrupt("header says %d body bytes, blob has %d", h.BodyBytes, len(b)-HeaderSize)
-	}
-	if h.Version == Version3 {
-		if opts.Allocator == nil {
-			opts.Allocator = memory.DefaultAllocator
-		}
-		return openV3(b, h, opts)
 	}
 	r, err := OpenManifest(b, opts)
 	if err != nil {
@@ -59,10 +54,9 @@ func Open(b []byte, opts ReaderOptions) (*Reader, error) {
 	return r, nil
 }
 
-// OpenManifest verifies a version 4 manifest (the first
-// HeaderSize+Header.ManifestBytes bytes of a blob; more are ignored)
-// without any segment: segments are then attached with Attach. Every
-// failure wraps ErrCorrupt or ErrVersion.
+// OpenManifest verifies a manifest (the first HeaderSize+Header.ManifestBytes
+// bytes of a blob; more are ignored) without any segment: segments are then
+// attached with Attach. Every failure wraps ErrCorrupt or ErrVersion.
 func OpenManifest(b []byte, opts ReaderOptions) (*Reader, error) {
 	h, entries, err := parseManifest(b, opts.Options)
 	if err != nil {
@@ -82,9 +76,6 @@ func (r *Reader) Attach(tenant string, stored []byte) error {
 	i, ok := r.find(tenant)
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNoTenant, tenant)
-	}
-	if r.v3 != nil {
-		return fmt.Errorf("snapshot: attach %q: a version 3 blob has no separate segments", tenant)
 	}
 	e := &r.entries[i]
 	if len(stored) != e.StoredBytes || sha256Sum(stored) != e.Address {
@@ -117,15 +108,12 @@ func (r *Reader) find(tenant string) (int, bool) {
 }
 
 // Stored returns a tenant's stored segment bytes, verified against its
-// address (shared: do not modify). A version 3 blob has none to give
-// (ErrVersion).
+// address (shared: do not modify).
 func (r *Reader) Stored(tenant string) ([]byte, error) {
 	i, ok := r.find(tenant)
 	switch {
 	case !ok:
 		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
-	case r.v3 != nil:
-		return nil, fmt.Errorf("%w: a version 3 segment is not stored as version 4", ErrVersion)
 	case r.segs[i] == nil:
 		return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
 	}
@@ -141,11 +129,95 @@ func (r *Reader) Tenant(tenant string) (*Segment, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
 	}
-	if r.v3 != nil {
-		return r.v3Tenant(i)
-	}
 	if r.segs[i] == nil {
 		return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
 	}
 	return decodeSegment(r.entries[i], r.segs[i], r.mem)
+}
+
+// Fetch returns the stored bytes of the segment an index entry names, from
+// wherever a store keeps segments apart from their manifest.
+type Fetch func(ctx context.Context, e Entry) ([]byte, error)
+
+// LoadOptions qualify Load.
+type LoadOptions struct {
+	ReaderOptions
+	// Concurrency bounds the fetches in flight; default 16.
+	Concurrency int
+}
+
+// Load opens a stored blob object whichever its form: a one-file blob
+// (HeaderSize+BodyBytes long) as Open does, or a manifest alone
+// (HeaderSize+ManifestBytes long) with every segment from fetch, called
+// concurrently, each checked against its address and attached. Bytes of
+// another length are ErrCorrupt, as is a fetched segment that does not
+// match its address; a fetch's own error is returned wrapped, wrapping
+// neither sentinel, so a caller can tell a store that failed (try again)
+// from a blob that is bad (reject it).
+func Load(ctx context.Context, b []byte, fetch Fetch, opts LoadOptions) (*Reader, error) {
+	h, err := ReadHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(b)-HeaderSize) == h.BodyBytes {
+		return Open(b, opts.ReaderOptions)
+	}
+	if uint64(len(b)-HeaderSize) != h.ManifestBytes {
+		return nil, corrupt("%d bytes are neither the one-file blob (%d) nor its manifest alone (%d)",
+			len(b), HeaderSize+h.BodyBytes, HeaderSize+h.ManifestBytes)
+	}
+	r, err := OpenManifest(b, opts.ReaderOptions)
+	if err != nil {
+		return nil, err
+	}
+	n := opts.Concurrency
+	if n <= 0 {
+		n = 16
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		first error
+		next  int
+		wg    sync.WaitGroup
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = err
+			cancel()
+		}
+		mu.Unlock()
+	}
+	for range min(n, len(r.entries)) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil
+				mu.Unlock()
+				if stop || i >= len(r.entries) {
+					return
+				}
+				e := r.entries[i]
+				stored, err := fetch(ctx, e)
+				if err != nil {
+					fail(fmt.Errorf("snapshot: fetch the segment of %q: %w", e.Tenant, err))
+					return
+				}
+				if len(stored) != e.StoredBytes || sha256Sum(stored) != e.Address {
+					fail(corrupt("tenant %q: segment does not match its address", e.Tenant))
+					return
+				}
+				r.segs[i] = stored // each goroutine writes its own index
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return r, nil
 }

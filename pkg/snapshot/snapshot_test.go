@@ -84,13 +84,23 @@ func fixture(tb testing.TB) (*catalog.Catalog, metastore.Store) {
 	return c, st
 }
 
-func build(tb testing.TB, st metastore.Store, opts snapshot.BuildOptions) snapshot.Built {
+// built is a Build's result with its one-file form.
+type built struct {
+	snapshot.Built
+	Blob []byte
+}
+
+func build(tb testing.TB, st metastore.Store, opts snapshot.BuildOptions) built {
 	tb.Helper()
 	b, err := snapshot.Build(context.Background(), st, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return b
+	blob, err := b.Written.Blob()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return built{b, blob}
 }
 
 func open(tb testing.TB, b []byte) *snapshot.Reader {
@@ -203,34 +213,16 @@ func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 	}
 }
 
-// The committed version 3 fixture (what the previous release's refresh
-// wrote) opens, and each tenant reads as a version 4 segment.
-func TestV3FixtureOpens(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "v3.lakesnap"))
+// The committed version 4 fixture (what the previous release's refresh
+// wrote) carries over into version 5: a writer copies its segments byte for
+// byte, each tenant keeping its generation.
+func TestV4FixtureCarriesOver(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "v4.lakesnap"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := open(t, b)
 	h := r.Header()
-	if h.Version != snapshot.Version3 || h.Generation != 7 || h.Marker.Changes != 5 || h.Counts.Tables != 5 || h.Counts.SchemaUnavailable != 1 {
-		t.Fatalf("v3 header %+v", h)
-	}
-	acme := tenant(t, r, "acme")
-	if got, want := names(acme), []string{"sales.customers", "sales.orders", "sales.returns"}; !slices.Equal(got, want) {
-		t.Fatalf("acme tables %q, want %q", got, want)
-	}
-	returns := acme.Table(2)
-	if returns.Description != "one row per returned order" || returns.Properties["owner"] != "sales-eng" {
-		t.Fatalf("returns row %+v", returns)
-	}
-	s, err := catalog.DecodeSchema(acme.Table(1).SchemaIPC)
-	if err != nil || !catalog.SchemaEqual(s, catalogtest.RichSchema()) {
-		t.Fatalf("orders schema from v3 = %v, %v", s, err)
-	}
-	if _, err := r.Stored("acme"); !errors.Is(err, snapshot.ErrVersion) {
-		t.Fatalf("Stored of a version 3 tenant = %v, want ErrVersion", err)
-	}
-	// A writer carries a version 3 tenant into version 4, generation kept.
 	w, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 8, CreatedAt: t0})
 	if err != nil {
 		t.Fatal(err)
@@ -248,21 +240,25 @@ func TestV3FixtureOpens(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r4 := open(t, blob)
-	if e, _ := r4.Entry("acme"); e.Generation != 7 || r4.Header().Counts != h.Counts {
-		t.Fatalf("copied: acme generation %d, counts %+v; want 7, %+v", e.Generation, r4.Header().Counts, h.Counts)
+	r5 := open(t, blob)
+	if r5.Header().Version != snapshot.Version || r5.Header().Counts.Tables != h.Counts.Tables ||
+		r5.Header().Counts.SchemaUnavailable != h.Counts.SchemaUnavailable || r5.Header().ContentHash != h.ContentHash {
+		t.Fatalf("copied header %+v, from %+v", r5.Header(), h)
 	}
-	if got := names(tenant(t, r4, "acme")); !slices.Equal(got, names(acme)) {
-		t.Fatalf("copied acme tables %q", got)
+	if e, _ := r5.Entry("acme"); e.Generation != 7 {
+		t.Fatalf("copied: acme generation %d, want 7", e.Generation)
+	}
+	if got, want := names(tenant(t, r5, "acme")), names(tenant(t, r, "acme")); !slices.Equal(got, want) {
+		t.Fatalf("copied acme tables %q, want %q", got, want)
 	}
 }
 
-// Blobs of versions 1 and 2 and of unknown versions are refused as
+// Blobs of versions 1 to 3 and of unknown versions are refused as
 // ErrVersion: the loader keeps serving what it has.
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 	_, st := fixture(t)
 	b := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0}).Blob
-	for _, v := range []uint16{1, 2, 5, 0xffff} {
+	for _, v := range []uint16{1, 2, 3, 6, 0xffff} {
 		bad := slices.Clone(b)
 		bad[8], bad[9] = byte(v), byte(v>>8)
 		if _, err := snapshot.Open(bad, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrVersion) || errors.Is(err, snapshot.ErrCorrupt) {
@@ -300,10 +296,7 @@ func TestManifestStandsAlone(t *testing.T) {
 
 	// Republish: globex changes, the others are referenced by entry.
 	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(2, 2)})
-	seg, err := snapshot.Build(context.Background(), st, snapshot.BuildOptions{Generation: 2, CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
+	seg := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t0})
 	full := open(t, seg.Blob)
 	nw, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 2, CreatedAt: t0})
 	if err != nil {

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -32,7 +33,7 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 }
 
-// Writer writes a version 4 blob, one tenant at a time in strictly
+// Writer writes a version 5 blob, one tenant at a time in strictly
 // ascending name order: every blob, whether built from a full scan or from
 // a previous blob and a batch of changes, is written by it. A Writer is not
 // safe for concurrent use.
@@ -123,9 +124,10 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 	return nil
 }
 
-// CopyTenant carries a tenant of r over with its generation: a version 4
-// segment byte for byte with its index entry, a version 3 one decoded and
-// written again as version 4.
+// CopyTenant carries a tenant of r over with its generation: its segment
+// byte for byte with its index entry when r holds the bytes, else (a
+// manifest opened alone, the segment not attached) by reference, as
+// AddEntry does.
 func (w *Writer) CopyTenant(r *Reader, tenant string) error {
 	if err := w.next(tenant); err != nil {
 		return err
@@ -134,25 +136,10 @@ func (w *Writer) CopyTenant(r *Reader, tenant string) error {
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNoTenant, tenant)
 	}
-	if r.v3 != nil {
-		seg, err := r.Tenant(tenant)
-		if err != nil {
-			return err
-		}
-		defer seg.Release()
-		tables := make([]Table, seg.NumTables())
-		for i := range tables {
-			tables[i] = seg.Table(i)
-		}
-		if err := w.AddTenant(tenant, tables, nil); err != nil {
-			return err
-		}
-		// The same tables: the tenant keeps the generation of its change.
-		last := &w.entries[len(w.entries)-1]
-		last.Generation, last.ChangedAt = e.Generation, e.ChangedAt
-		return nil
-	}
 	stored, err := r.Stored(tenant)
+	if errors.Is(err, ErrDetached) {
+		stored, err = nil, nil
+	}
 	if err != nil {
 		return err
 	}
@@ -162,9 +149,9 @@ func (w *Writer) CopyTenant(r *Reader, tenant string) error {
 }
 
 // AddEntry references a tenant's segment by its index entry alone (a
-// version 4 entry, as Reader.Entry returns it), without its bytes: for a
-// writer that stores segments apart and republishes an unchanged one. The
-// blob it finishes has a manifest but no one-file form (Written.Blob).
+// entry, as Reader.Entry returns it), without its bytes: for a writer that
+// stores segments apart and republishes an unchanged one. The blob it
+// finishes has a manifest but no one-file form (Written.Blob).
 func (w *Writer) AddEntry(e Entry) error {
 	if err := w.next(e.Tenant); err != nil {
 		return err
@@ -179,7 +166,8 @@ func (w *Writer) AddEntry(e Entry) error {
 }
 
 // Written is a finished blob: its manifest, and each tenant's stored
-// segment in index order (nil for a segment referenced by AddEntry).
+// segment in index order (nil for a segment referenced by AddEntry or
+// carried by reference by CopyTenant).
 type Written struct {
 	Header   Header
 	Manifest []byte
@@ -193,9 +181,9 @@ func (w *Writer) Finish() (*Written, error) {
 		return nil, w.err
 	}
 	w.err = fmt.Errorf("snapshot: writer already finished")
-	w.enc.Close()
 	m, h := encodeManifest(Header{Generation: w.opts.Generation, CreatedAt: w.opts.CreatedAt.UTC(), Marker: w.opts.Marker,
-		Counts: catalog.Counts{Skipped: w.opts.Skipped}}, w.entries)
+		Counts: catalog.Counts{Skipped: w.opts.Skipped}}, w.entries, w.enc)
+	w.enc.Close()
 	return &Written{Header: h, Manifest: m, Entries: w.entries, Segments: w.segs}, nil
 }
 

@@ -1,0 +1,121 @@
+package snapshot_test
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/snapshot"
+)
+
+// segmentStore keeps a Written's segments apart, by address, and counts
+// what is fetched.
+type segmentStore struct {
+	mu      sync.Mutex
+	segs    map[[32]byte][]byte
+	fetched []string
+}
+
+func storeSegments(w *snapshot.Written) *segmentStore {
+	s := &segmentStore{segs: map[[32]byte][]byte{}}
+	for i, seg := range w.Segments {
+		s.segs[w.Entries[i].Address] = seg
+	}
+	return s
+}
+
+func (s *segmentStore) fetch(_ context.Context, e snapshot.Entry) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.fetched = append(s.fetched, e.Tenant)
+	b, ok := s.segs[e.Address]
+	if !ok {
+		return nil, errors.New("no segment " + hex.EncodeToString(e.Address[:]))
+	}
+	return b, nil
+}
+
+// A manifest stored alone loads with each segment fetched once; the
+// one-file form loads with none fetched; other lengths are corrupt.
+func TestLoadEitherForm(t *testing.T) {
+	_, st := fixture(t)
+	b := build(t, st, snapshot.BuildOptions{Generation: 3, CreatedAt: t0})
+	segs := storeSegments(b.Written)
+	r, err := snapshot.Load(context.Background(), b.Written.Manifest, segs.fetch, snapshot.LoadOptions{Concurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(segs.fetched)
+	if want := []string{"acme", "globex", "initech"}; !slices.Equal(segs.fetched, want) {
+		t.Fatalf("fetched %q, want %q", segs.fetched, want)
+	}
+	if got := names(tenant(t, r, "acme")); !slices.Equal(got, names(tenant(t, open(t, b.Blob), "acme"))) {
+		t.Fatalf("acme from the manifest and its segments: %q", got)
+	}
+	segs.fetched = nil
+	if _, err := snapshot.Load(context.Background(), b.Blob, segs.fetch, snapshot.LoadOptions{}); err != nil || len(segs.fetched) != 0 {
+		t.Fatalf("one-file form: %v, fetched %q", err, segs.fetched)
+	}
+	if _, err := snapshot.Load(context.Background(), b.Blob[:len(b.Blob)-1], segs.fetch, snapshot.LoadOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Fatalf("a blob a byte short: %v, want ErrCorrupt", err)
+	}
+
+	// A segment the store lacks is the store's error, no sentinel: try
+	// again. One that does not match its address is a corrupt blob.
+	missing := storeSegments(b.Written)
+	delete(missing.segs, b.Written.Entries[1].Address)
+	if _, err := snapshot.Load(context.Background(), b.Written.Manifest, missing.fetch, snapshot.LoadOptions{}); err == nil ||
+		errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, snapshot.ErrVersion) {
+		t.Fatalf("a missing segment: %v, want the fetch's error alone", err)
+	}
+	bad := storeSegments(b.Written)
+	a := b.Written.Entries[0].Address
+	bad.segs[a] = append([]byte{}, bad.segs[a]...)
+	bad.segs[a][0] ^= 1
+	if _, err := snapshot.Load(context.Background(), b.Written.Manifest, bad.fetch, snapshot.LoadOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Fatalf("a segment that does not match its address: %v, want ErrCorrupt", err)
+	}
+}
+
+// Apply to a manifest opened alone fetches only the changed tenants'
+// segments, writes only theirs, references the rest, and gives the blob a
+// full build gives.
+func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
+	ctx := context.Background()
+	c, st := fixture(t)
+	base := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})
+	segs := storeSegments(base.Written)
+	m, err := snapshot.OpenManifest(base.Written.Manifest, snapshot.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(3, 2)})
+	t1 := t0.Add(time.Minute)
+	applied, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1, Fetch: segs.fetch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(segs.fetched, []string{"globex"}) || applied.Fetched != 1 || applied.Tenants != 1 {
+		t.Fatalf("fetched %q (%d), wrote %d tenants; want globex alone", segs.fetched, applied.Fetched, applied.Tenants)
+	}
+	for i, e := range applied.Written.Entries {
+		if wrote := applied.Written.Segments[i] != nil; wrote != (e.Tenant == "globex") {
+			t.Errorf("%s: segment written %v", e.Tenant, wrote)
+		}
+	}
+	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1})
+	if got, want := applied.Written.Header, full.Written.Header; got.ContentHash != want.ContentHash || got.Counts != want.Counts {
+		t.Fatalf("applied %+v, full build %+v", got, want)
+	}
+	// Without a Fetch, a detached changed tenant is an error, not a loss.
+	m, _ = snapshot.OpenManifest(base.Written.Manifest, snapshot.ReaderOptions{})
+	if _, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1}); !errors.Is(err, snapshot.ErrDetached) {
+		t.Fatalf("Apply without a Fetch: %v, want ErrDetached", err)
+	}
+}
