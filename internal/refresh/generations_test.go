@@ -35,10 +35,7 @@ func TestUnchangedTenantKeepsItsGeneration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob, err := snapshot.Open(b.Data, snapshot.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	blob := load(t, blobs, b.Data)
 	if v := blob.Header().Version; v != snapshot.Version {
 		t.Fatalf("refresh wrote blob version %d, want %d", v, snapshot.Version)
 	}

@@ -17,6 +17,21 @@
 // Publisher.Reconcile whatever the counter says) heals a write whose bump
 // was lost.
 //
+// # Segments apart from the manifest
+//
+// The blob holds the manifest alone (snapshot format version 5); each
+// tenant's segment is an immutable object named by its content address
+// (blobstore.Store.PutSegment), written before the manifest that names it.
+// A stream batch (Apply) reads the manifest and the segments of the
+// tenants its keys name, and writes those tenants' new segments and the
+// manifest: what it moves follows the change, not the catalog. After a
+// publish, the segments the new manifest no longer names are released (on
+// S3, tagged for the bucket's lifecycle rule to expire after its grace
+// period). Every full scan writes every segment again, so a segment
+// released by mistake (a race between a release and a batch that names it
+// again) is stored live again within the reconciliation interval; the
+// grace period must exceed it (the stack sets 3 days against 1).
+//
 // # Failures
 //
 //   - A blob whose header is intact but whose size disagrees with it
@@ -31,12 +46,14 @@ package refresh
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
@@ -107,8 +124,15 @@ type Result struct {
 	Tenants     int
 	Counts      catalog.Counts
 	Scan        metastore.ScanStats
-	// BlobBytes is the size of the blob built.
+	// BlobBytes is the size of the manifest published (or built).
 	BlobBytes int
+	// SegmentsRead and BytesRead are the segments fetched for an
+	// incremental run and their bytes; SegmentsWritten and BytesWritten
+	// the segments stored and their bytes (the manifest's are BlobBytes);
+	// SegmentsReleased the segments the new manifest names no more.
+	SegmentsRead, BytesRead       int
+	SegmentsWritten, BytesWritten int
+	SegmentsReleased              int
 	// SkippedKeys lists the first malformed registrations, for the log.
 	SkippedKeys []string
 	Duration    time.Duration
@@ -156,7 +180,8 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 			// Not a blob this build reads: replaced, with a generation from
 			// the clock (Unix seconds) so that it still grows.
 			gen = max(gen, uint64(now().Unix()))
-		case head.Size != int64(snapshot.HeaderSize)+int64(h.BodyBytes):
+		case head.Size != int64(snapshot.HeaderSize)+int64(h.BodyBytes) &&
+			(h.Version != snapshot.Version || head.Size != int64(snapshot.HeaderSize)+int64(h.ManifestBytes)):
 			// The header is intact, the body is not all there: republish.
 			gen = h.Generation + 1
 		default:
@@ -199,8 +224,8 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
 	res.Counts, res.Scan, res.SkippedKeys = build.Counts, build.Stats, build.SkippedKeys
-	blob, newHead := build.Blob, build.Written.Header
-	res.BlobBytes = len(blob)
+	newHead := build.Written.Header
+	res.BlobBytes = len(build.Written.Manifest)
 
 	// The same tables under the same marker: nothing to record. (A moved
 	// counter or a reconciliation publishes even the same tables, so that
@@ -215,15 +240,28 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 	if prevTag != "" {
 		cond = blobstore.Condition{IfMatch: prevTag}
 	}
-	_, err = p.Blobs.Put(ctx, blob, cond)
+	// Every segment, also those the previous manifest names: a full scan is
+	// what stores a wrongly released segment live again.
+	if res.SegmentsWritten, res.BytesWritten, err = p.putSegments(ctx, build.Written, nil); err != nil {
+		return res, err
+	}
+	_, err = p.Blobs.Put(ctx, build.Written.Manifest, cond)
 	switch {
 	case err == nil:
 		res.Outcome, res.Generation = Published, gen
-		if err := recordGeneration(ctx, p.Store, gen); err != nil {
+		if prev != nil && prev.Version == snapshot.Version {
+			res.SegmentsReleased, err = p.release(ctx, prevTenants, build.Written.Entries)
+		}
+		if gerr := recordGeneration(ctx, p.Store, gen); gerr != nil {
 			res.Duration = now().Sub(start)
-			return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, err)
+			return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, gerr)
+		}
+		if err != nil {
+			res.Duration = now().Sub(start)
+			return res, err
 		}
 	case errors.Is(err, blobstore.ErrPreconditionFailed):
+		p.releaseOrphans(ctx, build.Written.Entries, prevTenants)
 		// Superseded only when what is there now is newer than this run's.
 		cur, cerr := p.Blobs.GetPrefix(ctx, snapshot.HeaderSize)
 		if cerr != nil {
@@ -278,7 +316,7 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("refresh: read current blob: %w", err)
 		}
-		base, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{})
+		base, apart, err := openCurrent(cur)
 		if err != nil || base.Header().Version != snapshot.Version || now().Sub(base.Header().Marker.FullScanAt) >= reconcile {
 			return p.RunFull(ctx)
 		}
@@ -288,27 +326,43 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		// The new blob's marker is the old one plus the writes this batch
 		// accounts for, never the live counter, which may count a write
 		// whose batch failed (pkg/catalog/changes.go).
-		applied, err := snapshot.Apply(ctx, p.Store, base, keys, snapshot.ApplyOptions{Generation: gen, CreatedAt: now()})
+		var fetched counter
+		applied, err := snapshot.Apply(ctx, p.Store, base, keys, snapshot.ApplyOptions{Generation: gen, CreatedAt: now(),
+			Fetch: fetched.wrap(p.fetchSegment)})
 		if err != nil {
 			return res, fmt.Errorf("refresh: %w", err)
 		}
 		ah := applied.Written.Header
-		res.Reads, res.Tenants, res.Counts, res.BlobBytes = applied.Reads, applied.Tenants, ah.Counts, len(applied.Blob)
+		res.Reads, res.Tenants, res.Counts, res.BlobBytes = applied.Reads, applied.Tenants, ah.Counts, len(applied.Written.Manifest)
+		res.SegmentsRead, res.BytesRead = fetched.n, fetched.bytes
 		res.Changes = ah.Marker.Changes
-		if applied.Writes == 0 && ah.ContentHash == h.ContentHash {
+		if applied.Writes == 0 && ah.ContentHash == h.ContentHash && apart {
 			res.Outcome, res.Generation, res.Duration = Unchanged, h.Generation, now().Sub(start)
 			return res, nil
 		}
-		_, err = p.Blobs.Put(ctx, applied.Blob, blobstore.Condition{IfMatch: cur.ETag})
+		// The segments the base does not name yet (all of them when the
+		// base held its segments in one file).
+		var have map[[32]byte]bool
+		if apart {
+			have = addresses(base.Entries())
+		}
+		if res.SegmentsWritten, res.BytesWritten, err = p.putSegments(ctx, applied.Written, have); err != nil {
+			return res, err
+		}
+		_, err = p.Blobs.Put(ctx, applied.Written.Manifest, blobstore.Condition{IfMatch: cur.ETag})
 		switch {
 		case err == nil:
 			res.Outcome, res.Generation = Published, gen
-			res.Duration = now().Sub(start)
-			if err := recordGeneration(ctx, p.Store, gen); err != nil {
-				return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, err)
+			if apart {
+				res.SegmentsReleased, err = p.release(ctx, base.Entries(), applied.Written.Entries)
 			}
-			return res, nil
+			res.Duration = now().Sub(start)
+			if gerr := recordGeneration(ctx, p.Store, gen); gerr != nil {
+				return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, gerr)
+			}
+			return res, err
 		case errors.Is(err, blobstore.ErrPreconditionFailed):
+			p.releaseOrphans(ctx, applied.Written.Entries, base.Entries())
 			continue // another refresh published: apply the batch to its blob
 		default:
 			return res, fmt.Errorf("refresh: publish: %w", err)
@@ -379,6 +433,11 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 		slog.Int("pages", r.Scan.Pages),
 		slog.Int("items_scanned", r.Scan.Scanned),
 		slog.Int("blob_bytes", r.BlobBytes),
+		slog.Int("segments_read", r.SegmentsRead),
+		slog.Int("segment_bytes_read", r.BytesRead),
+		slog.Int("segments_written", r.SegmentsWritten),
+		slog.Int("segment_bytes_written", r.BytesWritten),
+		slog.Int("segments_released", r.SegmentsReleased),
 		slog.Int64("duration_ms", r.Duration.Milliseconds()),
 		slog.String("blob", location),
 	)
@@ -433,11 +492,11 @@ const maxIndexRead = 64 << 20
 
 // previousIndex reads the current blob's manifest (a ranged read) so
 // unchanged tenants keep their generation. A manifest that does not verify
-// is ignored, as is a version 3 blob's index (its segments are addressed
-// by other hashes): every tenant then counts as changed, which costs
-// readers a rebuild, not correctness.
+// is ignored: every tenant then counts as changed, which costs readers a
+// rebuild, not correctness. (A version 4 index addresses its segments as
+// version 5 does.)
 func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) ([]snapshot.Entry, error) {
-	if h.Version != snapshot.Version || h.ManifestBytes > maxIndexRead {
+	if h.ManifestBytes > maxIndexRead {
 		return nil, nil
 	}
 	prefix, err := p.Blobs.GetPrefix(ctx, snapshot.HeaderSize+int(h.ManifestBytes))
@@ -449,4 +508,157 @@ func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) ([]sna
 		return nil, nil
 	}
 	return m.Entries(), nil
+}
+
+// openCurrent opens the current blob for Apply: a manifest alone (apart:
+// its segments are objects of their own, fetched as needed) or a one-file
+// blob.
+func openCurrent(cur blobstore.Blob) (r *snapshot.Reader, apart bool, err error) {
+	h, err := snapshot.ReadHeader(cur.Data)
+	if err != nil {
+		return nil, false, err
+	}
+	if uint64(len(cur.Data)-snapshot.HeaderSize) == h.BodyBytes {
+		r, err = snapshot.Open(cur.Data, snapshot.ReaderOptions{})
+		return r, false, err
+	}
+	r, err = snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{})
+	if err == nil && uint64(len(cur.Data)-snapshot.HeaderSize) != h.ManifestBytes {
+		err = fmt.Errorf("refresh: the blob's %d bytes are not its manifest's %d", len(cur.Data), snapshot.HeaderSize+int(h.ManifestBytes))
+	}
+	return r, true, err
+}
+
+// segmentName is a segment's object name: its address in hex.
+func segmentName(e snapshot.Entry) string { return hex.EncodeToString(e.Address[:]) }
+
+func (p *Publisher) fetchSegment(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+	return p.Blobs.GetSegment(ctx, segmentName(e), e.StoredBytes)
+}
+
+// counter counts a Fetch's segments and bytes.
+type counter struct {
+	mu       sync.Mutex
+	n, bytes int
+}
+
+func (c *counter) wrap(f snapshot.Fetch) snapshot.Fetch {
+	return func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+		b, err := f(ctx, e)
+		c.mu.Lock()
+		c.n, c.bytes = c.n+1, c.bytes+len(b)
+		c.mu.Unlock()
+		return b, err
+	}
+}
+
+func addresses(entries []snapshot.Entry) map[[32]byte]bool {
+	m := make(map[[32]byte]bool, len(entries))
+	for _, e := range entries {
+		m[e.Address] = true
+	}
+	return m
+}
+
+// segmentWriters bounds the segment writes in flight.
+const segmentWriters = 16
+
+// putSegments stores w's segments whose addresses are not in skip,
+// segmentWriters at a time, and returns how many and their bytes.
+func (p *Publisher) putSegments(ctx context.Context, w *snapshot.Written, skip map[[32]byte]bool) (n, bytes int, err error) {
+	type job struct {
+		e   snapshot.Entry
+		seg []byte
+	}
+	var jobs []job
+	for i, seg := range w.Segments {
+		if seg != nil && !skip[w.Entries[i].Address] {
+			jobs = append(jobs, job{w.Entries[i], seg})
+			bytes += len(seg)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  int
+	)
+	for range min(segmentWriters, len(jobs)) {
+		wg.Go(func() {
+			for {
+				mu.Lock()
+				i := next
+				next++
+				stop := first != nil
+				mu.Unlock()
+				if stop || i >= len(jobs) {
+					return
+				}
+				if err := p.Blobs.PutSegment(ctx, segmentName(jobs[i].e), jobs[i].seg); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = fmt.Errorf("refresh: store the segment of %q: %w", jobs[i].e.Tenant, err)
+						cancel()
+					}
+					mu.Unlock()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return 0, 0, first
+	}
+	return len(jobs), bytes, nil
+}
+
+// release releases the segments old names and now does not, once now is
+// published. A failure is reported (the publish stands: an unreleased
+// segment costs storage, not correctness).
+func (p *Publisher) release(ctx context.Context, old, now []snapshot.Entry) (int, error) {
+	live := addresses(now)
+	var names []string
+	for _, e := range old {
+		if !live[e.Address] {
+			names = append(names, segmentName(e))
+			live[e.Address] = true // once
+		}
+	}
+	if len(names) == 0 {
+		return 0, nil
+	}
+	if err := p.Blobs.ReleaseSegments(ctx, names); err != nil {
+		return 0, fmt.Errorf("refresh: published, but releasing %d segments failed: %w", len(names), err)
+	}
+	return len(names), nil
+}
+
+// releaseOrphans releases, after a lost publish, the segments this run
+// stored that neither the manifest it built on (prev) nor the one that won
+// (read again) names. It is best effort: an orphan left is storage, and a
+// segment released while a later manifest names it is stored again by the
+// next full scan, within the lifecycle's grace period.
+func (p *Publisher) releaseOrphans(ctx context.Context, ours, prev []snapshot.Entry) {
+	cur, err := p.Blobs.Get(ctx, "")
+	if err != nil {
+		return
+	}
+	winner, _, err := openCurrent(cur)
+	if err != nil || winner.Header().Version != snapshot.Version {
+		return
+	}
+	keep := addresses(prev)
+	for _, e := range winner.Entries() {
+		keep[e.Address] = true
+	}
+	var orphans []snapshot.Entry
+	for _, e := range ours {
+		if !keep[e.Address] {
+			orphans = append(orphans, e)
+		}
+	}
+	_, _ = p.release(ctx, orphans, nil)
 }

@@ -3,6 +3,7 @@ package refresh_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -70,15 +71,25 @@ func current(t *testing.T, blobs blobstore.Store) published {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return readPublished(t, b.Data)
+	return readPublished(t, blobs, b.Data)
 }
 
-func readPublished(t *testing.T, data []byte) published {
+// load opens a published blob: its manifest, with each segment from
+// blobs (or a one-file blob).
+func load(t *testing.T, blobs blobstore.Store, data []byte) *snapshot.Reader {
 	t.Helper()
-	r, err := snapshot.Open(data, snapshot.ReaderOptions{})
+	r, err := snapshot.Load(context.Background(), data, func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+		return blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
+	}, snapshot.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+func readPublished(t *testing.T, blobs blobstore.Store, data []byte) published {
+	t.Helper()
+	r := load(t, blobs, data)
 	h := r.Header()
 	out := published{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts}
 	for _, e := range r.Entries() {
@@ -102,7 +113,11 @@ func buildBlob(t *testing.T, store metastore.Store, opts snapshot.BuildOptions) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Blob
+	blob, err := b.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blob
 }
 
 func TestPublishesOnlyChanges(t *testing.T) {
