@@ -2,6 +2,7 @@ package discovery_test
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,16 +103,17 @@ func (e *env) register(tenant, ns, name string, schema *arrow.Schema) {
 	}
 }
 
-// publish builds the next snapshot, writes the blob and polls it in.
+// publish builds the next snapshot, stores it as refresh does (the
+// manifest alone, each segment beside it) and polls it in.
 func (e *env) publish() {
 	e.t.Helper()
 	e.gen++
-	e.put(func(prev []snapshot.Entry) []byte {
+	e.put(func(prev []snapshot.Entry) *snapshot.Written {
 		b, err := snapshot.Build(context.Background(), e.store, snapshot.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev})
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		return b.Blob
+		return b.Written
 	})
 }
 
@@ -121,37 +123,39 @@ func (e *env) publish() {
 func (e *env) load(regs []snapshot.Registered) {
 	e.t.Helper()
 	e.gen++
-	e.put(func(prev []snapshot.Entry) []byte {
+	e.put(func(prev []snapshot.Entry) *snapshot.Written {
 		w, err := snapshot.WriteRegistrations(regs, snapshot.WriterOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev})
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		b, err := w.Blob()
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		return b
+		return w
 	})
 }
 
-// put writes the blob make returns (given the current blob's index) in
-// place of the current one and polls it in.
-func (e *env) put(make func(prev []snapshot.Entry) []byte) {
+// put stores the blob make returns (given the current blob's index) in
+// place of the current one, segments first, and polls it in.
+func (e *env) put(make func(prev []snapshot.Entry) *snapshot.Written) {
 	e.t.Helper()
-	cur, err := e.blobs.Get(context.Background(), "")
+	ctx := context.Background()
+	cur, err := e.blobs.Get(ctx, "")
 	cond := blobstore.Condition{IfNoneMatch: true}
 	var prev []snapshot.Entry
 	if err == nil {
 		cond = blobstore.Condition{IfMatch: cur.ETag}
-		if r, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{}); err == nil {
+		if r, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{}); err == nil {
 			prev = r.Entries()
 		}
 	}
-	blob := make(prev)
-	if _, err := e.blobs.Put(context.Background(), blob, cond); err != nil {
+	w := make(prev)
+	for i, seg := range w.Segments {
+		if err := e.blobs.PutSegment(ctx, hex.EncodeToString(w.Entries[i].Address[:]), seg); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	if _, err := e.blobs.Put(ctx, w.Manifest, cond); err != nil {
 		e.t.Fatal(err)
 	}
-	if loaded, err := e.src.Poll(context.Background()); err != nil || !loaded {
+	if loaded, err := e.src.Poll(ctx); err != nil || !loaded {
 		e.t.Fatalf("poll: loaded %v, %v", loaded, err)
 	}
 }

@@ -3,11 +3,13 @@ package discovery_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
@@ -126,11 +128,11 @@ func sqlInfo(t *testing.T, e *env, tenant string) map[uint32]string {
 }
 
 // The blob fixtures of every version a deployed discovery may meet
-// (pkg/snapshot/testdata: version 3, what the previous release's refresh
-// wrote, and version 4, this release's) load and serve exactly what they
-// hold.
+// (pkg/snapshot/testdata: version 4, what the previous release's refresh
+// wrote, and version 5, this release's, in its one-file form) load and
+// serve exactly what they hold.
 func TestBlobFixturesServe(t *testing.T) {
-	for _, name := range []string{"v3.lakesnap", "v4.lakesnap"} {
+	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
 		t.Run(name, func(t *testing.T) {
 			fixture, err := os.ReadFile(filepath.Join("..", "..", "pkg", "snapshot", "testdata", name))
 			if err != nil {
@@ -206,16 +208,21 @@ func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 			t.Fatalf("after a rejected blob (flip at %d) the answers changed", i)
 		}
 	}
-	// Every single-bit flip of one tenant's segment is rejected at load.
-	m, err := snapshot.OpenManifest(good.Data, snapshot.ReaderOptions{})
+	// Every single-bit flip of one tenant's segment in a one-file blob is
+	// rejected at load.
+	built, err := snapshot.Build(context.Background(), e.store, snapshot.BuildOptions{Generation: e.gen + 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	index := m.Entries()
-	start := snapshot.HeaderSize + int(m.Header().ManifestBytes)
+	one, err := built.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	index := built.Written.Entries
+	start := snapshot.HeaderSize + int(built.Written.Header.ManifestBytes)
 	for i := start; i < start+index[0].StoredBytes; i++ {
 		for bit := range 8 {
-			bad := bytes.Clone(good.Data)
+			bad := bytes.Clone(one)
 			bad[i] ^= 1 << bit
 			if etag, err = e.blobs.Put(context.Background(), bad, blobstore.Condition{IfMatch: etag}); err != nil {
 				t.Fatal(err)
@@ -241,5 +248,82 @@ func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 	}
 	if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
 		t.Fatal("after rejected truncations the answers changed")
+	}
+}
+
+// A manifest whose new segment is damaged is rejected (and not fetched
+// again); one whose new segment is missing fails the poll without a
+// rejection, and loads once the segment is there. The last good snapshot
+// serves meanwhile, and a load fetches only the segment it lacks.
+func TestSegmentsApartDamagedOrMissing(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, discovery.Options{})
+	e.register("acme", "sales", "orders", wide(1))
+	e.register("globex", "finance", "ledger", wide(2))
+	e.publish()
+	if st := e.src.Status(); st.SegmentsFetched != 2 {
+		t.Fatalf("first load fetched %d segments, want 2", st.SegmentsFetched)
+	}
+	want := answers(t, e, []string{"acme", "globex"})
+	e.register("acme", "sales", "returns", wide(3))
+	next, err := snapshot.Build(ctx, e.store, snapshot.BuildOptions{Generation: e.gen + 1, CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := next.Written
+	acme := hex.EncodeToString(w.Entries[0].Address[:])
+	if w.Entries[0].Tenant != "acme" {
+		t.Fatalf("first tenant %q", w.Entries[0].Tenant)
+	}
+	cur, err := e.blobs.Get(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	etag, err := e.blobs.Put(ctx, w.Manifest, blobstore.Condition{IfMatch: cur.ETag})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Missing: an error, no rejection; still the last good answers.
+	for range 2 {
+		if loaded, err := e.src.Poll(ctx); loaded || err == nil || errors.Is(err, snapshot.ErrCorrupt) {
+			t.Fatalf("poll of a manifest whose segment is missing: %v, %v; want an error that is no rejection", loaded, err)
+		}
+	}
+	if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
+		t.Fatal("answers changed while a segment was missing")
+	}
+	// Damaged: rejected.
+	bad := bytes.Clone(w.Segments[0])
+	bad[len(bad)/2] ^= 1
+	if err := e.blobs.PutSegment(ctx, acme, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.src.Poll(ctx); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Fatalf("poll of a manifest whose segment is damaged: %v, want ErrCorrupt", err)
+	}
+	// Stored right, the same manifest is still the rejected one; a new
+	// manifest (another ETag) loads, fetching acme's segment alone.
+	if err := e.blobs.PutSegment(ctx, acme, w.Segments[0]); err != nil {
+		t.Fatal(err)
+	}
+	fetched := e.src.Status().SegmentsFetched
+	if _, err := e.src.Poll(ctx); !errors.Is(err, snapshot.ErrCorrupt) {
+		t.Fatalf("poll of the rejected manifest again: %v, want its rejection", err)
+	}
+	w2, err := snapshot.Build(ctx, e.store, snapshot.BuildOptions{Generation: e.gen + 2, CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.blobs.Put(ctx, w2.Written.Manifest, blobstore.Condition{IfMatch: etag}); err != nil {
+		t.Fatal(err)
+	}
+	if loaded, err := e.src.Poll(ctx); !loaded || err != nil {
+		t.Fatalf("poll of a good manifest: %v, %v", loaded, err)
+	}
+	if n := e.src.Status().SegmentsFetched - fetched; n != 1 {
+		t.Fatalf("the load fetched %d segments, want 1 (acme's; globex's is held)", n)
+	}
+	if got := answers(t, e, []string{"acme"}); got["acme"] == want["acme"] {
+		t.Fatal("acme's answer did not change with its new table")
 	}
 }

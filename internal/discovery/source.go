@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,11 +16,16 @@ import (
 // Source loads the snapshot blob into a Service and keeps it current by
 // polling with conditional reads: each poll names the ETag of the serving
 // blob (If-None-Match), so an unchanged blob is answered 304 with no bytes
-// and nothing is decoded. A blob that fails any check is rejected and the
-// previous view keeps serving; a blob of an older generation than the
-// serving one is rejected too. A rejected blob's ETag is remembered and
-// named instead, so the same rejected bytes are not fetched and checked
-// again at every poll.
+// and nothing is decoded. The blob is the manifest (snapshot.Load): a new
+// one is loaded with the segments the serving view already holds, by
+// address, and only the others fetched, so a change moves the manifest and
+// the changed tenants' segments. A blob that fails any check (a segment
+// that does not match its address included) is rejected and the previous
+// view keeps serving; a blob of an older generation than the serving one
+// is rejected too. A rejected blob's ETag is remembered and named instead,
+// so the same rejected bytes are not fetched and checked again at every
+// poll. A segment that cannot be fetched (missing, the store failing)
+// fails the poll without a rejection: the next poll tries again.
 type Source struct {
 	// OnLoad, when set before the first poll, is called after each new view
 	// is swapped in.
@@ -47,6 +53,8 @@ type Source struct {
 	lastPoll    time.Time
 	lastSuccess time.Time
 	metaReads   uint64
+	segsFetched uint64
+	segBytes    uint64
 }
 
 // NewSource returns a Source feeding svc from blobs. metrics may be nil.
@@ -84,6 +92,11 @@ type Status struct {
 	Stale bool `json:"stale"`
 	// MetadataReads counts blob reads: only polls read metadata.
 	MetadataReads uint64 `json:"metadata_reads"`
+	// SegmentsFetched and SegmentBytesFetched count the segments the
+	// source fetched (those a new manifest names that the serving view
+	// lacked) and their bytes.
+	SegmentsFetched     uint64 `json:"segments_fetched"`
+	SegmentBytesFetched uint64 `json:"segment_bytes_fetched"`
 	// Cache describes the prepared-tenant cache.
 	Cache CacheStats `json:"cache"`
 }
@@ -94,6 +107,7 @@ func (s *Source) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{LastPoll: s.lastPoll, LastSuccessfulPoll: s.lastSuccess, MetadataReads: s.metaReads,
+		SegmentsFetched: s.segsFetched, SegmentBytesFetched: s.segBytes,
 		MaxStalenessSeconds: s.MaxStaleness.Seconds(), Cache: s.svc.CacheStats()}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()
@@ -198,7 +212,10 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("discovery: fetch %s: %w", s.blobs.Location(), err)
 	}
-	blob, err := snapshot.Open(b.Data, snapshot.ReaderOptions{})
+	blob, fetched, err := s.load(ctx, b.Data)
+	if err != nil && !errors.Is(err, snapshot.ErrCorrupt) && !errors.Is(err, snapshot.ErrVersion) {
+		return false, fmt.Errorf("discovery: load %s: %w", s.blobs.Location(), err)
+	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "snapshot blob rejected; the previous snapshot keeps serving",
 			slog.String("blob", s.blobs.Location()), slog.String("etag", b.ETag), slog.String("error", err.Error()))
@@ -223,8 +240,50 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 		s.metrics.tables.Set(float64(v.Counts.Tables))
 	}
 	s.log.InfoContext(ctx, "snapshot loaded", slog.Uint64("generation", v.Generation), slog.Int("tables", v.Counts.Tables),
-		slog.Int("schema_unavailable", v.Counts.SchemaUnavailable), slog.Int("blob_bytes", len(b.Data)))
+		slog.Int("schema_unavailable", v.Counts.SchemaUnavailable), slog.Int("blob_bytes", len(b.Data)),
+		slog.Int("segments_fetched", fetched.n), slog.Int("segment_bytes_fetched", fetched.bytes))
 	return true, nil
+}
+
+// fetched counts a load's segment fetches.
+type fetched struct{ n, bytes int }
+
+// segmentFetchers bounds a load's segment fetches in flight.
+const segmentFetchers = 32
+
+// load opens a blob object (snapshot.Load): each segment its manifest
+// names is the serving view's when that holds one of the same address,
+// else fetched from the store.
+func (s *Source) load(ctx context.Context, data []byte) (*snapshot.Reader, fetched, error) {
+	have := map[[32]byte][]byte{}
+	if cur := s.svc.View(); cur != nil {
+		if x, ok := cur.index.(blobIndex); ok {
+			for _, e := range x.blob.Entries() {
+				if b, err := x.blob.Stored(e.Tenant); err == nil {
+					have[e.Address] = b
+				}
+			}
+		}
+	}
+	var (
+		mu sync.Mutex
+		f  fetched
+	)
+	r, err := snapshot.Load(ctx, data, func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+		if b, ok := have[e.Address]; ok {
+			return b, nil
+		}
+		b, err := s.blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
+		mu.Lock()
+		f.n, f.bytes = f.n+1, f.bytes+len(b)
+		mu.Unlock()
+		return b, err
+	}, snapshot.LoadOptions{Concurrency: segmentFetchers})
+	s.mu.Lock()
+	s.segsFetched += uint64(f.n)
+	s.segBytes += uint64(f.bytes)
+	s.mu.Unlock()
+	return r, f, err
 }
 
 // reject remembers a rejected blob's ETag and why, for the next polls, and

@@ -98,7 +98,10 @@ func (f *blobFile) write(t testing.TB, gen uint64, tables ...string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blob := b.Blob
+	blob, err := b.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.writeBytes(t, blob)
 	return blob
 }
