@@ -145,7 +145,11 @@ func blobBytes(t *testing.T, gen uint64, tables ...string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b.Blob
+	blob, err := b.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blob
 }
 
 // The discovery binary: UNAVAILABLE and NOT_SERVING until a blob exists,
@@ -279,19 +283,24 @@ func TestDiscoveryBinaryStaleness(t *testing.T) {
 	}
 }
 
-// countingProxy forwards to an S3 endpoint and records every GET: the
-// If-None-Match it named, the status and the body bytes it was answered
-// with.
+// countingProxy forwards to an S3 endpoint and records every request: its
+// method, path and query, the If-None-Match it named, the bytes it sent,
+// the status and the body bytes it was answered with. missing, when set,
+// answers the GETs of the paths it reports 404 (a segment not there).
 type countingProxy struct {
-	url  string
-	mu   sync.Mutex
-	gets []proxiedGet
+	url     string
+	mu      sync.Mutex
+	gets    []proxiedGet
+	all     []proxiedGet
+	missing func(path string) bool
 }
 
 type proxiedGet struct {
-	ifNoneMatch string
-	status      int
-	bytes       int
+	method, path, query string
+	ifNoneMatch         string
+	sent                int64
+	status              int
+	bytes               int
 }
 
 func startCountingProxy(t *testing.T, target string) *countingProxy {
@@ -304,12 +313,24 @@ func startCountingProxy(t *testing.T, target string) *countingProxy {
 	rp := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cw := &countingWriter{ResponseWriter: w}
-		rp.ServeHTTP(cw, r)
-		if r.Method == http.MethodGet {
-			p.mu.Lock()
-			p.gets = append(p.gets, proxiedGet{ifNoneMatch: r.Header.Get("If-None-Match"), status: cw.status, bytes: cw.n})
-			p.mu.Unlock()
+		p.mu.Lock()
+		missing := p.missing
+		p.mu.Unlock()
+		if r.Method == http.MethodGet && missing != nil && missing(r.URL.Path) {
+			cw.Header().Set("Content-Type", "application/xml")
+			cw.WriteHeader(http.StatusNotFound)
+			_, _ = cw.Write([]byte(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>injected: not there</Message></Error>`))
+		} else {
+			rp.ServeHTTP(cw, r)
 		}
+		g := proxiedGet{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, ifNoneMatch: r.Header.Get("If-None-Match"),
+			sent: r.ContentLength, status: cw.status, bytes: cw.n}
+		p.mu.Lock()
+		if r.Method == http.MethodGet {
+			p.gets = append(p.gets, g)
+		}
+		p.all = append(p.all, g)
+		p.mu.Unlock()
 	}))
 	t.Cleanup(srv.Close)
 	p.url = srv.URL
@@ -320,6 +341,19 @@ func (p *countingProxy) recorded() []proxiedGet {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]proxiedGet(nil), p.gets...)
+}
+
+// requests is every request recorded so far.
+func (p *countingProxy) requests() []proxiedGet {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]proxiedGet(nil), p.all...)
+}
+
+func (p *countingProxy) setMissing(f func(path string) bool) {
+	p.mu.Lock()
+	p.missing = f
+	p.mu.Unlock()
 }
 
 // countingWriter notes the status and counts the body bytes written.
@@ -505,7 +539,11 @@ func TestDiscoveryBinaryBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(blob, built.Blob, 0o644); err != nil {
+	one, err := built.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blob, one, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	web := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))

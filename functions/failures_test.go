@@ -86,7 +86,10 @@ func TestRefreshRefusedByAnOlderBlobFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	older := empty.Blob
+	older, err := empty.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
 	registerTable(t, reg, "acme", "b", ipcB64(t, 2))
 	// The older blob is written again between the run's read and its
 	// write: the write's If-Match no longer holds.

@@ -6,6 +6,7 @@ package functions_test
 import (
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/registerapi"
@@ -109,7 +111,9 @@ func (s *stack) blob(t *testing.T) (publishedBlob, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := snapshot.Open(buf, snapshot.ReaderOptions{})
+	r, err := snapshot.Load(context.Background(), buf, func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+		return s.segment(t, e), nil
+	}, snapshot.LoadOptions{})
 	if err != nil {
 		t.Fatalf("open blob: %v", err)
 	}
@@ -125,6 +129,26 @@ func (s *stack) blob(t *testing.T) (publishedBlob, string) {
 		seg.Release()
 	}
 	return snap, aws.ToString(out.ETag)
+}
+
+// segmentKey is the object key of a segment the published manifest names.
+func segmentKey(e snapshot.Entry) string {
+	return key + blobstore.SegmentsSuffix + hex.EncodeToString(e.Address[:])
+}
+
+// segment reads a segment object the published manifest names.
+func (s *stack) segment(t *testing.T, e snapshot.Entry) []byte {
+	t.Helper()
+	out, err := s.s3.Client().GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(segmentKey(e))})
+	if err != nil {
+		t.Fatalf("get the segment of %s: %v", e.Tenant, err)
+	}
+	defer out.Body.Close()
+	b, err := io.ReadAll(out.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // apiEvent is an API Gateway HTTP API event from the acme producer role.
