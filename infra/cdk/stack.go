@@ -33,8 +33,20 @@ import (
 	"github.com/cdklabs/cdk-nag-go/cdknag/v2"
 )
 
-// SnapshotKey is the object key of the snapshot blob.
+// SnapshotKey is the object key of the snapshot blob (its manifest).
 const SnapshotKey = "snapshots/catalog.lakesnap"
+
+// SegmentsPrefix is the key prefix of the snapshot's tenant segments
+// (blobstore.SegmentsSuffix after the blob's key).
+const SegmentsPrefix = SnapshotKey + ".segments/"
+
+// SegmentGraceDays is how long a released segment (one no published
+// manifest names, tagged lake-segment=released by refresh) is kept before
+// the lifecycle rule expires it: longer than any discovery load of an older
+// manifest, and than refresh's reconciliation interval (1 day), whose full
+// scan stores every live segment again and so heals a segment released by
+// a race.
+const SegmentGraceDays = 3
 
 // Defaults of LakeProps, and the stream trigger's fixed settings.
 const (
@@ -242,6 +254,18 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		ServerAccessLogsPrefix: s("snapshots/"),
 		LifecycleRules: &[]*awss3.LifecycleRule{{
 			NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(7)),
+		}, {
+			// Segments no manifest names any more (refresh tags them).
+			Id:         s("ReleasedSegments"),
+			Prefix:     s(SegmentsPrefix),
+			TagFilters: &map[string]any{"lake-segment": "released"},
+			Expiration: awscdk.Duration_Days(jsii.Number(SegmentGraceDays)),
+			Enabled:    jsii.Bool(true),
+		}, {
+			Id:                        s("SegmentDeleteMarkers"),
+			Prefix:                    s(SegmentsPrefix),
+			ExpiredObjectDeleteMarker: jsii.Bool(true),
+			Enabled:                   jsii.Bool(true),
 		}},
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
@@ -378,6 +402,15 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
 		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey))},
 	}))
+	// The segments beside it: read a changed tenant's, store new ones, tag
+	// the released ones for the lifecycle rule.
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("SnapshotSegments"),
+		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"),
+		Resources: &[]*string{bucket.ArnForObjects(s(SegmentsPrefix + "*"))},
+	}))
+	nag(refresh.Role(), "AwsSolutions-IAM5", "The segments are immutable objects named by their SHA-256, created as the catalog changes: the statement names their one prefix.",
+		map[string]any{"regex": "/^Resource::<Snapshots[0-9A-F]+\\.Arn>\\/snapshots\\/catalog\\.lakesnap\\.segments\\/\\*$/g"})
 	// Every change: a batch of changed keys, gathered for the batching
 	// window, from the first record after the mapping exists (what came
 	// before it is the schedule's). A failing batch is halved and retried;
@@ -504,7 +537,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	taskDef.AddToTaskRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("ReadSnapshot"),
 		Actions:   jsii.Strings("s3:GetObject"),
-		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey))},
+		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey)), bucket.ArnForObjects(s(SegmentsPrefix + "*"))},
 	}))
 	discoveryLogs := awslogs.NewLogGroup(stack, s("DiscoveryLogs"), &awslogs.LogGroupProps{
 		Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
@@ -548,6 +581,11 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		MinHealthyPercent:    jsii.Number(100),
 		EnableExecuteCommand: jsii.Bool(false),
 	})
+	// Deploy discovery before refresh (pkg/snapshot: the deploy order): a
+	// discovery of the previous release rejects the blob format this
+	// refresh writes, so the refresh function's update waits for the
+	// service's deployment to finish.
+	refresh.Node().AddDependency(service)
 	scaling := service.AutoScaleTaskCount(&awsapplicationautoscaling.EnableScalingProps{MinCapacity: jsii.Number(1), MaxCapacity: jsii.Number(props.MaxTasks)})
 	scaling.ScaleOnCpuUtilization(s("Cpu"), &awsecs.CpuUtilizationScalingProps{TargetUtilizationPercent: jsii.Number(60)})
 
@@ -590,6 +628,8 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	nag(secret, "AwsSolutions-SMG4", "Rotating the token-signing secret invalidates every issued token; rotate it deliberately (put-secret-value, then restart the service) as the README describes.")
 	nag(taskDef, "AwsSolutions-ECS2", "The environment holds only non-secret configuration (snapshot location, ports, poll interval); the signing secret is injected from Secrets Manager.")
 	nag(taskDef, "AwsSolutions-IAM5", "ecr:GetAuthorizationToken, which pulling the image needs, cannot be scoped to a resource.", "Resource::*")
+	nag(taskDef, "AwsSolutions-IAM5", "The snapshot's segments are immutable objects named by their SHA-256: the statement reads their one prefix.",
+		map[string]any{"regex": "/^Resource::<Snapshots[0-9A-F]+\\.Arn>\\/snapshots\\/catalog\\.lakesnap\\.segments\\/\\*$/g"})
 
 	out := func(name string, v *string, desc string) {
 		awscdk.NewCfnOutput(stack, s(name), &awscdk.CfnOutputProps{Value: v, Description: s(desc)})

@@ -204,8 +204,30 @@ func TestResources(t *testing.T) {
 		"BucketEncryption":               assertions.Match_ObjectLike(&map[string]any{}),
 		"LifecycleConfiguration": map[string]any{"Rules": []any{assertions.Match_ObjectLike(&map[string]any{
 			"NoncurrentVersionExpiration": map[string]any{"NoncurrentDays": 7}, "Status": "Enabled",
-		})}},
+		}), map[string]any{
+			// Released segments (tagged by refresh) expire after the grace
+			// period, which outlasts the daily reconciliation.
+			"Id": "ReleasedSegments", "Prefix": SegmentsPrefix, "ExpirationInDays": SegmentGraceDays, "Status": "Enabled",
+			"TagFilters": []any{map[string]any{"Key": "lake-segment", "Value": "released"}},
+		}, map[string]any{
+			"Id": "SegmentDeleteMarkers", "Prefix": SegmentsPrefix, "ExpiredObjectDeleteMarker": true, "Status": "Enabled",
+		}}},
 	})
+	// (The tag and the prefix are blobstore.SegmentReleasedTag and
+	// blobstore.SegmentsSuffix, pinned by TestSegmentNamesTheStackUses.)
+	if SegmentsPrefix != SnapshotKey+".segments/" {
+		t.Fatalf("SegmentsPrefix %q", SegmentsPrefix)
+	}
+	// Discovery is deployed before refresh (the blob format's deploy order).
+	for id, fn := range s.resources("AWS::Lambda::Function") {
+		if !strings.HasPrefix(id, "Refresh") {
+			continue
+		}
+		deps := fmt.Sprint(fn["DependsOn"])
+		if !strings.Contains(deps, "DiscoveryService") {
+			t.Errorf("the refresh function depends on %s, want the discovery service", deps)
+		}
+	}
 	tm.HasResourceProperties(jsii.String("AWS::S3::BucketPolicy"), map[string]any{
 		"PolicyDocument": map[string]any{"Statement": assertions.Match_ArrayWith(&[]any{assertions.Match_ObjectLike(&map[string]any{
 			"Effect": "Deny", "Condition": map[string]any{"Bool": map[string]any{"aws:SecureTransport": "false"}},
@@ -636,6 +658,7 @@ func TestLeastPrivilege(t *testing.T) {
 		`[dynamodb:ListStreams] on [*]`,
 		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["meta/generation"]}}`,
 		`[dynamodb:Scan] on [table]`,
+		`[s3:GetObject s3:PutObject s3:PutObjectTagging] on [segments]`,
 		`[s3:GetObject s3:PutObject] on [snapshot key]`,
 		`[sqs:GetQueueAttributes sqs:GetQueueUrl sqs:SendMessage] on [failure queue]`,
 	}
@@ -646,8 +669,8 @@ func TestLeastPrivilege(t *testing.T) {
 	if got := actionsOf(task); !slices.Equal(got, []string{"s3:GetObject"}) {
 		t.Fatalf("discovery task role actions = %v, want only s3:GetObject", got)
 	}
-	if len(task) != 1 || !strings.Contains(task[0].Resources[0], SnapshotKey) {
-		t.Fatalf("discovery reads %v, want the snapshot key only", task[0].Resources)
+	if len(task) != 1 || shape(task[0]) != "[s3:GetObject] on [snapshot key segments]" {
+		t.Fatalf("discovery reads %v, want the snapshot key and its segments only", task[0].Resources)
 	}
 	for role, st := range all {
 		if strings.Contains(role, "Discovery") {
@@ -679,6 +702,8 @@ func shape(st statement) string {
 			res = append(res, "table")
 		case strings.Contains(r, `"Snapshots`) && strings.HasSuffix(r, `"/`+SnapshotKey+`"]]}`):
 			res = append(res, "snapshot key")
+		case strings.Contains(r, `"Snapshots`) && strings.HasSuffix(r, `"/`+SegmentsPrefix+`*"]]}`):
+			res = append(res, "segments")
 		case strings.Contains(r, `"RefreshFailures`) && strings.HasSuffix(r, `"Arn"]}`):
 			res = append(res, "failure queue")
 		default:

@@ -251,3 +251,11 @@ func TestS3(t *testing.T) {
 		t.Fatalf("a segment stored again after its release: tags %q, want none", got)
 	}
 }
+
+// The CDK stack's lifecycle rule and IAM statements name these (infra/cdk:
+// SegmentsPrefix, the ReleasedSegments rule): they change together.
+func TestSegmentNamesTheStackUses(t *testing.T) {
+	if blobstore.SegmentsSuffix != ".segments/" || blobstore.SegmentReleasedTag != "lake-segment=released" {
+		t.Fatalf("segments under %q, released tag %q: change infra/cdk/stack.go with them", blobstore.SegmentsSuffix, blobstore.SegmentReleasedTag)
+	}
+}
