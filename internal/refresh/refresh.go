@@ -56,6 +56,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
@@ -577,40 +579,18 @@ func (p *Publisher) putSegments(ctx context.Context, w *snapshot.Written, skip m
 			bytes += len(seg)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		next  int
-	)
-	for range min(segmentWriters, len(jobs)) {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil
-				mu.Unlock()
-				if stop || i >= len(jobs) {
-					return
-				}
-				if err := p.Blobs.PutSegment(ctx, segmentName(jobs[i].e), jobs[i].seg); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = fmt.Errorf("refresh: store the segment of %q: %w", jobs[i].e.Tenant, err)
-						cancel()
-					}
-					mu.Unlock()
-					return
-				}
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(segmentWriters)
+	for _, j := range jobs {
+		g.Go(func() error {
+			if err := p.Blobs.PutSegment(ctx, segmentName(j.e), j.seg); err != nil {
+				return fmt.Errorf("refresh: store the segment of %q: %w", j.e.Tenant, err)
 			}
+			return nil
 		})
 	}
-	wg.Wait()
-	if first != nil {
-		return 0, 0, first
+	if err := g.Wait(); err != nil {
+		return 0, 0, err
 	}
 	return len(jobs), bytes, nil
 }

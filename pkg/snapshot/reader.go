@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"golang.org/x/sync/errgroup"
 )
 
 // Reader is an opened blob: its verified manifest, and the stored segments
@@ -174,50 +174,23 @@ func Load(ctx context.Context, b []byte, fetch Fetch, opts LoadOptions) (*Reader
 	if n <= 0 {
 		n = 16
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu    sync.Mutex
-		first error
-		next  int
-		wg    sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-			cancel()
-		}
-		mu.Unlock()
-	}
-	for range min(n, len(r.entries)) {
-		wg.Go(func() {
-			for {
-				mu.Lock()
-				i := next
-				next++
-				stop := first != nil
-				mu.Unlock()
-				if stop || i >= len(r.entries) {
-					return
-				}
-				e := r.entries[i]
-				stored, err := fetch(ctx, e)
-				if err != nil {
-					fail(fmt.Errorf("snapshot: fetch the segment of %q: %w", e.Tenant, err))
-					return
-				}
-				if len(stored) != e.StoredBytes || sha256Sum(stored) != e.Address {
-					fail(corrupt("tenant %q: segment does not match its address", e.Tenant))
-					return
-				}
-				r.segs[i] = stored // each goroutine writes its own index
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(n)
+	for i, e := range r.entries {
+		g.Go(func() error {
+			stored, err := fetch(ctx, e)
+			if err != nil {
+				return fmt.Errorf("snapshot: fetch the segment of %q: %w", e.Tenant, err)
 			}
+			if len(stored) != e.StoredBytes || sha256Sum(stored) != e.Address {
+				return corrupt("tenant %q: segment does not match its address", e.Tenant)
+			}
+			r.segs[i] = stored // each call writes its own index
+			return nil
 		})
 	}
-	wg.Wait()
-	if first != nil {
-		return nil, first
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
