@@ -320,7 +320,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*"},
 		}},
 	}))
 
@@ -366,7 +366,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:GetItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "meta/changes", "meta/generation"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "meta/changes", "meta/generation"},
 		}},
 	}))
 	// The one item refresh writes: the last published generation, raised

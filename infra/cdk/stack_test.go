@@ -636,8 +636,8 @@ func TestLeastPrivilege(t *testing.T) {
 		if len(st.Resources) != 1 || !strings.Contains(st.Resources[0], "Registrations") {
 			t.Fatalf("register statement on %v, want the table only", st.Resources)
 		}
-		if !slices.Equal(st.LeadingKeys, []string{"tbl/*", "quota/*", "meta/changes"}) {
-			t.Fatalf("register may write keys %v, want registrations, usage and the change counter only", st.LeadingKeys)
+		if !slices.Equal(st.LeadingKeys, []string{"tbl/*", "quota/*", "meta/changes", "dropped/*"}) {
+			t.Fatalf("register may write keys %v, want registrations, usage, the change counter and tombstones only", st.LeadingKeys)
 		}
 	}
 	// refresh, statement by statement: scan the table; get registrations
@@ -654,7 +654,7 @@ func TestLeastPrivilege(t *testing.T) {
 	sort.Strings(gotShape)
 	wantShape := []string{
 		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator] on [stream]`,
-		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","meta/changes","meta/generation"]}}`,
+		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","meta/changes","meta/generation"]}}`,
 		`[dynamodb:ListStreams] on [*]`,
 		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["meta/generation"]}}`,
 		`[dynamodb:Scan] on [table]`,

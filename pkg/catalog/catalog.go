@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -120,6 +121,8 @@ type Catalog struct {
 	now   func() time.Time
 	quota Quota
 	mode  schemadiff.Mode
+	// retention is Options.TombstoneRetention (negative: none kept).
+	retention time.Duration
 }
 
 // Options configures New.
@@ -133,14 +136,42 @@ type Options struct {
 	// without one (the deployment's default; "" is schemadiff.None). A
 	// registration that says none explicitly keeps none.
 	DefaultCompatibility schemadiff.Mode
+	// TombstoneRetention is how long a dropped table can be restored
+	// (Undrop): a drop keeps a tombstone of the registration until then.
+	// Zero is DefaultTombstoneRetention; negative keeps none (a drop is
+	// final).
+	TombstoneRetention time.Duration
 }
+
+// DefaultTombstoneRetention is how long a drop can be undone by default.
+const DefaultTombstoneRetention = 7 * 24 * time.Hour
 
 // New returns a Catalog over store.
 func New(store metastore.Store, opts Options) *Catalog {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Catalog{store: store, now: opts.Now, quota: opts.Quota.withDefaults(), mode: opts.DefaultCompatibility}
+	if opts.TombstoneRetention == 0 {
+		opts.TombstoneRetention = DefaultTombstoneRetention
+	}
+	return &Catalog{store: store, now: opts.Now, quota: opts.Quota.withDefaults(), mode: opts.DefaultCompatibility,
+		retention: opts.TombstoneRetention}
+}
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the identity on whose behalf the writes
+// made with it act (the IAM principal API Gateway authenticated, a token's
+// subject): the catalog records it as the registration's UpdatedBy and a
+// tombstone's DroppedBy. The tenant never comes from it.
+func WithCaller(ctx context.Context, by string) context.Context {
+	return context.WithValue(ctx, callerKey{}, by)
+}
+
+// callerOf is the identity WithCaller put in ctx ("" when none).
+func callerOf(ctx context.Context) string {
+	by, _ := ctx.Value(callerKey{}).(string)
+	return by
 }
 
 func encodeRegistration(r Registration) ([]byte, error) {
@@ -184,6 +215,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	if err != nil {
 		return Registration{}, false, err
 	}
+	reg = reg.withChange(OpCreate, callerOf(ctx))
 	val, err := encodeRegistration(reg)
 	if err != nil {
 		return Registration{}, false, err
@@ -303,6 +335,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		next.createdAt = cur.createdAt
 		next.creationID = cur.creationID
 		next.version = cur.version + 1
+		next = next.withChange(OpUpdate, callerOf(ctx))
 		val, err := encodeRegistration(next)
 		if err != nil {
 			return Registration{}, err
@@ -434,7 +467,18 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	if cur.protected {
 		return fail(&Error{Kind: ErrProtected, Detail: "unset the flag with an update first"})
 	}
+	// The tombstone first: a drop that is stored can always be undone
+	// within retention. One left by a delete that then fails is removed
+	// again (and would only name a table still registered, which Undrop
+	// refuses).
+	tombKey, err := c.keepTombstone(ctx, ref, cur)
+	if err != nil {
+		return fail(err)
+	}
 	err = c.store.CompareAndDelete(ctx, key, raw)
+	if err != nil && tombKey != "" {
+		_ = c.store.Delete(ctx, tombKey)
+	}
 	switch {
 	case err == nil:
 		// What the dropped registration took as stored is what its writes
@@ -465,4 +509,111 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 		}
 	}
 	return &Error{Op: "drop", Ref: ref.String(), Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
+}
+
+// keepTombstone stores the tombstone of cur, about to be dropped, and
+// returns its key ("" when the catalog keeps none: retention off, or a
+// registration written before creation ids, which a tombstone cannot name).
+func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, cur Registration) (string, error) {
+	if c.retention < 0 || cur.creationID == "" {
+		return "", nil
+	}
+	now := c.now().UTC()
+	d := Tombstone{Ref: ref, Registration: cur, DroppedAt: now, DroppedBy: callerOf(ctx), ExpiresAt: now.Add(c.retention)}
+	key, err := d.Key()
+	if err != nil {
+		return "", err
+	}
+	val, err := EncodeTombstone(d)
+	if err != nil {
+		return "", err
+	}
+	if err := c.store.Put(ctx, key, val); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// Dropped lists the tenant's tombstones in retention (dropped tables that
+// Undrop can restore), newest drop first. It reads the tombstones' prefix:
+// discovery's snapshot answers the same list from memory (lake.dropped),
+// which is what a client asks on AWS.
+func (c *Catalog) Dropped(ctx context.Context, tenant string) ([]Tombstone, error) {
+	if err := ValidateName("tenant", tenant); err != nil {
+		return nil, err
+	}
+	entries, err := c.store.ScanPrefix(ctx, TombstonePrefix+tenant+"/")
+	if err != nil {
+		return nil, during("list dropped tables of", tenant, err)
+	}
+	now := c.now()
+	var out []Tombstone
+	for _, e := range entries {
+		d, err := DecodeTombstone(tenant+"/"+e.Key, e.Value)
+		if err != nil || d.Expired(now) {
+			continue
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b Tombstone) int { return b.DroppedAt.Compare(a.DroppedAt) })
+	return out, nil
+}
+
+// Undrop restores the dropped table ref from its tombstone of creation id
+// creationID: the registration as it was when dropped, with its creation
+// id and the next version (Op OpUndrop, by the caller in ctx). ErrNotFound
+// when there is no such tombstone in retention; ErrExists when the name
+// has been registered again since the drop (nothing is changed; drop or
+// rename that table first); ErrQuotaExceeded when the tenant has no room
+// for it.
+func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (Registration, error) {
+	fail := func(err error) (Registration, error) { return Registration{}, during("undrop", ref.String(), err) }
+	key, err := ref.Key()
+	if err != nil {
+		return fail(err)
+	}
+	if creationID == "" || strings.Trim(creationID, "0123456789abcdef") != "" || len(creationID) > 64 {
+		return fail(&Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("creation id %q: want the hex id lake dropped lists", creationID)})
+	}
+	tombKey := TombstonePrefix + ref.String() + "/" + creationID
+	raw, err := c.store.Get(ctx, tombKey)
+	if errors.Is(err, metastore.ErrNotFound) {
+		return fail(&Error{Kind: ErrNotFound, Detail: "no dropped table of that name and creation id in retention"})
+	}
+	if err != nil {
+		return fail(err)
+	}
+	d, err := DecodeTombstone(strings.TrimPrefix(tombKey, TombstonePrefix), raw)
+	if err != nil {
+		return fail(err)
+	}
+	if d.Expired(c.now()) {
+		return fail(&Error{Kind: ErrNotFound, Detail: "its retention ended at " + d.ExpiresAt.Format(time.RFC3339)})
+	}
+	reg := d.Registration
+	reg.version++
+	reg.updatedAt = c.now().UTC()
+	reg = reg.withChange(OpUndrop, callerOf(ctx))
+	val, err := encodeRegistration(reg)
+	if err != nil {
+		return fail(err)
+	}
+	size := registrationBytes(key, val)
+	if err := c.adjustUsage(ctx, ref.Tenant, 1, size); err != nil {
+		return fail(err)
+	}
+	if err := c.store.Create(ctx, key, val); err != nil {
+		c.release(ctx, ref.Tenant, 1, size)
+		if errors.Is(err, metastore.ErrExists) {
+			return fail(&Error{Kind: ErrExists, Detail: "the name has been registered again since the drop; drop or rename that table first"})
+		}
+		return fail(err)
+	}
+	if err := c.store.Delete(ctx, tombKey); err != nil && !errors.Is(err, metastore.ErrNotFound) {
+		return reg, during("undrop", ref.String(), fmt.Errorf("restored, but its tombstone stays: %w", err))
+	}
+	if err := c.bumpChanges(ctx); err != nil {
+		return reg, during("undrop", ref.String(), err)
+	}
+	return reg, nil
 }

@@ -228,8 +228,10 @@ func TestDrop(t *testing.T) {
 	if err := c.Drop(ctx, orders); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("second Drop error = %v, want ErrNotFound", err)
 	}
-	if keys := storedKeys(t, st); len(keys) != 2 || keys[0] != catalog.ChangesKey || keys[1] != catalog.QuotaPrefix+"acme" {
-		t.Fatalf("keys left after Drop: %q, want the change counter and the tenant's usage alone", keys)
+	// The change counter, the tenant's usage and the drop's tombstone.
+	if keys := storedKeys(t, st); len(keys) != 3 || !strings.HasPrefix(keys[0], catalog.TombstonePrefix+"acme/sales/orders/") ||
+		keys[1] != catalog.ChangesKey || keys[2] != catalog.QuotaPrefix+"acme" {
+		t.Fatalf("keys left after Drop: %q, want the tombstone, the change counter and the tenant's usage", keys)
 	}
 	if u, err := c.Usage(ctx, "acme"); err != nil || u != (catalog.Usage{}) {
 		t.Fatalf("usage after Drop = %+v, %v; want zero", u, err)

@@ -1,0 +1,111 @@
+package catalog_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+)
+
+// A drop keeps a tombstone naming who dropped it; Undrop restores the
+// registration as it was (creation id kept, the next version, who
+// restored it), once; a name registered again since the drop is refused
+// and changes nothing; past retention the tombstone is gone from the list
+// and cannot be restored.
+func TestDropKeepsATombstoneAndUndropRestores(t *testing.T) {
+	c, _, clk := newCatalog(t)
+	alice := catalog.WithCaller(context.Background(), "arn:aws:iam::1:user/alice")
+	bob := catalog.WithCaller(context.Background(), "arn:aws:iam::1:user/bob")
+	spec := catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 3), Description: "one row per order"}
+	reg, _, err := c.Register(alice, orders, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reg.UpdatedBy() != "arn:aws:iam::1:user/alice" || reg.Op() != catalog.OpCreate {
+		t.Fatalf("registered by %q, op %q", reg.UpdatedBy(), reg.Op())
+	}
+	upd, err := c.Update(alice, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 4)}, catalog.UpdateOptions{})
+	if err != nil || upd.Op() != catalog.OpUpdate || upd.Version() != 2 {
+		t.Fatalf("update: %v, op %q, version %d", err, upd.Op(), upd.Version())
+	}
+	clk.now = clk.now.Add(time.Hour)
+	if err := c.Drop(bob, orders); err != nil {
+		t.Fatal(err)
+	}
+	dropped, err := c.Dropped(context.Background(), "acme")
+	if err != nil || len(dropped) != 1 {
+		t.Fatalf("Dropped = %v, %v; want one", dropped, err)
+	}
+	d := dropped[0]
+	if d.DroppedBy != "arn:aws:iam::1:user/bob" || !d.DroppedAt.Equal(clk.now) || !d.ExpiresAt.Equal(clk.now.Add(catalog.DefaultTombstoneRetention)) ||
+		d.Registration.CreationID() != reg.CreationID() || d.Registration.Version() != 2 {
+		t.Fatalf("tombstone %+v", d)
+	}
+	if other, err := c.Dropped(context.Background(), "globex"); err != nil || len(other) != 0 {
+		t.Fatalf("another tenant's dropped tables: %v, %v", other, err)
+	}
+
+	// The name taken again: refused, nothing changed.
+	again := mustRegister(t, c, orders, catalog.TableSpec{Location: "/new", Schema: catalogtest.WideSchema(2, 2)})
+	if _, err := c.Undrop(alice, orders, reg.CreationID()); !errors.Is(err, catalog.ErrExists) {
+		t.Fatalf("undrop over a registered name: %v, want ErrExists", err)
+	}
+	if cur, _ := c.Get(context.Background(), orders); cur.CreationID() != again.CreationID() {
+		t.Fatal("the refused undrop changed the registered table")
+	}
+	if err := c.Drop(alice, orders); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err := c.Undrop(alice, orders, reg.CreationID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CreationID() != reg.CreationID() || got.Version() != 3 || got.Op() != catalog.OpUndrop || got.UpdatedBy() != "arn:aws:iam::1:user/alice" ||
+		got.Description() != "one row per order" || !got.CreatedAt().Equal(reg.CreatedAt()) {
+		t.Fatalf("restored %+v", got)
+	}
+	if cur, err := c.Get(context.Background(), orders); err != nil || cur.CreationID() != reg.CreationID() {
+		t.Fatalf("Get after undrop: %v, %v", cur.CreationID(), err)
+	}
+	if _, err := c.Undrop(alice, orders, reg.CreationID()); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("a second undrop of the same tombstone: %v, want ErrNotFound", err)
+	}
+	if u, _ := c.Usage(context.Background(), "acme"); u.Tables != 1 {
+		t.Fatalf("usage after undrop: %+v, want 1 table", u)
+	}
+
+	// The other registration's tombstone expires.
+	clk.now = clk.now.Add(catalog.DefaultTombstoneRetention)
+	if left, _ := c.Dropped(context.Background(), "acme"); len(left) != 0 {
+		t.Fatalf("tombstones past retention listed: %v", left)
+	}
+	if _, err := c.Undrop(alice, orders, again.CreationID()); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("undrop past retention: %v, want ErrNotFound", err)
+	}
+	for _, bad := range []string{"", "../x", "ABC", "12/34"} {
+		if _, err := c.Undrop(alice, orders, bad); !errors.Is(err, catalog.ErrInvalidRegistration) {
+			t.Errorf("undrop with creation id %q: %v, want ErrInvalidRegistration", bad, err)
+		}
+	}
+}
+
+// With retention off a drop keeps nothing to restore.
+func TestNoRetentionKeepsNoTombstone(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	c := catalog.New(st, catalog.Options{TombstoneRetention: -1})
+	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 3)})
+	if err := c.Drop(context.Background(), orders); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := c.Dropped(context.Background(), "acme"); err != nil || len(d) != 0 {
+		t.Fatalf("Dropped = %v, %v", d, err)
+	}
+	if _, err := c.Undrop(context.Background(), orders, reg.CreationID()); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("undrop without retention: %v, want ErrNotFound", err)
+	}
+}
