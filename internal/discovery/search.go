@@ -22,7 +22,7 @@ import (
 const searchActionDescription = `Search the caller's tenant: body {"table_pattern": LIKE, "column_pattern": LIKE}; ` +
 	`each Result is one JSON match {"namespace","table","table_type","columns":[{"path","type","nullable"}]}`
 
-// DoAction answers the search, describe and list actions and passes every other
+// DoAction answers the search, describe, list and dropped actions and passes every other
 // action to the Flight SQL server.
 func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
 	switch a.GetType() {
@@ -36,10 +36,13 @@ func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 			return err
 		}
 		return stream.Send(&flight.Result{Body: body})
-	case wire.ListTablesActionType, wire.ListNamespacesActionType:
+	case wire.ListTablesActionType, wire.ListNamespacesActionType, wire.DroppedActionType:
 		list := f.svc.listTables
-		if a.GetType() == wire.ListNamespacesActionType {
+		switch a.GetType() {
+		case wire.ListNamespacesActionType:
 			list = f.svc.listNamespaces
+		case wire.DroppedActionType:
+			list = f.svc.dropped
 		}
 		body, err := list(stream.Context(), a.GetBody())
 		if err != nil {
@@ -58,6 +61,7 @@ func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_
 		{Type: wire.DescribeActionType, Description: describeActionDescription},
 		{Type: wire.ListTablesActionType, Description: listTablesActionDescription},
 		{Type: wire.ListNamespacesActionType, Description: listNamespacesActionDescription},
+		{Type: wire.DroppedActionType, Description: droppedActionDescription},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err
