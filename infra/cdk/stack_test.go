@@ -282,6 +282,7 @@ func TestResources(t *testing.T) {
 		"DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
 		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables",
+		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/undrop",
 		"PUT /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
 	}
 	if !slices.Equal(keysSeen, wantRoutes) {

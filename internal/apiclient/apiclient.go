@@ -206,6 +206,16 @@ func (c *Client) Drop(ctx context.Context, ref catalog.TableRef) error {
 	return err
 }
 
+// Undrop restores ref, dropped, from the tombstone of creation id
+// creationID (lake dropped lists them), and returns the restored table. No
+// such drop in retention is an *Error of kind catalog.ErrNotFound; a name
+// registered again since the drop, catalog.ErrExists.
+func (c *Client) Undrop(ctx context.Context, ref catalog.TableRef, creationID string) (Table, error) {
+	var t Table
+	_, err := c.do(ctx, ref, http.MethodPost, tablePath(ref)+"/undrop", map[string]string{"creation_id": creationID}, nil, &t)
+	return t, err
+}
+
 // RefreshResult is what local mode's refresh answers.
 type RefreshResult struct {
 	Outcome    string

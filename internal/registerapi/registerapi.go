@@ -122,6 +122,7 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET "+tables+"/{table}", h.get)
 	h.mux.HandleFunc("PUT "+tables+"/{table}", h.update)
 	h.mux.HandleFunc("DELETE "+tables+"/{table}", h.drop)
+	h.mux.HandleFunc("POST "+tables+"/{table}/undrop", h.undrop)
 	return h, nil
 }
 
@@ -182,6 +183,11 @@ type Table struct {
 	// Protected is true for a table whose drop is refused until an update
 	// unsets it; absent when false.
 	Protected bool `json:"protected,omitempty"`
+	// UpdatedBy is who made this state (the caller's identity) and Op how
+	// (create, update, undrop); absent for registrations written before
+	// lake recorded them.
+	UpdatedBy string `json:"updated_by,omitempty"`
+	Op        string `json:"op,omitempty"`
 }
 
 func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
@@ -190,6 +196,7 @@ func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
 		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(), ETag: etag(reg),
 		CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(), SchemaIPC: reg.SchemaIPC(),
 		Description: reg.Description(), Properties: reg.Properties(), Protected: reg.Protected(),
+		UpdatedBy: reg.UpdatedBy(), Op: reg.Op(),
 	}
 	if m := reg.Compatibility(); m != schemadiff.None {
 		t.Compatibility = string(m)
@@ -368,6 +375,7 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
+	r = r.WithContext(catalog.WithCaller(r.Context(), caller))
 	var req registerRequest
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, ref, err)
@@ -426,6 +434,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
+	r = r.WithContext(catalog.WithCaller(r.Context(), caller))
 	if err := ref.Validate(); err != nil {
 		h.fail(w, r, ref, err)
 		return
@@ -475,6 +484,7 @@ func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
+	r = r.WithContext(catalog.WithCaller(r.Context(), caller))
 	if im := r.Header.Get("If-Match"); im != "" {
 		var opts catalog.DropOptions
 		if opts.IfVersion, opts.IfCreationID, err = parseETag(im); err != nil {
@@ -491,6 +501,41 @@ func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
 	}
 	h.wrote(r.Context(), "drop", ref, caller, catalog.Registration{})
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// undropRequest is the POST …/undrop body: the creation id of the drop to
+// undo (lake dropped lists them; discovery's lake.dropped answers it).
+type undropRequest struct {
+	CreationID string `json:"creation_id"`
+}
+
+// undrop restores a dropped table from its tombstone: 200 with the table,
+// 404 not_found without a tombstone in retention, 409 exists when the name
+// has been registered again since.
+func (h *Handler) undrop(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
+	caller, err := h.authorize(r)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	var req undropRequest
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	if err := ref.Validate(); err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	reg, err := h.cat.Undrop(catalog.WithCaller(r.Context(), caller), ref, req.CreationID)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	h.wrote(r.Context(), "undrop", ref, caller, reg)
+	w.Header().Set("ETag", etag(reg))
+	writeJSON(w, http.StatusOK, tableOf(ref, reg))
 }
 
 // etag names one state of one registration: "<creation id>-<version>", so

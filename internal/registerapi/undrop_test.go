@@ -1,0 +1,77 @@
+package registerapi_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+)
+
+// Through the API: every write records its caller; a DELETE keeps a
+// tombstone with who dropped the table; POST …/undrop with its creation id
+// restores it (200, op undrop, version history continued); a second undrop
+// is 404, an undrop over a name registered again 409, a bad body 400.
+func TestUndropThroughTheAPI(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	cat := catalog.New(st, catalog.Options{})
+	h, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(func(r *http.Request) string { return r.Header.Get("X-Test-Caller") })})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := func(method, path, caller string, b []byte) response {
+		t.Helper()
+		ct := ""
+		if b != nil {
+			ct = "application/json"
+		}
+		return do(t, h, method, path, ct, b, "X-Test-Caller", caller)
+	}
+	schema := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	r := as("POST", base, "alice", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": schema}))
+	created := decodeTable(t, r)
+	if r.status != http.StatusCreated || created.UpdatedBy != "alice" || created.Op != "create" {
+		t.Fatalf("register: %d %s", r.status, r.body)
+	}
+	if r := as("DELETE", base+"/orders", "bob", nil); r.status != http.StatusNoContent {
+		t.Fatalf("drop: %d %s", r.status, r.body)
+	}
+	dropped, err := cat.Dropped(context.Background(), "acme")
+	if err != nil || len(dropped) != 1 || dropped[0].DroppedBy != "bob" {
+		t.Fatalf("dropped %+v, %v", dropped, err)
+	}
+	id := dropped[0].Registration.CreationID()
+	for _, bad := range []string{`{}`, `{"creation_id":"XYZ"}`, `{"creation_id":1}`, `nope`} {
+		if r := as("POST", base+"/orders/undrop", "carol", []byte(bad)); r.status != http.StatusBadRequest {
+			t.Errorf("undrop with body %s: %d %s, want 400", bad, r.status, r.body)
+		}
+	}
+	r = as("POST", base+"/orders/undrop", "carol", body(t, map[string]any{"creation_id": id}))
+	restored := decodeTable(t, r)
+	if r.status != http.StatusOK || restored.Op != "undrop" || restored.UpdatedBy != "carol" || restored.Version != 2 ||
+		!strings.HasPrefix(restored.ETag, `"`+id+"-") || !restored.CreatedAt.Equal(created.CreatedAt) {
+		t.Fatalf("undrop: %d %s", r.status, r.body)
+	}
+	if r := as("POST", base+"/orders/undrop", "carol", body(t, map[string]any{"creation_id": id})); r.status != http.StatusNotFound || errorCode(t, r) != "not_found" {
+		t.Fatalf("a second undrop: %d %s, want 404", r.status, r.body)
+	}
+	// Dropped again, the name taken by another registration: 409.
+	if r := as("DELETE", base+"/orders", "bob", nil); r.status != http.StatusNoContent {
+		t.Fatalf("drop: %d %s", r.status, r.body)
+	}
+	if r := as("POST", base, "dave", body(t, map[string]any{"name": "orders", "location": "s3://lake/other/", "schema": schema})); r.status != http.StatusCreated {
+		t.Fatalf("register again: %d %s", r.status, r.body)
+	}
+	r = as("POST", base+"/orders/undrop", "carol", body(t, map[string]any{"creation_id": id}))
+	if r.status != http.StatusConflict || !strings.Contains(string(r.body), "registered again since the drop") {
+		t.Fatalf("undrop over a registered name: %d %s, want 409", r.status, r.body)
+	}
+	if r := as("GET", base+"/orders", "", nil); decodeTable(t, r).Location != "s3://lake/other/" {
+		t.Fatalf("the refused undrop changed the table: %s", r.body)
+	}
+}
