@@ -320,7 +320,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "ver/*"},
 		}},
 	}))
 

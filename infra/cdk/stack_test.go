@@ -637,8 +637,8 @@ func TestLeastPrivilege(t *testing.T) {
 		if len(st.Resources) != 1 || !strings.Contains(st.Resources[0], "Registrations") {
 			t.Fatalf("register statement on %v, want the table only", st.Resources)
 		}
-		if !slices.Equal(st.LeadingKeys, []string{"tbl/*", "quota/*", "meta/changes", "dropped/*"}) {
-			t.Fatalf("register may write keys %v, want registrations, usage, the change counter and tombstones only", st.LeadingKeys)
+		if !slices.Equal(st.LeadingKeys, []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "ver/*"}) {
+			t.Fatalf("register may write keys %v, want registrations, usage, the change counter, tombstones and version records only", st.LeadingKeys)
 		}
 	}
 	// refresh, statement by statement: scan the table; get registrations

@@ -123,6 +123,8 @@ type Catalog struct {
 	mode  schemadiff.Mode
 	// retention is Options.TombstoneRetention (negative: none kept).
 	retention time.Duration
+	// history is Options.HistoryVersions (negative: none kept).
+	history int
 }
 
 // Options configures New.
@@ -141,6 +143,9 @@ type Options struct {
 	// Zero is DefaultTombstoneRetention; negative keeps none (a drop is
 	// final).
 	TombstoneRetention time.Duration
+	// HistoryVersions is how many versions of each registration are kept
+	// (History): zero is DefaultHistoryVersions, negative keeps none.
+	HistoryVersions int
 }
 
 // DefaultTombstoneRetention is how long a drop can be undone by default.
@@ -154,8 +159,11 @@ func New(store metastore.Store, opts Options) *Catalog {
 	if opts.TombstoneRetention == 0 {
 		opts.TombstoneRetention = DefaultTombstoneRetention
 	}
+	if opts.HistoryVersions == 0 {
+		opts.HistoryVersions = DefaultHistoryVersions
+	}
 	return &Catalog{store: store, now: opts.Now, quota: opts.Quota.withDefaults(), mode: opts.DefaultCompatibility,
-		retention: opts.TombstoneRetention}
+		retention: opts.TombstoneRetention, history: opts.HistoryVersions}
 }
 
 type callerKey struct{}
@@ -232,6 +240,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	}
 	err = c.store.Create(ctx, key, val)
 	if err == nil {
+		c.keepVersion(ctx, key, reg)
 		return reg, true, c.bumpChanges(ctx)
 	}
 	c.release(ctx, tenant, 1, size)
@@ -355,6 +364,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 			if grow < 0 {
 				c.release(ctx, tenant, 0, -grow)
 			}
+			c.keepVersion(ctx, key, next)
 			return next, c.bumpChanges(ctx)
 		case errors.Is(err, metastore.ErrNotFound):
 			return Registration{}, ErrNotFound
@@ -609,6 +619,7 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 		}
 		return fail(err)
 	}
+	c.keepVersion(ctx, key, reg)
 	if err := c.store.Delete(ctx, tombKey); err != nil && !errors.Is(err, metastore.ErrNotFound) {
 		return reg, during("undrop", ref.String(), fmt.Errorf("restored, but its tombstone stays: %w", err))
 	}

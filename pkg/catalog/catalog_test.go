@@ -228,10 +228,11 @@ func TestDrop(t *testing.T) {
 	if err := c.Drop(ctx, orders); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("second Drop error = %v, want ErrNotFound", err)
 	}
-	// The change counter, the tenant's usage and the drop's tombstone.
-	if keys := storedKeys(t, st); len(keys) != 3 || !strings.HasPrefix(keys[0], catalog.TombstonePrefix+"acme/sales/orders/") ||
-		keys[1] != catalog.ChangesKey || keys[2] != catalog.QuotaPrefix+"acme" {
-		t.Fatalf("keys left after Drop: %q, want the tombstone, the change counter and the tenant's usage", keys)
+	// The drop's tombstone, the change counter, the tenant's usage and the
+	// history of the dropped registration.
+	if keys := storedKeys(t, st); len(keys) != 4 || !strings.HasPrefix(keys[0], catalog.TombstonePrefix+"acme/sales/orders/") ||
+		keys[1] != catalog.ChangesKey || keys[2] != catalog.QuotaPrefix+"acme" || !strings.HasPrefix(keys[3], catalog.VersionPrefix+"acme/sales/orders/") {
+		t.Fatalf("keys left after Drop: %q, want the tombstone, the change counter, the tenant's usage and its version record", keys)
 	}
 	if u, err := c.Usage(ctx, "acme"); err != nil || u != (catalog.Usage{}) {
 		t.Fatalf("usage after Drop = %+v, %v; want zero", u, err)

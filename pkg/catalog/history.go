@@ -1,0 +1,151 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lake-catalog/lake/pkg/metastore"
+)
+
+// VersionPrefix is the metastore prefix of the version records: one per
+// state a registration took (created, each update, undrop), at
+// ver/<tenant>/<namespace>/<table>/<creation id>/<version, 20 digits>,
+// holding the registration as that state was (its Op, UpdatedBy and
+// UpdatedAt say which change made it, by whom and when).
+//
+// A registration's versions are numbered from 1 up to its current version,
+// so its history is read by key (GetItem each), never by a scan: a
+// DynamoDB table keyed by a partition key alone has no cheap prefix read.
+const VersionPrefix = "ver/"
+
+// DefaultHistoryVersions is how many versions of a registration the
+// catalog keeps by default (its newest ones; the oldest beyond it is
+// deleted as a newer one is written).
+const DefaultHistoryVersions = 100
+
+// versionKey is the key of a registration's version record.
+func versionKey(ref TableRef, creationID string, version int64) string {
+	return fmt.Sprintf("%s%s/%s/%020d", VersionPrefix, ref.String(), creationID, version)
+}
+
+// keepVersion stores reg, just written at key, as its version record,
+// and deletes the record that falls out of the kept count. Only the one
+// write that moved the registration to reg's version gets here, so the
+// record is that state. It is best effort: a record that cannot be written
+// leaves a gap in the history (History skips it), never a failed write.
+func (c *Catalog) keepVersion(ctx context.Context, key string, reg Registration) {
+	if c.history < 0 || reg.creationID == "" {
+		return
+	}
+	ref, err := ParseKey(strings.TrimPrefix(key, KeyPrefix))
+	if err != nil {
+		return
+	}
+	val, err := encodeRegistration(reg)
+	if err != nil {
+		return
+	}
+	if c.store.Put(ctx, versionKey(ref, reg.creationID, reg.version), val) != nil {
+		return
+	}
+	if old := reg.version - int64(c.history); old >= 1 {
+		_ = c.store.Delete(ctx, versionKey(ref, reg.creationID, old))
+	}
+}
+
+// Version is one kept state of a registration: Registration as it was at
+// Version (its Op, UpdatedBy and UpdatedAt tell the change).
+type Version struct {
+	Version      int64
+	Registration Registration
+}
+
+// MaxHistoryPage is the most versions one History call returns.
+const MaxHistoryPage = 100
+
+// History returns up to limit (1 to MaxHistoryPage) kept versions of the
+// table ref's registration of creation id creationID (empty: the one
+// registered now), newest first, starting below version before (0: from
+// the newest), and the version to pass as before for the next page (0
+// when there is none). A table dropped in retention is named by the
+// creation id its tombstone keeps. ErrNotFound when no such registration
+// is known.
+func (c *Catalog) History(ctx context.Context, ref TableRef, creationID string, before int64, limit int) ([]Version, int64, error) {
+	fail := func(err error) ([]Version, int64, error) { return nil, 0, during("history of", ref.String(), err) }
+	key, err := ref.Key()
+	if err != nil {
+		return fail(err)
+	}
+	if limit < 1 || limit > MaxHistoryPage || before < 0 {
+		return fail(&Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("limit must be 1 to %d and before ≥ 0", MaxHistoryPage)})
+	}
+	if creationID != "" && !validCreationID(creationID) {
+		return fail(&Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("creation id %q: want 16 hex digits", creationID)})
+	}
+	// The newest version: the registration's, or its tombstone's.
+	var newest int64
+	cur, _, err := c.get(ctx, key)
+	switch {
+	case err == nil && (creationID == "" || cur.creationID == creationID):
+		creationID, newest = cur.creationID, cur.version
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return fail(err)
+	case creationID != "":
+		raw, terr := c.store.Get(ctx, TombstonePrefix+ref.String()+"/"+creationID)
+		if terr != nil {
+			return fail(&Error{Kind: ErrNotFound, Detail: "no registration or drop in retention of that creation id"})
+		}
+		d, derr := DecodeTombstone(ref.String()+"/"+creationID, raw)
+		if derr != nil {
+			return fail(derr)
+		}
+		newest = d.Registration.version
+	default:
+		return fail(ErrNotFound)
+	}
+	if creationID == "" {
+		return nil, 0, nil // written before creation ids: no history kept
+	}
+	v := newest
+	if before > 0 && before <= newest {
+		v = before - 1
+	}
+	// Versions older than the kept count are gone; a record that could
+	// not be written is a gap, skipped.
+	oldest := max(1, newest-int64(max(c.history, 1))+1)
+	var out []Version
+	for ; v >= oldest && len(out) < limit; v-- {
+		raw, err := c.store.Get(ctx, versionKey(ref, creationID, v))
+		if errors.Is(err, metastore.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fail(err)
+		}
+		reg, err := DecodeRegistration(raw)
+		if err != nil {
+			return fail(err)
+		}
+		out = append(out, Version{Version: v, Registration: reg})
+	}
+	next := int64(0)
+	if v >= oldest {
+		next = v + 1
+	}
+	return out, next, nil
+}
+
+// validCreationID reports whether id looks like a creation id (hex).
+func validCreationID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for i := range len(id) {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
