@@ -488,6 +488,8 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		{tables, []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST}},
 		{tables + "/{table}", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET, awsapigatewayv2.HttpMethod_PUT, awsapigatewayv2.HttpMethod_DELETE}},
 		{tables + "/{table}/undrop", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST}},
+		{tables + "/{table}/versions", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
+		{tables + "/{table}/versions/{version}", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
 	} {
 		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        s(r.path),

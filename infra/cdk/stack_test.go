@@ -281,6 +281,8 @@ func TestResources(t *testing.T) {
 	wantRoutes := []string{
 		"DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
+		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions",
+		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions/{version}",
 		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables",
 		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/undrop",
 		"PUT /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",

@@ -20,6 +20,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -213,6 +214,39 @@ func (c *Client) Drop(ctx context.Context, ref catalog.TableRef) error {
 func (c *Client) Undrop(ctx context.Context, ref catalog.TableRef, creationID string) (Table, error) {
 	var t Table
 	_, err := c.do(ctx, ref, http.MethodPost, tablePath(ref)+"/undrop", map[string]string{"creation_id": creationID}, nil, &t)
+	return t, err
+}
+
+// History returns a page of ref's kept versions, newest first, below
+// version before (0: from the newest), at most limit, of the registration
+// of creation id creationID (empty: the one registered now; a dropped
+// table's from lake dropped), and the before of the next page (0: none).
+func (c *Client) History(ctx context.Context, ref catalog.TableRef, creationID string, before int64, limit int) ([]Table, int64, error) {
+	q := url.Values{"limit": {strconv.Itoa(limit)}}
+	if before > 0 {
+		q.Set("before", strconv.FormatInt(before, 10))
+	}
+	if creationID != "" {
+		q.Set("creation_id", creationID)
+	}
+	var page struct {
+		Versions   []Table `json:"versions"`
+		NextBefore int64   `json:"next_before"`
+	}
+	_, err := c.do(ctx, ref, http.MethodGet, tablePath(ref)+"/versions?"+q.Encode(), nil, nil, &page)
+	return page.Versions, page.NextBefore, err
+}
+
+// Version returns ref as it was at version v (of the registration of
+// creation id creationID; empty: the one registered now). A version no
+// longer kept is an *Error of kind catalog.ErrNotFound.
+func (c *Client) Version(ctx context.Context, ref catalog.TableRef, creationID string, v int64) (Table, error) {
+	path := tablePath(ref) + "/versions/" + strconv.FormatInt(v, 10)
+	if creationID != "" {
+		path += "?creation_id=" + url.QueryEscape(creationID)
+	}
+	var t Table
+	_, err := c.do(ctx, ref, http.MethodGet, path, nil, nil, &t)
 	return t, err
 }
 

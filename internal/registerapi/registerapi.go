@@ -123,6 +123,8 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	h.mux.HandleFunc("PUT "+tables+"/{table}", h.update)
 	h.mux.HandleFunc("DELETE "+tables+"/{table}", h.drop)
 	h.mux.HandleFunc("POST "+tables+"/{table}/undrop", h.undrop)
+	h.mux.HandleFunc("GET "+tables+"/{table}/versions", h.versions)
+	h.mux.HandleFunc("GET "+tables+"/{table}/versions/{version}", h.version)
 	return h, nil
 }
 
@@ -501,6 +503,86 @@ func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
 	}
 	h.wrote(r.Context(), "drop", ref, caller, catalog.Registration{})
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// VersionPage is the answer of GET …/versions: the kept versions, newest
+// first, each as the table was at it, and NextBefore, the before= of the
+// next page (0: none).
+type VersionPage struct {
+	Versions   []Table `json:"versions"`
+	NextBefore int64   `json:"next_before,omitempty"`
+}
+
+// historyQuery reads the versions routes' query: creation_id (a dropped
+// registration's; empty: the one registered now), before and limit.
+func historyQuery(r *http.Request) (creationID string, before int64, limit int, err error) {
+	q := r.URL.Query()
+	creationID, limit = q.Get("creation_id"), 20
+	if v := q.Get("before"); v != "" {
+		if before, err = strconv.ParseInt(v, 10, 64); err != nil || before < 1 {
+			return "", 0, 0, badRequest("invalid_query", "before must be a version number ≥ 1, got %q", v)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > catalog.MaxHistoryPage {
+			return "", 0, 0, badRequest("invalid_query", "limit must be 1 to %d, got %q", catalog.MaxHistoryPage, v)
+		}
+	}
+	return creationID, before, limit, nil
+}
+
+// versions answers GET …/tables/{table}/versions: a page of the table's
+// kept versions, newest first.
+func (h *Handler) versions(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
+	if _, err := h.authorize(r); err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	creationID, before, limit, err := historyQuery(r)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	vs, next, err := h.cat.History(r.Context(), ref, creationID, before, limit)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	page := VersionPage{Versions: []Table{}, NextBefore: next}
+	for _, v := range vs {
+		page.Versions = append(page.Versions, tableOf(ref, v.Registration))
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// version answers GET …/tables/{table}/versions/{version}: the table as it
+// was at that version (404 when it is not kept).
+func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
+	if _, err := h.authorize(r); err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	v, perr := strconv.ParseInt(r.PathValue("version"), 10, 64)
+	if perr != nil || v < 1 {
+		h.fail(w, r, ref, badRequest("invalid_version", "a version is a number ≥ 1, got %q", r.PathValue("version")))
+		return
+	}
+	creationID, _, _, err := historyQuery(r)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	vs, _, err := h.cat.History(r.Context(), ref, creationID, v+1, 1)
+	if err == nil && (len(vs) == 0 || vs[0].Version != v) {
+		err = &catalog.Error{Kind: catalog.ErrNotFound, Detail: fmt.Sprintf("version %d is not kept", v)}
+	}
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tableOf(ref, vs[0].Registration))
 }
 
 // undropRequest is the POST …/undrop body: the creation id of the drop to

@@ -2,6 +2,7 @@ package registerapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -73,5 +74,42 @@ func TestUndropThroughTheAPI(t *testing.T) {
 	}
 	if r := as("GET", base+"/orders", "", nil); decodeTable(t, r).Location != "s3://lake/other/" {
 		t.Fatalf("the refused undrop changed the table: %s", r.body)
+	}
+}
+
+// GET …/versions pages the kept versions newest first, each with who made
+// it and how; GET …/versions/{v} answers one; bad queries are 400, a
+// version not kept 404.
+func TestVersionsThroughTheAPI(t *testing.T) {
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(func(*http.Request) string { return "alice" })})
+	one := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	two := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil))
+	if r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": one})); r.status != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "PUT", base+"/orders", "application/json", body(t, map[string]any{"schema": two})); r.status != http.StatusOK {
+		t.Fatalf("update: %d %s", r.status, r.body)
+	}
+	r := do(t, h, "GET", base+"/orders/versions?limit=1", "", nil)
+	var page registerapi.VersionPage
+	if err := json.Unmarshal(r.body, &page); err != nil || r.status != http.StatusOK || len(page.Versions) != 1 || page.Versions[0].Version != 2 ||
+		page.Versions[0].Op != "update" || page.Versions[0].UpdatedBy != "alice" || page.NextBefore != 2 {
+		t.Fatalf("first page: %d %s", r.status, r.body)
+	}
+	r = do(t, h, "GET", base+"/orders/versions?before=2&limit=1", "", nil)
+	page = registerapi.VersionPage{}
+	if err := json.Unmarshal(r.body, &page); err != nil || len(page.Versions) != 1 || page.Versions[0].Version != 1 || page.Versions[0].Op != "create" || page.NextBefore != 0 {
+		t.Fatalf("second page: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "GET", base+"/orders/versions/1", "", nil); r.status != http.StatusOK || !strings.Contains(string(r.body), `"version":1`) || strings.Contains(string(r.body), "note") {
+		t.Fatalf("version 1: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "GET", base+"/orders/versions/9", "", nil); r.status != http.StatusNotFound {
+		t.Fatalf("version 9: %d %s, want 404", r.status, r.body)
+	}
+	for _, q := range []string{"/versions?limit=0", "/versions?limit=101", "/versions?before=x", "/versions?creation_id=XYZ", "/versions/0", "/versions/abc"} {
+		if r := do(t, h, "GET", base+"/orders"+q, "", nil); r.status != http.StatusBadRequest {
+			t.Errorf("GET …%s: %d %s, want 400", q, r.status, r.body)
+		}
 	}
 }
