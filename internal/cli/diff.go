@@ -24,6 +24,9 @@ type DiffOptions struct {
 	// Compatibility is --compatibility: the mode to judge by (default: the
 	// table's own).
 	Compatibility string
+	// From and To (--from, --to) compare two kept versions instead (To 0:
+	// the registration now); no schema file then.
+	From, To int64
 }
 
 // NewCmdDiff returns `lake diff`. runF, when not nil, replaces diffRun.
@@ -33,7 +36,8 @@ func NewCmdDiff(f *Factory, runF func(context.Context, *DiffOptions) error) *cob
 		Use:   "diff",
 		Short: "Show what a candidate schema changes in a registered table's, field by field, and whether its compatibility mode allows it (exit 1 when not)",
 		Example: `  lake diff --tenant acme -n sales -t orders --parquet part-9.parquet
-  lake diff --tenant acme -n sales -t orders --schema-json orders.v2.schema.json --compatibility full`,
+  lake diff --tenant acme -n sales -t orders --schema-json orders.v2.schema.json --compatibility full
+  lake diff --tenant acme -n sales -t orders --from 3 --to 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.IO, opts.APIClient, opts.Tenant = f.IO, f.APIClient, f.Tenant
@@ -46,6 +50,8 @@ func NewCmdDiff(f *Factory, runF func(context.Context, *DiffOptions) error) *cob
 	refFlags(cmd, &opts.Namespace, &opts.Table)
 	schemaFlags(cmd, "candidate schema", &opts.Parquet, &opts.SchemaJSON, &opts.SchemaIPC)
 	cmd.Flags().StringVar(&opts.Compatibility, "compatibility", "", "judge by this mode: none, backward, forward or full (default: the table's)")
+	cmd.Flags().Int64Var(&opts.From, "from", 0, "compare two kept versions: this one (lake history lists them) …")
+	cmd.Flags().Int64Var(&opts.To, "to", 0, "… with this one (default: the registration now)")
 	return cmd
 }
 
@@ -53,6 +59,19 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	ref, err := tableRef(opts.Tenant, opts.Namespace, opts.Table)
 	if err != nil {
 		return err
+	}
+	if opts.From < 0 || opts.To < 0 || opts.To > 0 && opts.From == 0 {
+		return fmt.Errorf("--from and --to take version numbers ≥ 1, --to only with --from")
+	}
+	if opts.From > 0 {
+		if opts.Parquet != "" || opts.SchemaJSON != "" || opts.SchemaIPC != "" {
+			return fmt.Errorf("--from compares kept versions: give no schema file with it")
+		}
+		c, err := opts.APIClient(ctx, ref.Tenant)
+		if err != nil {
+			return err
+		}
+		return diffVersions(ctx, opts, c, ref)
 	}
 	mode, err := modeFlag("compatibility", opts.Compatibility)
 	if err != nil {

@@ -38,6 +38,9 @@ type ShowOptions struct {
 	Tenant, Namespace, Table string
 	// JSON is --json: lake's JSON schema form.
 	JSON bool
+	// Version is --version: the table as it was at that kept version,
+	// from the registration API (0: now, from discovery).
+	Version int64
 }
 
 // NewCmdShow returns `lake show`. runF, when not nil, replaces showRun.
@@ -57,6 +60,7 @@ func NewCmdShow(f *Factory, runF func(context.Context, *ShowOptions) error) *cob
 	}
 	refFlags(cmd, &opts.Namespace, &opts.Table)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print only the schema, in lake's JSON schema form")
+	cmd.Flags().Int64Var(&opts.Version, "version", 0, "show the table as it was at this kept version (lake history lists them)")
 	return cmd
 }
 
@@ -70,6 +74,12 @@ func showRun(ctx context.Context, opts *ShowOptions) error {
 	ref, err := tableRef(opts.Tenant, opts.Namespace, opts.Table)
 	if err != nil {
 		return err
+	}
+	if opts.Version < 0 {
+		return fmt.Errorf("--version takes a version number ≥ 1")
+	}
+	if opts.Version > 0 {
+		return showVersion(ctx, opts, ref)
 	}
 	d, err := opts.FlightClient(ref.Tenant)
 	if err != nil {

@@ -3,6 +3,8 @@ package cli_test
 import (
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // The whole loop through local mode: a drop is listed by lake dropped with
@@ -39,5 +41,42 @@ func TestDroppedAndUndropCommands(t *testing.T) {
 	}
 	if out := l.must("dropped", "--tenant", "acme"); strings.Contains(out, "orders") {
 		t.Fatalf("the restored table is still listed as dropped:\n%s", out)
+	}
+}
+
+// The catalog's memory through the CLI, as the issue's transcript: register
+// under backward, update compatibly, an incompatible update refused with
+// its breaking path, history with who did each step, diff of two
+// versions, show of an old version.
+func TestHistoryDiffAndShowVersionCommands(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	v1 := arrow.NewSchema([]arrow.Field{{Name: "order_id", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	v2 := arrow.NewSchema([]arrow.Field{{Name: "order_id", Type: arrow.PrimitiveTypes.Int64}, {Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	v3 := arrow.NewSchema([]arrow.Field{{Name: "order_id", Type: arrow.PrimitiveTypes.Int16}, {Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, v1), "--compatibility", "backward")
+	l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, v2), "--description", "one row per order")
+	if _, stderr, code := l.run("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, v3)); code == 0 || !strings.Contains(stderr, "order_id") {
+		t.Fatalf("incompatible update: exit %d, %q; want refused naming order_id", code, stderr)
+	}
+	out := l.must("history", "--tenant", "acme", "-n", "sales", "-t", "orders")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "2        update") || !strings.HasPrefix(lines[2], "1        create") {
+		t.Fatalf("history printed:\n%s", out)
+	}
+	out = l.must("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--from", "1", "--to", "2")
+	for _, want := range []string{"3 change(s) from version 1 to 2", "order_id", "note", `description: "" → "one row per order"`} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("diff --from 1 --to 2 printed:\n%s\nwant %q", out, want)
+		}
+	}
+	if out := l.must("show", "--tenant", "acme", "-n", "sales", "-t", "orders", "--version", "1"); !strings.Contains(out, "at version 1: create by") || !strings.Contains(out, "order_id  int32") || strings.Contains(out, "note") {
+		t.Fatalf("show --version 1 printed:\n%s", out)
+	}
+	if _, stderr, code := l.run("show", "--tenant", "acme", "-n", "sales", "-t", "orders", "--version", "7"); code == 0 || !strings.Contains(stderr, "not kept") {
+		t.Fatalf("show --version 7: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := l.run("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--to", "2"); code == 0 || !strings.Contains(stderr, "--to only with --from") {
+		t.Fatalf("diff --to alone: exit %d, %q", code, stderr)
 	}
 }
