@@ -1,10 +1,16 @@
 package cli_test
 
 import (
+	"bytes"
+	"context"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/internal/cli"
 )
 
 // The whole loop through local mode: a drop is listed by lake dropped with
@@ -79,4 +85,77 @@ func TestHistoryDiffAndShowVersionCommands(t *testing.T) {
 	if _, stderr, code := l.run("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--to", "2"); code == 0 || !strings.Contains(stderr, "--to only with --from") {
 		t.Fatalf("diff --to alone: exit %d, %q", code, stderr)
 	}
+}
+
+// lake changes prints the feed in order with who made each change and the
+// cursor to go on from; --since that cursor prints only what came after;
+// --follow prints a change published while it waits.
+func TestChangesCommand(t *testing.T) {
+	t.Parallel()
+	l := startLocal(t)
+	s := writeSchemaJSON(t, ordersSchema)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", s)
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "returns", "--location", "s3://lake/returns/", "--schema-json", s)
+	l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "returns")
+	l.refresh()
+	out, stderr, code := l.run("changes", "--tenant", "acme")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	// returns' latest change is its drop: the feed holds each table's latest.
+	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], "create  sales.orders  version 1  by token:acme") || !strings.Contains(lines[1], "drop    sales.returns  version 1") {
+		t.Fatalf("changes: exit %d\n%s\n%s", code, out, stderr)
+	}
+	cursor := strings.TrimSpace(stderr[strings.LastIndex(stderr, "--since ")+len("--since "):])
+	if !strings.HasPrefix(stderr, "2 changes in acme") || cursor == "" {
+		t.Fatalf("changes stderr %q", stderr)
+	}
+	if out := l.must("changes", "--tenant", "acme", "--since", cursor); out != "" {
+		t.Fatalf("changes --since the last cursor printed %q", out)
+	}
+	if out := l.must("changes", "--tenant", "globex"); out != "" {
+		t.Fatalf("globex's changes: %q", out)
+	}
+	if _, stderr, code := l.run("changes", "--tenant", "acme", "--since", "forged"); code == 0 || !strings.Contains(stderr, "since is not a cursor") {
+		t.Fatalf("a forged cursor: exit %d, %q", code, stderr)
+	}
+
+	// --follow, stopped by its context once the new change is printed.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var fout, ferr syncBuffer
+	done := make(chan int)
+	go func() {
+		f := cli.NewFactory(func(k string) string { return l.env[k] }, &fout, &ferr)
+		done <- cli.Run(ctx, f, []string{"changes", "--tenant", "acme", "--since", cursor, "--follow", "--interval", "100ms"})
+	}()
+	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "refunds", "--location", "s3://lake/refunds/", "--schema-json", s)
+	l.refresh()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(fout.String(), "create  sales.refunds  version 1") {
+		if time.Now().After(deadline) {
+			t.Fatalf("--follow did not print the new change: %q %q", fout.String(), ferr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("--follow stopped with exit %d: %s", code, ferr.String())
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write and read from two goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -111,7 +111,7 @@ func (m *Metrics) observe(cmd string, timed bool, start time.Time, err error) {
 // (package wire) and the Flight and Flight SQL actions the server passes on.
 var actionNames = map[string]bool{
 	wire.SearchActionType: true, wire.DescribeActionType: true,
-	wire.ListTablesActionType: true, wire.ListNamespacesActionType: true, wire.DroppedActionType: true,
+	wire.ListTablesActionType: true, wire.ListNamespacesActionType: true, wire.DroppedActionType: true, wire.ChangesActionType: true,
 	flightsql.CreatePreparedStatementActionType: true, flightsql.ClosePreparedStatementActionType: true,
 	flightsql.CreatePreparedSubstraitPlanActionType: true, flightsql.CancelQueryActionType: true,
 	flightsql.BeginTransactionActionType: true, flightsql.EndTransactionActionType: true,

@@ -36,13 +36,15 @@ func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 			return err
 		}
 		return stream.Send(&flight.Result{Body: body})
-	case wire.ListTablesActionType, wire.ListNamespacesActionType, wire.DroppedActionType:
+	case wire.ListTablesActionType, wire.ListNamespacesActionType, wire.DroppedActionType, wire.ChangesActionType:
 		list := f.svc.listTables
 		switch a.GetType() {
 		case wire.ListNamespacesActionType:
 			list = f.svc.listNamespaces
 		case wire.DroppedActionType:
 			list = f.svc.dropped
+		case wire.ChangesActionType:
+			list = f.svc.changes
 		}
 		body, err := list(stream.Context(), a.GetBody())
 		if err != nil {
@@ -62,6 +64,7 @@ func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_
 		{Type: wire.ListTablesActionType, Description: listTablesActionDescription},
 		{Type: wire.ListNamespacesActionType, Description: listNamespacesActionDescription},
 		{Type: wire.DroppedActionType, Description: droppedActionDescription},
+		{Type: wire.ChangesActionType, Description: changesActionDescription},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err

@@ -363,6 +363,17 @@ func (d *Client) Dropped(ctx context.Context, offset, limit int) (*wire.DroppedP
 	return &out, nil
 }
 
+// Changes runs discovery's changes action (wire.ChangesActionType): at
+// most limit changes of the token's tenant after the cursor since (empty:
+// from the first), in order, and the cursor to ask from next.
+func (d *Client) Changes(ctx context.Context, since string, limit int) (*wire.ChangePage, error) {
+	var out wire.ChangePage
+	if err := d.oneResult(ctx, wire.ChangesActionType, wire.ChangesRequest{Since: since, Limit: limit}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // oneResult runs the action typ with req as its JSON body and decodes its
 // one Result into out.
 func (d *Client) oneResult(ctx context.Context, typ string, req, out any) error {
