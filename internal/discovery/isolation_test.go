@@ -1,6 +1,7 @@
 package discovery_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -145,7 +147,61 @@ func TestTenantIsolationProperty(t *testing.T) {
 			all = append(all, en)
 			e.register(en.tenant, en.ns, en.name, ownedSchema(en.tenant, len(all)))
 		}
+		// A quarter dropped: their tombstones feed lake.dropped and
+		// lake.changes, which must stay as isolated as the tables.
+		dropped := map[entry]bool{}
+		var live []entry
+		for _, en := range all {
+			if rng.IntN(4) == 0 {
+				if err := e.cat.Drop(context.Background(), catalog.TableRef{Tenant: en.tenant, Namespace: en.ns, Name: en.name}); err != nil {
+					t.Fatal(err)
+				}
+				dropped[en] = true
+				continue
+			}
+			live = append(live, en)
+		}
+		all = live
 		e.publish()
+		for _, me := range tenants {
+			var wantDropped, wantChanges []string
+			for en := range dropped {
+				if en.tenant == me {
+					wantDropped = append(wantDropped, en.ns+"\x00"+en.name)
+					wantChanges = append(wantChanges, "drop\x00"+en.ns+"\x00"+en.name)
+				}
+			}
+			for _, en := range all {
+				if en.tenant == me {
+					wantChanges = append(wantChanges, "create\x00"+en.ns+"\x00"+en.name)
+				}
+			}
+			dp, err := e.dropped(as(t, me), `{"limit":500}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotDropped []string
+			for _, d := range dp.Dropped {
+				gotDropped = append(gotDropped, d.Namespace+"\x00"+d.Table)
+			}
+			cp, err := e.changes(as(t, me), `{"limit":500}`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var gotChanges []string
+			for _, c := range cp.Changes {
+				gotChanges = append(gotChanges, c.Op+"\x00"+c.Namespace+"\x00"+c.Table)
+			}
+			for _, l := range [][]string{wantDropped, gotDropped, wantChanges, gotChanges} {
+				slices.Sort(l)
+			}
+			if dp.Tenant != me || !slices.Equal(gotDropped, wantDropped) {
+				t.Fatalf("round %d: tenant %q lake.dropped %q, want %q", round, me, gotDropped, wantDropped)
+			}
+			if cp.Tenant != me || !slices.Equal(gotChanges, wantChanges) {
+				t.Fatalf("round %d: tenant %q lake.changes %q, want %q", round, me, gotChanges, wantChanges)
+			}
+		}
 		for range 40 {
 			me := tenants[rng.IntN(len(tenants))]
 			var cf, nf, tf *string
