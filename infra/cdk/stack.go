@@ -226,8 +226,12 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// with a strongly consistent GetItem and never trusts a stream image,
 	// so images would only make stream records bigger.
 	table := awsdynamodb.NewTable(stack, s("Registrations"), &awsdynamodb.TableProps{
-		Stream:                           awsdynamodb.StreamViewType_KEYS_ONLY,
-		PartitionKey:                     &awsdynamodb.Attribute{Name: s("pk"), Type: awsdynamodb.AttributeType_STRING},
+		Stream:       awsdynamodb.StreamViewType_KEYS_ONLY,
+		PartitionKey: &awsdynamodb.Attribute{Name: s("pk"), Type: awsdynamodb.AttributeType_STRING},
+		// A drop's tombstone carries expires_at (Unix seconds, the end of
+		// its retention): DynamoDB deletes it after that (refresh already
+		// leaves an expired one out of the snapshot).
+		TimeToLiveAttribute:              s("expires_at"),
 		BillingMode:                      awsdynamodb.BillingMode_PAY_PER_REQUEST,
 		PointInTimeRecoverySpecification: &awsdynamodb.PointInTimeRecoverySpecification{PointInTimeRecoveryEnabled: jsii.Bool(true)},
 		Encryption:                       awsdynamodb.TableEncryption_AWS_MANAGED,

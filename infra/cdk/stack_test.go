@@ -194,6 +194,8 @@ func TestResources(t *testing.T) {
 			"BillingMode":                      "PAY_PER_REQUEST",
 			"PointInTimeRecoverySpecification": map[string]any{"PointInTimeRecoveryEnabled": true},
 			"StreamSpecification":              map[string]any{"StreamViewType": "KEYS_ONLY"},
+			// dynamo.ExpiresAttr: tombstones expire by TTL.
+			"TimeToLiveSpecification": map[string]any{"AttributeName": "expires_at", "Enabled": true},
 		},
 		"DeletionPolicy":      "Retain",
 		"UpdateReplacePolicy": "Retain",

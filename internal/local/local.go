@@ -465,10 +465,31 @@ func (in *Instance) refresh(ctx context.Context, full bool) (refresh.Result, err
 	return res, nil
 }
 
+// sweepEvery is how often local mode purges tombstones past retention
+// (and the history they kept): DynamoDB's TTL does it on AWS.
+const sweepEvery = time.Hour
+
+// sweep purges expired tombstones when the last sweep is sweepEvery old.
+func (in *Instance) sweep(ctx context.Context, last *time.Time) {
+	if time.Since(*last) < sweepEvery {
+		return
+	}
+	*last = time.Now()
+	p, err := in.cat.PurgeExpired(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		in.cfg.Log.WarnContext(ctx, "local: purge expired tombstones", slog.String("error", err.Error()))
+	case p.Tombstones > 0:
+		in.cfg.Log.InfoContext(ctx, "local: purged expired tombstones", slog.Int("tombstones", p.Tombstones), slog.Int("versions", p.Versions))
+	}
+}
+
 func (in *Instance) refreshLoop(ctx context.Context) {
 	t := time.NewTicker(in.cfg.RefreshInterval)
 	defer t.Stop()
+	var lastSweep time.Time
 	for {
+		in.sweep(ctx, &lastSweep)
 		select {
 		case <-ctx.Done():
 			return

@@ -8,7 +8,16 @@
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  read (strongly consistent)
 //	PUT    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  update the schema (If-Match: "<etag>" and
 //	                                                                   "only_if_no_schema": true make it conditional)
-//	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop (If-Match: "<etag>" makes it conditional)
+//	DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}  drop (If-Match: "<etag>" makes it conditional;
+//	                                                                   a tombstone keeps it restorable for the retention)
+//	POST   /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/undrop  restore a drop: {"creation_id": "…"}
+//	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions  kept versions, newest first
+//	                                                                   (?limit=1–100&before=V&creation_id=…)
+//	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions/{version}  one kept version
+//
+// Every write records its caller (the table's "updated_by", with "op":
+// create, update or undrop). A tenant's dropped tables and its change feed
+// are discovery's to answer (lake.dropped, lake.changes), from the snapshot.
 //
 // POST and PUT bodies may carry "protected" (true refuses the table's drop,
 // 409 protected, until a PUT sets it false; on PUT absent keeps it),

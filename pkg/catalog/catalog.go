@@ -538,10 +538,52 @@ func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, cur Registrat
 	if err != nil {
 		return "", err
 	}
-	if err := c.store.Put(ctx, key, val); err != nil {
+	if ep, ok := c.store.(metastore.ExpiringPutter); ok {
+		err = ep.PutExpiring(ctx, key, val, d.ExpiresAt)
+	} else {
+		err = c.store.Put(ctx, key, val)
+	}
+	if err != nil {
 		return "", err
 	}
 	return key, nil
+}
+
+// Purged is what PurgeExpired removed.
+type Purged struct {
+	Tombstones, Versions int
+}
+
+// PurgeExpired deletes the tombstones past retention and the version
+// records of the registrations they kept: local mode's sweep (on DynamoDB
+// the table's TTL deletes the tombstones). A tombstone is deleted only as
+// it was read, so one written again meanwhile stays.
+func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
+	var out Purged
+	entries, err := c.store.ScanPrefix(ctx, TombstonePrefix)
+	if err != nil {
+		return out, fmt.Errorf("catalog: purge expired tombstones: %w", err)
+	}
+	now := c.now()
+	for _, e := range entries {
+		d, err := DecodeTombstone(e.Key, e.Value)
+		if err != nil || !d.Expired(now) {
+			continue
+		}
+		if err := c.store.CompareAndDelete(ctx, TombstonePrefix+e.Key, e.Value); err != nil {
+			continue
+		}
+		out.Tombstones++
+		if cur, _, err := c.get(ctx, KeyPrefix+d.Ref.String()); err == nil && cur.creationID == d.Registration.creationID {
+			continue // undropped after all: its history is live
+		}
+		for v := d.Registration.version; v >= 1 && v > d.Registration.version-int64(max(c.history, 0)); v-- {
+			if err := c.store.Delete(ctx, versionKey(d.Ref, d.Registration.creationID, v)); err == nil {
+				out.Versions++
+			}
+		}
+	}
+	return out, nil
 }
 
 // Dropped lists the tenant's tombstones in retention (dropped tables that

@@ -109,3 +109,46 @@ func TestNoRetentionKeepsNoTombstone(t *testing.T) {
 		t.Fatalf("undrop without retention: %v, want ErrNotFound", err)
 	}
 }
+
+// PurgeExpired deletes the tombstones past retention and the history of
+// their registrations, and nothing else: a tombstone in retention and the
+// history of a live table stay.
+func TestPurgeExpired(t *testing.T) {
+	c, st, clk := newCatalog(t)
+	ctx := context.Background()
+	old := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 3)})
+	if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 4)}, catalog.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drop(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	clk.now = clk.now.Add(catalog.DefaultTombstoneRetention - time.Hour)
+	returns := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "returns"}
+	mustRegister(t, c, returns, catalog.TableSpec{Location: "/r", Schema: catalogtest.WideSchema(2, 3)})
+	if err := c.Drop(ctx, returns); err != nil {
+		t.Fatal(err)
+	}
+	live := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "live"}
+	mustRegister(t, c, live, catalog.TableSpec{Location: "/l", Schema: catalogtest.WideSchema(3, 3)})
+	if p, err := c.PurgeExpired(ctx); err != nil || p != (catalog.Purged{}) {
+		t.Fatalf("purge before any retention ended: %+v, %v", p, err)
+	}
+	clk.now = clk.now.Add(2 * time.Hour) // orders' retention ended, returns' not
+	p, err := c.PurgeExpired(ctx)
+	if err != nil || p != (catalog.Purged{Tombstones: 1, Versions: 2}) {
+		t.Fatalf("purge: %+v, %v; want orders' tombstone and its 2 versions", p, err)
+	}
+	if vs, _, err := c.History(ctx, orders, old.CreationID(), 0, 10); !errors.Is(err, catalog.ErrNotFound) {
+		t.Fatalf("history of the purged registration: %v, %v", vs, err)
+	}
+	if d, _ := c.Dropped(ctx, "acme"); len(d) != 1 || d[0].Ref != returns {
+		t.Fatalf("dropped after the purge: %+v", d)
+	}
+	if vs, _, err := c.History(ctx, live, "", 0, 10); err != nil || len(vs) != 1 {
+		t.Fatalf("the live table's history after the purge: %v, %v", vs, err)
+	}
+	if left, _ := st.ScanPrefix(ctx, catalog.VersionPrefix+"acme/sales/orders/"); len(left) != 0 {
+		t.Fatalf("orders' version records left: %v", left)
+	}
+}

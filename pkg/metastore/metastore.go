@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -30,6 +31,15 @@ var (
 	// a counter.
 	ErrNotCounter = errors.New("metastore: not a counter")
 )
+
+// ExpiringPutter is a Store that can purge an entry by itself after a
+// time (DynamoDB's TTL): PutExpiring is Put, and the store may delete the
+// entry any time after expiresAt (DynamoDB does within a few days; until
+// then it reads as any other). A store without it keeps entries until
+// they are deleted (local mode sweeps them).
+type ExpiringPutter interface {
+	PutExpiring(ctx context.Context, key string, value []byte, expiresAt time.Time) error
+}
 
 // MaxKeyBytes is the longest key any backend accepts: DynamoDB's limit for a
 // partition key.

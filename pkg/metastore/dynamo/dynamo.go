@@ -182,6 +182,27 @@ func (s *Store) Put(ctx context.Context, key string, value []byte) error {
 	return nil
 }
 
+// ExpiresAttr is the numeric attribute (Unix seconds) PutExpiring sets:
+// the table's TTL attribute (the CDK stack enables TTL on it).
+const ExpiresAttr = "expires_at"
+
+var _ metastore.ExpiringPutter = (*Store)(nil)
+
+// PutExpiring implements metastore.ExpiringPutter: Put with ExpiresAttr,
+// so DynamoDB's TTL deletes the item after expiresAt.
+func (s *Store) PutExpiring(ctx context.Context, key string, value []byte, expiresAt time.Time) error {
+	if err := s.check(ctx, key, value); err != nil {
+		return err
+	}
+	it := item(key, value)
+	it[ExpiresAttr] = &types.AttributeValueMemberN{Value: strconv.FormatInt(expiresAt.Unix(), 10)}
+	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.opts.Table), Item: it})
+	if err != nil {
+		return fmt.Errorf("dynamo: put %q: %w", key, err)
+	}
+	return nil
+}
+
 // Create implements metastore.Store with a PutItem conditioned on
 // attribute_not_exists(pk).
 func (s *Store) Create(ctx context.Context, key string, value []byte) error {

@@ -222,3 +222,39 @@ func BenchmarkScanPrefix(b *testing.B) {
 		})
 	}
 }
+
+// PutExpiring stores the value as Put does, readable and scanned alike,
+// with the TTL attribute the stack enables set to the expiry in Unix
+// seconds (checked on the raw item in dynalite).
+func TestPutExpiringSetsTheTTLAttribute(t *testing.T) {
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
+	table := d.NewTable(t)
+	st, err := dynamo.New(d.Client(), dynamo.Options{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	at := time.Unix(1_900_000_000, 0)
+	if err := st.PutExpiring(ctx, "dropped/acme/sales/orders/0123456789abcdef", []byte("tombstone"), at); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := st.Get(ctx, "dropped/acme/sales/orders/0123456789abcdef"); err != nil || string(v) != "tombstone" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	if es, err := st.ScanPrefix(ctx, "dropped/"); err != nil || len(es) != 1 || string(es[0].Value) != "tombstone" {
+		t.Fatalf("ScanPrefix = %v, %v", es, err)
+	}
+	out, err := d.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+		Key: map[string]types.AttributeValue{dynamo.KeyAttr: &types.AttributeValueMemberS{Value: "dropped/acme/sales/orders/0123456789abcdef"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, ok := out.Item[dynamo.ExpiresAttr].(*types.AttributeValueMemberN)
+	if !ok || n.Value != "1900000000" {
+		t.Fatalf("the item's %s = %#v, want the number 1900000000", dynamo.ExpiresAttr, out.Item[dynamo.ExpiresAttr])
+	}
+	if err := st.PutExpiring(ctx, "", []byte("x"), at); !errors.Is(err, metastore.ErrInvalidKey) {
+		t.Fatalf("PutExpiring of an empty key: %v, want ErrInvalidKey", err)
+	}
+}
