@@ -337,6 +337,13 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		EnforceSSL:      jsii.Bool(true),
 		RetentionPeriod: awscdk.Duration_Days(jsii.Number(14)),
 	})
+	// Change events: refresh puts each published stream batch's changes on
+	// this bus (source lake.catalog, detail-type "Table Changed", the
+	// tenant in the detail, so a subscriber's rule filters its own). Refresh
+	// rather than an EventBridge Pipe from the stream: the stream carries
+	// keys only, and refresh has just read each changed registration and
+	// knows the change is in the published snapshot.
+	changes := awsevents.NewEventBus(stack, s("Changes"), &awsevents.EventBusProps{})
 	refreshLogs := lambdaLogs("Refresh")
 	refresh := awslambda.NewFunction(stack, s("Refresh"), &awslambda.FunctionProps{
 		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
@@ -347,6 +354,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Timeout:      awscdk.Duration_Minutes(jsii.Number(5)),
 		Environment: &map[string]*string{
 			"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey),
+			"LAKE_EVENT_BUS": changes.EventBusName(),
 			// The Go runtime collects harder near the function's memory
 			// instead of letting garbage reach it (README: memory at scale).
 			"GOMEMLIMIT": s("900MiB"),
@@ -405,6 +413,11 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Sid:       s("SnapshotObject"),
 		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
 		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey))},
+	}))
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("PutChangeEvents"),
+		Actions:   jsii.Strings("events:PutEvents"),
+		Resources: &[]*string{changes.EventBusArn()},
 	}))
 	// The segments beside it: read a changed tenant's, store new ones, tag
 	// the released ones for the lifecycle rule.
@@ -644,6 +657,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	out("ApiUrl", stage.Url(), "registration API base URL (SigV4, service execute-api)")
 	out("DiscoveryEndpoint", nlb.LoadBalancerDnsName(), "Flight SQL endpoint (the load balancer's DNS name)")
 	out("SnapshotBucket", bucket.BucketName(), "S3 bucket of the snapshot blob")
+	out("ChangeEventBus", changes.EventBusName(), "EventBridge bus of table change events (source lake.catalog, detail-type Table Changed)")
 	out("RegistrationsTable", table.TableName(), "DynamoDB table of registrations")
 	out("TokenSecretArn", secret.SecretArn(), "Secrets Manager secret that signs discovery tokens (HS256)")
 	out("ExampleProducerPolicyArn", producer.ManagedPolicyArn(), "attach to a producer role to scope it to one tenant")

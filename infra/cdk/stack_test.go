@@ -312,7 +312,17 @@ func TestResources(t *testing.T) {
 			t.Errorf("log group %s keeps logs forever", id)
 		}
 	}
-	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "SnapshotBucket", "RegistrationsTable"} {
+	if buses := s.resources("AWS::Events::EventBus"); len(buses) != 1 {
+		t.Fatalf("%d event buses, want the change bus", len(buses))
+	}
+	for id, fn := range s.resources("AWS::Lambda::Function") {
+		env, _ := props(fn)["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		if strings.HasPrefix(id, "Refresh") && !strings.Contains(fmt.Sprint(vars["LAKE_EVENT_BUS"]), "Changes") {
+			t.Errorf("refresh's LAKE_EVENT_BUS = %v, want the change bus", vars["LAKE_EVENT_BUS"])
+		}
+	}
+	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "SnapshotBucket", "RegistrationsTable", "ChangeEventBus"} {
 		tm.HasOutput(jsii.String(out), map[string]any{})
 	}
 }
@@ -663,6 +673,7 @@ func TestLeastPrivilege(t *testing.T) {
 		`[dynamodb:ListStreams] on [*]`,
 		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["meta/generation"]}}`,
 		`[dynamodb:Scan] on [table]`,
+		`[events:PutEvents] on [change bus]`,
 		`[s3:GetObject s3:PutObject s3:PutObjectTagging] on [segments]`,
 		`[s3:GetObject s3:PutObject] on [snapshot key]`,
 		`[sqs:GetQueueAttributes sqs:GetQueueUrl sqs:SendMessage] on [failure queue]`,
@@ -709,6 +720,8 @@ func shape(st statement) string {
 			res = append(res, "snapshot key")
 		case strings.Contains(r, `"Snapshots`) && strings.HasSuffix(r, `"/`+SegmentsPrefix+`*"]]}`):
 			res = append(res, "segments")
+		case strings.HasPrefix(r, `{"Fn::GetAtt":["Changes`) && strings.HasSuffix(r, `"Arn"]}`):
+			res = append(res, "change bus")
 		case strings.Contains(r, `"RefreshFailures`) && strings.HasSuffix(r, `"Arn"]}`):
 			res = append(res, "failure queue")
 		default:

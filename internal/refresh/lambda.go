@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/lambdalog"
@@ -41,6 +42,9 @@ type LambdaConfig struct {
 	// MaxIncremental is the largest stream batch applied incrementally;
 	// a larger one is a full scan (LAKE_MAX_INCREMENTAL, default 1000).
 	MaxIncremental int
+	// EventBus, when set, is the EventBridge bus each published stream
+	// batch's changes are put on (LAKE_EVENT_BUS: a bus name or ARN).
+	EventBus string
 }
 
 // DefaultSnapshotKey is the blob's object key when LAKE_SNAPSHOT_KEY is unset.
@@ -48,7 +52,7 @@ const DefaultSnapshotKey = "snapshots/catalog.lakesnap"
 
 // LambdaConfigFromEnv reads and validates the refresh Lambda's environment.
 func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
-	c := LambdaConfig{Table: getenv("LAKE_TABLE")}
+	c := LambdaConfig{Table: getenv("LAKE_TABLE"), EventBus: getenv("LAKE_EVENT_BUS")}
 	bucket, key := getenv("LAKE_BUCKET"), getenv("LAKE_SNAPSHOT_KEY")
 	if key == "" {
 		key = DefaultSnapshotKey
@@ -143,6 +147,9 @@ func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, m
 		return nil, err
 	}
 	p := &Publisher{Store: store, Blobs: blobs, Reconcile: cfg.Reconcile, MaxIncremental: cfg.MaxIncremental}
+	if cfg.EventBus != "" {
+		p.Events = &EventBridge{Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.EventBus}
+	}
 	return func(ctx context.Context, event json.RawMessage) (Result, error) {
 		keys, stream, err := ParseEvent(event)
 		if err != nil {

@@ -92,6 +92,13 @@ type Publisher struct {
 	// MaxIncremental is the largest batch Apply applies incrementally.
 	// Default DefaultMaxIncremental.
 	MaxIncremental int
+	// Events, when set, is told of the changes each published stream
+	// batch brought into the snapshot (after the publish: a subscriber
+	// that reads the snapshot then finds them). It is best effort: a
+	// failure is in the result (AnnounceError) and the log, and the batch
+	// stands; a change a full scan publishes (its batch failed) is not
+	// announced. The change feed (lake.changes) is the record.
+	Events Announcer
 }
 
 // Outcome says what a run did.
@@ -135,6 +142,10 @@ type Result struct {
 	SegmentsRead, BytesRead       int
 	SegmentsWritten, BytesWritten int
 	SegmentsReleased              int
+	// Announced is how many changes Events was told of; AnnounceError why
+	// it could not be ("" when it could, or was not asked).
+	Announced     int    `json:",omitempty"`
+	AnnounceError string `json:",omitempty"`
 	// SkippedKeys lists the first malformed registrations, for the log.
 	SkippedKeys []string
 	Duration    time.Duration
@@ -358,6 +369,13 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 			if apart {
 				res.SegmentsReleased, err = p.release(ctx, base.Entries(), applied.Written.Entries)
 			}
+			if p.Events != nil && len(applied.Changes) > 0 {
+				if aerr := p.Events.Announce(ctx, gen, applied.Changes); aerr != nil {
+					res.AnnounceError = aerr.Error()
+				} else {
+					res.Announced = len(applied.Changes)
+				}
+			}
 			res.Duration = now().Sub(start)
 			if gerr := recordGeneration(ctx, p.Store, gen); gerr != nil {
 				return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, gerr)
@@ -440,6 +458,8 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 		slog.Int("segments_written", r.SegmentsWritten),
 		slog.Int("segment_bytes_written", r.BytesWritten),
 		slog.Int("segments_released", r.SegmentsReleased),
+		slog.Int("announced", r.Announced),
+		slog.String("announce_error", r.AnnounceError),
 		slog.Int64("duration_ms", r.Duration.Milliseconds()),
 		slog.String("blob", location),
 	)

@@ -43,6 +43,23 @@ type Applied struct {
 	// keys account for none (the drop that wrote one is counted by its
 	// registration's key).
 	Writes int
+	// Changes are the changes the batch brought into the snapshot, one
+	// per table whose row it added, replaced or removed, and per new
+	// tombstone (a drop), in key order: what refresh announces once the
+	// blob is published.
+	Changes []Change
+}
+
+// Change is one change Apply brought into the snapshot.
+type Change struct {
+	Ref catalog.TableRef
+	// Op is create, update or undrop (the registration's Op; create or
+	// update for one written before lake recorded it) or drop.
+	Op         string
+	Version    int64
+	CreationID string
+	By         string
+	At         time.Time
 }
 
 // Apply returns base with the entries at keys read again from store (one
@@ -66,6 +83,7 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 		tombstones map[[3]string]*Tombstone
 	}
 	changed := map[string]*rows{}
+	var dropped []Change // rows removed: a drop, also without its tombstone in the batch
 	for _, key := range slices.Compact(slices.Sorted(slices.Values(keys))) {
 		tenant, ok := tenantOfKey(key)
 		if !ok {
@@ -121,6 +139,10 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 				delete(r.tombstones, k)
 				continue
 			}
+			if _, had := r.tombstones[k]; !had {
+				out.Changes = append(out.Changes, Change{Ref: ref, Op: catalog.OpDrop, Version: d.Registration.Version(),
+					CreationID: d.Registration.CreationID(), By: d.DroppedBy, At: d.DroppedAt})
+			}
 			row := (*rowCache)(nil).tombstone(d)
 			r.tombstones[k] = &row
 			continue
@@ -138,13 +160,31 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 		if err != nil { // dropped, or no valid registration
 			if had {
 				out.Writes++
+				dropped = append(dropped, Change{Ref: ref, Op: catalog.OpDrop, Version: before.Version, At: opts.CreatedAt})
 			}
 			delete(r.tables, k)
 			continue
 		}
 		t := (*rowCache)(nil).table(ref, reg)
-		out.Writes += writesSince(before, had, &t)
+		if n := writesSince(before, had, &t); n > 0 {
+			out.Writes += n
+			op := reg.Op()
+			if op == "" {
+				op = catalog.OpUpdate
+				if !had {
+					op = catalog.OpCreate
+				}
+			}
+			out.Changes = append(out.Changes, Change{Ref: ref, Op: op, Version: reg.Version(), CreationID: reg.CreationID(), By: reg.UpdatedBy(), At: reg.UpdatedAt()})
+		}
 		r.tables[k] = &t
+	}
+	// A removed row whose tombstone the batch did not carry (retention
+	// off, or the tombstone in another batch) is a drop all the same.
+	for _, d := range dropped {
+		if !slices.ContainsFunc(out.Changes, func(c Change) bool { return c.Op == catalog.OpDrop && c.Ref == d.Ref }) {
+			out.Changes = append(out.Changes, d)
+		}
 	}
 	h := base.Header()
 	w, err := NewWriter(WriterOptions{Generation: opts.Generation, CreatedAt: opts.CreatedAt, Skipped: h.Counts.Skipped,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -117,5 +118,41 @@ func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 	m, _ = snapshot.OpenManifest(base.Written.Manifest, snapshot.ReaderOptions{})
 	if _, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1}); !errors.Is(err, snapshot.ErrDetached) {
 		t.Fatalf("Apply without a Fetch: %v, want ErrDetached", err)
+	}
+}
+
+// Apply lists the changes it brought in: a create, an update, a drop (by
+// its tombstone, with who dropped it), and nothing for a key that changed
+// nothing.
+func TestApplyListsItsChanges(t *testing.T) {
+	ctx := context.Background()
+	c, st := fixture(t)
+	base := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})
+	by := catalog.WithCaller(ctx, "bob")
+	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(3, 2)})
+	if _, err := c.Update(by, ref("acme", "sales", "orders"), catalog.TableSpec{Schema: catalogtest.WideSchema(8, 2)}, catalog.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Drop(by, ref("globex", "finance", "ledger")); err != nil {
+		t.Fatal(err)
+	}
+	tomb, err := st.ScanPrefix(ctx, "dropped/globex/finance/ledger/")
+	if err != nil || len(tomb) != 1 {
+		t.Fatalf("tombstone %v, %v", tomb, err)
+	}
+	keys := []string{"tbl/globex/finance/budget", "tbl/acme/sales/orders", "tbl/globex/finance/ledger",
+		"dropped/globex/finance/ledger/" + tomb[0].Key, "tbl/acme/sales/customers"}
+	applied, err := snapshot.Apply(ctx, st, open(t, base.Blob), keys, snapshot.ApplyOptions{Generation: 2, CreatedAt: t0.Add(time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range applied.Changes {
+		got = append(got, fmt.Sprintf("%s %s v%d by %s", ch.Op, ch.Ref, ch.Version, ch.By))
+	}
+	slices.Sort(got)
+	want := []string{"create globex/finance/budget v1 by ", "drop globex/finance/ledger v1 by bob", "update acme/sales/orders v2 by bob"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes %q, want %q", got, want)
 	}
 }
