@@ -228,7 +228,8 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	if err != nil {
 		return Registration{}, false, err
 	}
-	size := registrationBytes(key, val)
+	// The registration and its version record count alike.
+	size := registrationBytes(key, val) + c.versionBytes(key, reg, val)
 	if err := c.adjustUsage(ctx, tenant, 1, size); err != nil {
 		if errors.Is(err, ErrQuotaExceeded) {
 			// An identical retry adds nothing: answer it as without quotas.
@@ -240,7 +241,7 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 	}
 	err = c.store.Create(ctx, key, val)
 	if err == nil {
-		c.keepVersion(ctx, key, reg)
+		c.keepVersion(ctx, key, reg, val)
 		return reg, true, c.bumpChanges(ctx)
 	}
 	c.release(ctx, tenant, 1, size)
@@ -349,7 +350,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		if err != nil {
 			return Registration{}, err
 		}
-		grow := registrationBytes(key, val) - registrationBytes(key, raw)
+		grow := registrationBytes(key, val) - registrationBytes(key, raw) + c.versionBytes(key, next, val)
 		if grow > 0 {
 			if err := c.adjustUsage(ctx, tenant, 0, grow); err != nil {
 				return Registration{}, err
@@ -364,7 +365,7 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 			if grow < 0 {
 				c.release(ctx, tenant, 0, -grow)
 			}
-			c.keepVersion(ctx, key, next)
+			c.keepVersion(ctx, key, next, val)
 			return next, c.bumpChanges(ctx)
 		case errors.Is(err, metastore.ErrNotFound):
 			return Registration{}, ErrNotFound
@@ -481,7 +482,7 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	// within retention. One left by a delete that then fails is removed
 	// again (and would only name a table still registered, which Undrop
 	// refuses).
-	tombKey, err := c.keepTombstone(ctx, ref, cur)
+	tombKey, tombBytes, err := c.keepTombstone(ctx, ref, cur)
 	if err != nil {
 		return fail(err)
 	}
@@ -494,7 +495,10 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 		// What the dropped registration took as stored is what its writes
 		// reserved (undecodable ones are not dropped through here: get
 		// fails).
+		// The tombstone holds its bytes until it is purged or undropped
+		// (charged whatever the limit: a drop is never refused for it).
 		c.release(ctx, ref.Tenant, 1, registrationBytes(key, raw))
+		c.charge(ctx, ref.Tenant, tombBytes)
 		if err := c.bumpChanges(ctx); err != nil {
 			return fail(err)
 		}
@@ -523,20 +527,21 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 
 // keepTombstone stores the tombstone of cur, about to be dropped, and
 // returns its key ("" when the catalog keeps none: retention off, or a
-// registration written before creation ids, which a tombstone cannot name).
-func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, cur Registration) (string, error) {
+// registration written before creation ids, which a tombstone cannot name)
+// and the bytes it takes.
+func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, cur Registration) (string, int64, error) {
 	if c.retention < 0 || cur.creationID == "" {
-		return "", nil
+		return "", 0, nil
 	}
 	now := c.now().UTC()
 	d := Tombstone{Ref: ref, Registration: cur, DroppedAt: now, DroppedBy: callerOf(ctx), ExpiresAt: now.Add(c.retention)}
 	key, err := d.Key()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	val, err := EncodeTombstone(d)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	if ep, ok := c.store.(metastore.ExpiringPutter); ok {
 		err = ep.PutExpiring(ctx, key, val, d.ExpiresAt)
@@ -544,9 +549,9 @@ func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, cur Registrat
 		err = c.store.Put(ctx, key, val)
 	}
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return key, nil
+	return key, registrationBytes(key, val), nil
 }
 
 // Purged is what PurgeExpired removed.
@@ -574,11 +579,12 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 			continue
 		}
 		out.Tombstones++
+		c.release(ctx, d.Ref.Tenant, 0, registrationBytes(TombstonePrefix+e.Key, e.Value))
 		if cur, _, err := c.get(ctx, KeyPrefix+d.Ref.String()); err == nil && cur.creationID == d.Registration.creationID {
 			continue // undropped after all: its history is live
 		}
 		for v := d.Registration.version; v >= 1 && v > d.Registration.version-int64(max(c.history, 0)); v-- {
-			if err := c.store.Delete(ctx, versionKey(d.Ref, d.Registration.creationID, v)); err == nil {
+			if n := c.deleteVersion(ctx, d.Ref, d.Registration.creationID, v); n > 0 {
 				out.Versions++
 			}
 		}
@@ -650,7 +656,7 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 	if err != nil {
 		return fail(err)
 	}
-	size := registrationBytes(key, val)
+	size := registrationBytes(key, val) + c.versionBytes(key, reg, val)
 	if err := c.adjustUsage(ctx, ref.Tenant, 1, size); err != nil {
 		return fail(err)
 	}
@@ -661,9 +667,11 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 		}
 		return fail(err)
 	}
-	c.keepVersion(ctx, key, reg)
-	if err := c.store.Delete(ctx, tombKey); err != nil && !errors.Is(err, metastore.ErrNotFound) {
+	c.keepVersion(ctx, key, reg, val)
+	if err := c.store.CompareAndDelete(ctx, tombKey, raw); err != nil && !errors.Is(err, metastore.ErrNotFound) {
 		return reg, during("undrop", ref.String(), fmt.Errorf("restored, but its tombstone stays: %w", err))
+	} else if err == nil {
+		c.release(ctx, ref.Tenant, 0, registrationBytes(tombKey, raw))
 	}
 	if err := c.bumpChanges(ctx); err != nil {
 		return reg, during("undrop", ref.String(), err)

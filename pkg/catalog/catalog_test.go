@@ -234,8 +234,9 @@ func TestDrop(t *testing.T) {
 		keys[1] != catalog.ChangesKey || keys[2] != catalog.QuotaPrefix+"acme" || !strings.HasPrefix(keys[3], catalog.VersionPrefix+"acme/sales/orders/") {
 		t.Fatalf("keys left after Drop: %q, want the tombstone, the change counter, the tenant's usage and its version record", keys)
 	}
-	if u, err := c.Usage(ctx, "acme"); err != nil || u != (catalog.Usage{}) {
-		t.Fatalf("usage after Drop = %+v, %v; want zero", u, err)
+	// No table; the tombstone and the history hold their bytes.
+	if u, err := c.Usage(ctx, "acme"); err != nil || u != (catalog.Usage{Bytes: storedBytes(t, st, orders)}) {
+		t.Fatalf("usage after Drop = %+v, %v; want no table and the %d bytes the tombstone and history hold", u, err, storedBytes(t, st, orders))
 	}
 }
 
@@ -262,13 +263,24 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 	dup := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int64}, {Name: "a", Type: arrow.BinaryTypes.String}}, nil)
 
 	oneTable := catalog.New(st, catalog.Options{Quota: catalog.Quota{MaxTables: 1}})
-	fewBytes := catalog.New(st, catalog.Options{Now: clk.Now, Quota: catalog.Quota{MaxBytes: 10}})
+	// Without history, others asks for its registration alone.
+	fewBytes := catalog.New(st, catalog.Options{Now: clk.Now, Quota: catalog.Quota{MaxBytes: 10}, HistoryVersions: -1})
 	// others' registration is orders' with a name of the same length, made
 	// at the same time: it asks for what orders holds.
 	other2 := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "others"}
-	u, err := c.Usage(ctx, "acme")
+	ordersKey, _ := orders.Key()
+	ordersRaw, err := st.Get(ctx, ordersKey)
 	if err != nil {
 		t.Fatal(err)
+	}
+	asked := len(ordersKey) + len(ordersRaw)
+	// What the tenant holds when the case runs (the cases before it write).
+	heldNow := func() int64 {
+		u, err := c.Usage(ctx, "acme")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Bytes
 	}
 	unsignalled := catalog.New(failingCounter{memstore.New(memstore.Options{})}, catalog.Options{})
 	down := catalog.New(unreachable{st}, catalog.Options{})
@@ -298,7 +310,7 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 		{"register past the table quota", second(oneTable.Register(ctx, other2, good)),
 			catalog.ErrQuotaExceeded, "acme/sales/others", "catalog: register acme/sales/others: tenant quota exceeded: 1 tables, limit 1"},
 		{"register past the byte quota", second(fewBytes.Register(ctx, other2, good)),
-			catalog.ErrQuotaExceeded, "acme/sales/others", fmt.Sprintf("catalog: register acme/sales/others: tenant quota exceeded: %d bytes of registrations held and %d more asked for, limit 10", u.Bytes, u.Bytes)},
+			catalog.ErrQuotaExceeded, "acme/sales/others", fmt.Sprintf("catalog: register acme/sales/others: tenant quota exceeded: %d bytes held (registrations, kept versions, tombstones) and %d more asked for, limit 10", heldNow(), asked)},
 		{"register without signalling", second(unsignalled.Register(ctx, orders, good)),
 			catalog.ErrUnsignalled, "acme/sales/orders", "catalog: register acme/sales/orders: written, but the change was not signalled to refresh: the change counter: injected: the counter's partition is unavailable"},
 		{"get a missing table", first(c.Get(ctx, missing)), catalog.ErrNotFound, "acme/sales/missing", "catalog: get acme/sales/missing: table not found"},

@@ -30,29 +30,56 @@ func versionKey(ref TableRef, creationID string, version int64) string {
 	return fmt.Sprintf("%s%s/%s/%020d", VersionPrefix, ref.String(), creationID, version)
 }
 
-// keepVersion stores reg, just written at key, as its version record,
-// and deletes the record that falls out of the kept count. Only the one
-// write that moved the registration to reg's version gets here, so the
-// record is that state. It is best effort: a record that cannot be written
-// leaves a gap in the history (History skips it), never a failed write.
-func (c *Catalog) keepVersion(ctx context.Context, key string, reg Registration) {
+// versionBytes is what reg's version record will take (val is reg
+// encoded; 0 when history is off or reg has no creation id): counted in
+// the tenant's usage with the write that makes it.
+func (c *Catalog) versionBytes(key string, reg Registration, val []byte) int64 {
 	if c.history < 0 || reg.creationID == "" {
-		return
+		return 0
 	}
 	ref, err := ParseKey(strings.TrimPrefix(key, KeyPrefix))
 	if err != nil {
+		return 0
+	}
+	return registrationBytes(versionKey(ref, reg.creationID, reg.version), val)
+}
+
+// keepVersion stores reg (val encoded), just written at key, as its
+// version record, and deletes the record that falls out of the kept count,
+// giving its bytes back. Only the one write that moved the registration to
+// reg's version gets here, so the record is that state. It is best effort:
+// a record that cannot be written leaves a gap in the history (History
+// skips it) and gives back the bytes reserved for it, never a failed
+// write.
+func (c *Catalog) keepVersion(ctx context.Context, key string, reg Registration, val []byte) {
+	n := c.versionBytes(key, reg, val)
+	if n == 0 {
 		return
 	}
-	val, err := encodeRegistration(reg)
-	if err != nil {
-		return
-	}
+	ref, _ := ParseKey(strings.TrimPrefix(key, KeyPrefix))
 	if c.store.Put(ctx, versionKey(ref, reg.creationID, reg.version), val) != nil {
+		c.release(ctx, ref.Tenant, 0, n)
 		return
 	}
 	if old := reg.version - int64(c.history); old >= 1 {
-		_ = c.store.Delete(ctx, versionKey(ref, reg.creationID, old))
+		c.deleteVersion(ctx, ref, reg.creationID, old)
 	}
+}
+
+// deleteVersion deletes one version record and gives its bytes back to
+// the tenant's usage; it returns them (0 when there was none).
+func (c *Catalog) deleteVersion(ctx context.Context, ref TableRef, creationID string, v int64) int64 {
+	key := versionKey(ref, creationID, v)
+	raw, err := c.store.Get(ctx, key)
+	if err != nil {
+		return 0
+	}
+	if c.store.CompareAndDelete(ctx, key, raw) != nil {
+		return 0
+	}
+	n := registrationBytes(key, raw)
+	c.release(ctx, ref.Tenant, 0, n)
+	return n
 }
 
 // Version is one kept state of a registration: Registration as it was at

@@ -27,7 +27,12 @@ import (
 // each reservation is checked against the value it replaces. An update
 // reserves what it grows by and gives back what it shrinks by; a write
 // that then fails gives its reservation back; a drop gives back what the
-// dropped registration took.
+// dropped registration took. The bytes count what the tenant holds: every
+// registration, the version record of each state kept (reserved with the
+// write that makes it, given back when it falls out of the kept count),
+// and each tombstone in retention (charged by the drop, given back by
+// undrop or the purge; on DynamoDB the TTL deletes tombstones without
+// telling the usage, which `lake quota recompute` counts again).
 //
 // The usage can only drift upwards: a process that dies between its
 // reservation and its write leaves the reservation counted (failing closed,
@@ -150,9 +155,9 @@ type Recomputed struct {
 	Tenants, Changed int
 }
 
-// RecomputeUsage sets every tenant's usage item to what its registrations
-// take now (one ScanPrefix of KeyPrefix; tenants with no registrations left
-// get zero), then records UsageFormatKey. Each item is replaced with a
+// RecomputeUsage sets every tenant's usage item to what its registrations,
+// tombstones and version records take now (one ScanPrefix of each prefix;
+// tenants with none left get zero), then records UsageFormatKey. Each item is replaced with a
 // compare-and-swap on the value read before the scan; a tenant written to
 // meanwhile is counted again from a scan of its own prefix. A write
 // reserved before that read and stored after the scan is missed (the
@@ -182,6 +187,20 @@ func (c *Catalog) RecomputeUsage(ctx context.Context) (Recomputed, error) {
 		u.Tables++
 		u.Bytes += registrationBytes(KeyPrefix+e.Key, e.Value)
 		counted[tenant] = u
+	}
+	// What else a tenant holds: its tombstones and version records.
+	for _, prefix := range []string{TombstonePrefix, VersionPrefix} {
+		held, err := c.store.ScanPrefix(ctx, prefix)
+		if err != nil {
+			return out, &Error{Op: "recompute usage", Kind: err}
+		}
+		for _, e := range held {
+			if tenant, _, ok := strings.Cut(e.Key, "/"); ok {
+				u := counted[tenant]
+				u.Bytes += registrationBytes(prefix+e.Key, e.Value)
+				counted[tenant] = u
+			}
+		}
 	}
 	for tenant := range prior {
 		if _, ok := counted[tenant]; !ok {
@@ -236,7 +255,10 @@ func (c *Catalog) recomputeTenant(ctx context.Context, tenant string, prev []byt
 		if err != nil {
 			return false, err
 		}
-		u = Usage{}
+		if u.Bytes, err = c.heldBytes(ctx, tenant); err != nil {
+			return false, err
+		}
+		u.Tables = 0
 		for _, e := range entries {
 			u.Tables++
 			u.Bytes += registrationBytes(KeyPrefix+tenant+"/"+e.Key, e.Value)
@@ -266,7 +288,7 @@ func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, n int6
 			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d tables, limit %d", cur.Tables, c.quota.MaxTables)}
 		}
 		if n > 0 && c.quota.MaxBytes >= 0 && next.Bytes > c.quota.MaxBytes {
-			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d bytes of registrations held and %d more asked for, limit %d", cur.Bytes, n, c.quota.MaxBytes)}
+			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d bytes held (registrations, kept versions, tombstones) and %d more asked for, limit %d", cur.Bytes, n, c.quota.MaxBytes)}
 		}
 		return json.Marshal(next)
 	})
@@ -315,6 +337,28 @@ func casLoop(ctx context.Context, store metastore.Store, key string, fn func(raw
 	return &Error{Kind: ErrConflict, Detail: fmt.Sprintf("%s still changing after %d attempts", key, casAttempts)}
 }
 
+// charge adds n bytes already stored (a tombstone) to the tenant's usage
+// whatever the limit: the write that stored them is never refused for it.
+// Like release, it runs even when ctx is done and drops its error.
+func (c *Catalog) charge(ctx context.Context, tenant string, n int64) {
+	if n <= 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_ = casLoop(ctx, c.store, QuotaPrefix+tenant, func(raw []byte) ([]byte, error) {
+		var cur Usage
+		if raw != nil {
+			var err error
+			if cur, err = decodeUsage(raw); err != nil {
+				return nil, err
+			}
+		}
+		cur.Bytes += n
+		return json.Marshal(cur)
+	})
+}
+
 // release gives back a reservation after a failed write. It runs even when
 // ctx is done (the reservation must not stay counted because the caller
 // gave up); its error is dropped: usage drifts upwards at worst.
@@ -322,4 +366,19 @@ func (c *Catalog) release(ctx context.Context, tenant string, tables, n int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = c.adjustUsage(ctx, tenant, -tables, -n)
+}
+
+// heldBytes is what the tenant's tombstones and version records take.
+func (c *Catalog) heldBytes(ctx context.Context, tenant string) (int64, error) {
+	var n int64
+	for _, prefix := range []string{TombstonePrefix, VersionPrefix} {
+		es, err := c.store.ScanPrefix(ctx, prefix+tenant+"/")
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range es {
+			n += registrationBytes(prefix+tenant+"/"+e.Key, e.Value)
+		}
+	}
+	return n, nil
 }

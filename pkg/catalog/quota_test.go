@@ -70,6 +70,13 @@ func TestQuotaTables(t *testing.T) {
 // update and a drop give bytes back.
 func TestQuotaBytes(t *testing.T) {
 	small, big := catalogtest.WideSchema(1, 2), catalogtest.WideSchema(1, 40)
+	// Here a drop frees its bytes: no tombstone, no history
+	// (TestHistoryAndTombstonesCountInTheQuota has them).
+	quotaCatalog := func(t *testing.T, q catalog.Quota) (*catalog.Catalog, metastore.Store) {
+		st := memstore.New(memstore.Options{})
+		t.Cleanup(func() { st.Close() })
+		return catalog.New(st, catalog.Options{Quota: q, TombstoneRetention: -1, HistoryVersions: -1}), st
+	}
 	probe, probeStore := quotaCatalog(t, catalog.Quota{MaxBytes: -1})
 	mustRegister(t, probe, ref("acme", "a"), catalog.TableSpec{Location: "/a", Schema: small})
 	mustRegister(t, probe, ref("acme", "b"), catalog.TableSpec{Location: "/b", Schema: big})

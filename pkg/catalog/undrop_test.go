@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -150,5 +151,61 @@ func TestPurgeExpired(t *testing.T) {
 	}
 	if left, _ := st.ScanPrefix(ctx, catalog.VersionPrefix+"acme/sales/orders/"); len(left) != 0 {
 		t.Fatalf("orders' version records left: %v", left)
+	}
+}
+
+// The quota counts what a tenant holds: history and tombstones too. A
+// version record is reserved with its write, given back when it falls out
+// of the kept count; a drop keeps its tombstone's bytes until an undrop or
+// the purge gives them back; the recount agrees at every step.
+func TestHistoryAndTombstonesCountInTheQuota(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	clk := &clock{now: t0}
+	c := catalog.New(st, catalog.Options{Now: clk.Now, HistoryVersions: 2})
+	ctx := context.Background()
+	agree := func(step string, tables int64) {
+		t.Helper()
+		u, err := c.Usage(ctx, "acme")
+		if err != nil || u.Tables != tables || u.Bytes != storedBytes(t, st, orders) {
+			t.Fatalf("%s: usage %+v, %v; want %d tables and the %d bytes stored", step, u, err, tables, storedBytes(t, st, orders))
+		}
+		if _, err := c.RecomputeUsage(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if again, _ := c.Usage(ctx, "acme"); again != u {
+			t.Fatalf("%s: the recount says %+v, the running count %+v", step, again, u)
+		}
+	}
+	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 3)})
+	agree("registered", 1)
+	for i := range 3 {
+		if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 4+i)}, catalog.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		agree(fmt.Sprintf("update %d", i+1), 1)
+	}
+	if err := c.Drop(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	agree("dropped", 0)
+	if _, err := c.Undrop(ctx, orders, reg.CreationID()); err != nil {
+		t.Fatal(err)
+	}
+	agree("undropped", 1)
+	if err := c.Drop(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	clk.now = clk.now.Add(catalog.DefaultTombstoneRetention + time.Second)
+	if _, err := c.PurgeExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	agree("purged", 0)
+	if u, _ := c.Usage(ctx, "acme"); u != (catalog.Usage{}) {
+		t.Fatalf("after the purge: %+v, want nothing", u)
+	}
+	// History beyond the limit is refused with the write.
+	small := catalog.New(memstore.New(memstore.Options{}), catalog.Options{Quota: catalog.Quota{MaxBytes: 1}})
+	if _, _, err := small.Register(ctx, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 3)}); !errors.Is(err, catalog.ErrQuotaExceeded) {
+		t.Fatalf("register past the byte limit: %v", err)
 	}
 }
