@@ -29,11 +29,13 @@
 package browser
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -47,6 +49,8 @@ import (
 	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/flightclient"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -74,6 +78,11 @@ type Options struct {
 	// DialOptions are added to the gRPC dial options of the connection to
 	// discovery (tests count calls with an interceptor).
 	DialOptions []grpc.DialOption
+	// History, when set (local mode: the catalog in process), gives a
+	// table's kept versions newest first, for the table's history view.
+	// Without it (discovery's browser on AWS, which reaches no registration
+	// store) the view points at lake history.
+	History func(ctx context.Context, ref catalog.TableRef) ([]catalog.Version, error)
 }
 
 // Handler serves the page and its API. It is safe for concurrent use.
@@ -109,6 +118,7 @@ func New(opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /api/table", h.authed(h.table))
 	h.mux.HandleFunc("GET /api/search", h.authed(h.search))
 	h.mux.HandleFunc("GET /api/snapshot", h.authed(h.snapshot))
+	h.mux.HandleFunc("GET /api/history", h.authed(h.history))
 	h.mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, http.StatusNotFound, "not_found", "no such API endpoint")
 	})
@@ -408,6 +418,89 @@ type SearchAnswer struct {
 	// Truncated is set when discovery returned only the first
 	// wire.MaxSearchMatches matches.
 	Truncated bool `json:"truncated"`
+}
+
+// HistoryVersion is one version of GET /api/history: who made it, how and
+// when, its column count (-1: no schema) and what it changed from the
+// version before it (schema field by field with dotted paths, then
+// description, location and properties).
+type HistoryVersion struct {
+	Version int64     `json:"version"`
+	Op      string    `json:"op,omitempty"`
+	By      string    `json:"by,omitempty"`
+	At      time.Time `json:"at"`
+	Columns int       `json:"columns"`
+	Changes []string  `json:"changes"`
+}
+
+// HistoryAnswer is GET /api/history. Available is false where the browser
+// has no history to read (Note says where it is).
+type HistoryAnswer struct {
+	Available bool             `json:"available"`
+	Note      string           `json:"note,omitempty"`
+	Versions  []HistoryVersion `json:"versions"`
+}
+
+// history answers GET /api/history?namespace=&name=: the table's kept
+// versions, each with its diff from the one before. The tenant is the
+// token's, as discovery authenticates it (a list call answers it).
+func (h *Handler) history(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
+	ns, name := r.FormValue("namespace"), r.FormValue("name")
+	if ns == "" || name == "" {
+		badRequest(w, "namespace and name are required")
+		return
+	}
+	if h.opts.History == nil {
+		writeJSON(w, HistoryAnswer{Versions: []HistoryVersion{}, Note: "this browser reads discovery only; the history is kept by the registration API: lake history"})
+		return
+	}
+	page, err := c.ListNamespaces(r.Context(), 0, 1)
+	if err != nil {
+		discoveryError(w, err)
+		return
+	}
+	ref := catalog.TableRef{Tenant: page.Tenant, Namespace: ns, Name: name}
+	if err := ref.Validate(); err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	vs, err := h.opts.History(r.Context(), ref)
+	if errors.Is(err, catalog.ErrNotFound) {
+		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+		return
+	}
+	if err != nil {
+		apierror.Write(w, http.StatusServiceUnavailable, "unavailable", "the history could not be read; retry")
+		return
+	}
+	out := HistoryAnswer{Available: true, Versions: []HistoryVersion{}}
+	for i, v := range vs {
+		reg := v.Registration
+		hv := HistoryVersion{Version: v.Version, Op: reg.Op(), By: reg.UpdatedBy(), At: reg.UpdatedAt(), Columns: -1, Changes: []string{}}
+		s, serr := reg.Schema()
+		if serr == nil {
+			hv.Columns = s.NumFields()
+		}
+		if i+1 < len(vs) { // the version before it is kept: what changed
+			prev := vs[i+1].Registration
+			if ps, perr := prev.Schema(); perr == nil && serr == nil {
+				for _, ch := range schemadiff.Diff(ps, s) {
+					hv.Changes = append(hv.Changes, ch.String())
+				}
+			}
+			if prev.Description() != reg.Description() {
+				hv.Changes = append(hv.Changes, "description changed")
+			}
+			if prev.Location() != reg.Location() {
+				hv.Changes = append(hv.Changes, fmt.Sprintf("location: %s → %s", prev.Location(), reg.Location()))
+			}
+			if !maps.Equal(prev.Properties(), reg.Properties()) {
+				hv.Changes = append(hv.Changes, "properties changed")
+			}
+		}
+		out.Versions = append(out.Versions, hv)
+	}
+	writeJSON(w, out)
 }
 
 // SnapshotAnswer is GET /api/snapshot.

@@ -115,6 +115,25 @@ func start(dir string) error {
 			break
 		}
 	}
+	// sales.orders has a history: two updates by two callers.
+	orders := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}
+	for i, u := range []struct {
+		by   string
+		spec catalog.TableSpec
+	}{
+		{"arn:aws:iam::123456789012:role/acme-producer", catalog.TableSpec{Schema: arrow.NewSchema([]arrow.Field{{Name: "customer_id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "placed_at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true}}, nil)}},
+		{"arn:aws:iam::123456789012:user/alice", catalog.TableSpec{Description: "one row per order", Schema: arrow.NewSchema([]arrow.Field{{Name: "customer_id", Type: arrow.PrimitiveTypes.Int64},
+			{Name: "placed_at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}, Nullable: true},
+			{Name: "amount", Type: &arrow.Decimal128Type{Precision: 18, Scale: 2}, Nullable: true}}, nil)}},
+	} {
+		if err != nil {
+			break
+		}
+		if _, err = cat.Update(catalog.WithCaller(ctx, u.by), orders, u.spec, catalog.UpdateOptions{}); err != nil {
+			err = fmt.Errorf("update %d of sales.orders: %w", i+1, err)
+		}
+	}
 	if err == nil {
 		legacy, _ := json.Marshal(map[string]any{"location": "s3://b/events/", "table_type": "TABLE", "created_at": "2024-01-01T00:00:00Z", "version": 1})
 		err = st.Put(ctx, "tbl/acme/legacy/events", legacy)
@@ -553,5 +572,33 @@ func TestAssets(t *testing.T) {
 	}
 	if code, ctype, _ := get(t, http.MethodGet, "/api/nope", ""); code != http.StatusNotFound || ctype != "application/json" {
 		t.Fatalf("GET /api/nope: got %d %q, want 404 application/json", code, ctype)
+	}
+}
+
+// GET /api/history: the table's versions newest first, each with who made
+// it and what it changed from the one before; the tenant is the token's,
+// so another tenant asking for the same names is answered its own (none).
+func TestHistory(t *testing.T) {
+	var h browser.HistoryAnswer
+	getJSON(t, "/api/history?namespace=sales&name=orders", "acme", http.StatusOK, &h)
+	if !h.Available || len(h.Versions) != 3 {
+		t.Fatalf("history %+v", h)
+	}
+	v3, v2, v1 := h.Versions[0], h.Versions[1], h.Versions[2]
+	if v3.Version != 3 || v3.Op != "update" || v3.By != "arn:aws:iam::123456789012:user/alice" || v3.Columns != 3 ||
+		fmt.Sprint(v3.Changes) != "[amount: added (nullable decimal(18, 2)) description changed]" {
+		t.Fatalf("v3 %+v", v3)
+	}
+	if v2.Version != 2 || v2.By != "arn:aws:iam::123456789012:role/acme-producer" || fmt.Sprint(v2.Changes) != "[placed_at: added (nullable timestamp[us, tz=UTC])]" {
+		t.Fatalf("v2 %+v", v2)
+	}
+	if v1.Version != 1 || v1.Op != "create" || v1.Columns != 1 || len(v1.Changes) != 0 {
+		t.Fatalf("v1 %+v", v1)
+	}
+	var other map[string]any
+	getJSON(t, "/api/history?namespace=sales&name=orders", "globex", http.StatusNotFound, &other)
+	getJSON(t, "/api/history?namespace=sales", "acme", http.StatusBadRequest, &other)
+	if code, _, _ := get(t, http.MethodGet, "/api/history?namespace=sales&name=orders", ""); code != http.StatusUnauthorized {
+		t.Fatalf("history without a token: %d, want 401", code)
 	}
 }

@@ -341,6 +341,10 @@ func (in *Instance) startBrowser() error {
 		Discovery:  "grpc://" + in.disc.Addr(),
 		DevTenants: DevTenants(),
 		DevToken:   in.devToken,
+		History: func(ctx context.Context, ref catalog.TableRef) ([]catalog.Version, error) {
+			vs, _, err := in.cat.History(ctx, ref, "", 0, catalog.MaxHistoryPage)
+			return vs, err
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("local: %w", err)

@@ -133,6 +133,24 @@
     return out;
   }
 
+  // historyView is the table's kept versions, newest first, each with
+  // who made it and what it changed from the one before.
+  async function historyView(ns, name) {
+    const h = await api("/api/history?namespace=" + encodeURIComponent(ns) + "&name=" + encodeURIComponent(name));
+    const sec = el("section", { class: "history", "aria-labelledby": "history-heading" }, el("h3", { id: "history-heading" }, "History"));
+    if (!h.available) { sec.append(el("p", { class: "muted" }, h.note)); return sec; }
+    const ol = el("ol", { class: "versions", reversed: "" });
+    for (const v of h.versions) {
+      const head = el("p", { class: "version-head" }, el("strong", {}, "v" + v.version), " " + (v.op || "change") + " by " + (v.by || "unknown") + " · ", when(v.at),
+        " · " + (v.columns < 0 ? "no schema" : v.columns + (v.columns === 1 ? " column" : " columns")));
+      const item = el("li", {}, head);
+      if (v.changes.length) item.append(el("ul", { class: "changes" }, ...v.changes.map((c) => el("li", {}, el("code", {}, c)))));
+      ol.append(item);
+    }
+    sec.append(ol);
+    return sec;
+  }
+
   function when(iso) { return el("time", { datetime: iso }, iso.replace("T", " ").replace(/\.\d+/, "")); }
 
   async function openTable(ns, name) {
@@ -148,6 +166,7 @@
       d.append(el("h3", {}, "Schema"), el("div", { class: "tree" }, tree(t.schema.fields)));
       if (t.schema.metadata) d.append(el("h3", {}, "Schema metadata"), metadataList(t.schema.metadata));
     }
+    try { d.append(await historyView(t.namespace, t.name)); } catch (e) { d.append(el("p", { class: "muted" }, "History: " + e.message)); }
     d.querySelector("h2").focus();
   }
 

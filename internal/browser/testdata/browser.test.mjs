@@ -122,6 +122,15 @@ try {
   await detail.getByRole("heading", { name: "sales.orders" }).waitFor();
   check((await detail.innerText()).includes("customer_id"), "the opened table shows its column customer_id");
 
+  step("the table's history: three versions, who made each, what each changed");
+  await detail.getByRole("heading", { name: "History" }).waitFor();
+  const versions = await detail.locator(".history ol.versions > li").allInnerTexts();
+  check(versions.length === 3 && versions[0].startsWith("v3 update by arn:aws:iam::123456789012:user/alice") && versions[0].includes("amount: added")
+    && versions[1].includes("placed_at: added") && versions[2].startsWith("v1 create"), `history lists v3, v2, v1 with their changes, got ${JSON.stringify(versions)}`);
+  await axe(page, "table history");
+  const historyBox = await detail.locator(".history").boundingBox();
+  await page.screenshot({ path: path.join(shots, "history.png"), fullPage: true, clip: { x: 0, y: 0, width: 1200, height: Math.ceil(historyBox.y + historyBox.height + 8) } });
+
   step("switch to tenant globex");
   await openTenant(page, "globex", "secret");
   await page.locator("#tables").getByRole("button", { name: "secret.globex_only" }).waitFor();
