@@ -82,6 +82,9 @@ type Config struct {
 	// DefaultCompatibility is the compatibility mode of tables registered
 	// without one (schemadiff; "" is none).
 	DefaultCompatibility schemadiff.Mode
+	// Memory is how long drops stay restorable and how many versions are
+	// kept (lake local --tombstone-retention, --history-versions).
+	Memory registerapi.Memory
 	// Quota bounds each tenant's tables and registration bytes (zero
 	// fields: the catalog's defaults).
 	Quota catalog.Quota
@@ -232,7 +235,8 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: %w (is another `lake local` using %s?)", err, cfg.DataDir)
 	}
-	in := &Instance{cfg: cfg, hosts: hosts, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility}), secret: secret, kick: make(chan struct{}, 1)}
+	in := &Instance{cfg: cfg, hosts: hosts, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
+		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions}), secret: secret, kick: make(chan struct{}, 1)}
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
 	if err != nil {
 		store.Close()

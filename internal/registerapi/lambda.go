@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
@@ -33,6 +34,44 @@ type LambdaConfig struct {
 	// (LAKE_DEFAULT_COMPATIBILITY: none, backward, forward or full; unset:
 	// none).
 	DefaultCompatibility schemadiff.Mode
+	// Memory is how long drops stay restorable and how many versions of
+	// each registration are kept (LAKE_TOMBSTONE_RETENTION,
+	// LAKE_HISTORY_VERSIONS).
+	Memory Memory
+}
+
+// Memory is what the catalog keeps of past states: TombstoneRetention and
+// HistoryVersions as catalog.Options takes them (0: the default; -1: none).
+type Memory struct {
+	TombstoneRetention time.Duration
+	HistoryVersions    int
+}
+
+// MemoryFromEnv reads LAKE_TOMBSTONE_RETENTION (a duration of at least 1h,
+// such as 168h, or off: a drop is final) and LAKE_HISTORY_VERSIONS (1 to
+// 100000, or off: no history kept); unset takes the catalog's defaults
+// (catalog.DefaultTombstoneRetention, catalog.DefaultHistoryVersions).
+func MemoryFromEnv(getenv func(string) string) (Memory, error) {
+	var m Memory
+	if v := getenv("LAKE_TOMBSTONE_RETENTION"); v == "off" {
+		m.TombstoneRetention = -1
+	} else if v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Hour {
+			return m, fmt.Errorf("LAKE_TOMBSTONE_RETENTION %q: want a duration of at least 1h (such as 168h), or off", v)
+		}
+		m.TombstoneRetention = d
+	}
+	if v := getenv("LAKE_HISTORY_VERSIONS"); v == "off" {
+		m.HistoryVersions = -1
+	} else if v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100_000 {
+			return m, fmt.Errorf("LAKE_HISTORY_VERSIONS %q: want 1 to 100000, or off", v)
+		}
+		m.HistoryVersions = n
+	}
+	return m, nil
 }
 
 // LambdaConfigFromEnv reads and validates the register Lambda's environment.
@@ -43,6 +82,9 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	}
 	var err error
 	if c.Quota, err = QuotaFromEnv(getenv); err != nil {
+		return c, err
+	}
+	if c.Memory, err = MemoryFromEnv(getenv); err != nil {
 		return c, err
 	}
 	if v := getenv("LAKE_DEFAULT_COMPATIBILITY"); v != "" {
@@ -113,7 +155,8 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	if err != nil {
 		return nil, err
 	}
-	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility}), Options{Authorize: AllowAll(IAMCaller), Log: log})
+	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
+		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions}), Options{Authorize: AllowAll(IAMCaller), Log: log})
 	if err != nil {
 		return nil, err
 	}

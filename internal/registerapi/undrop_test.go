@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -110,6 +111,38 @@ func TestVersionsThroughTheAPI(t *testing.T) {
 	for _, q := range []string{"/versions?limit=0", "/versions?limit=101", "/versions?before=x", "/versions?creation_id=XYZ", "/versions/0", "/versions/abc"} {
 		if r := do(t, h, "GET", base+"/orders"+q, "", nil); r.status != http.StatusBadRequest {
 			t.Errorf("GET …%s: %d %s, want 400", q, r.status, r.body)
+		}
+	}
+}
+
+// LAKE_TOMBSTONE_RETENTION and LAKE_HISTORY_VERSIONS: unset keeps the
+// defaults, off keeps none, anything else out of range is refused with
+// the variable named.
+func TestMemoryFromEnv(t *testing.T) {
+	for _, tc := range []struct {
+		retention, versions string
+		want                registerapi.Memory
+		err                 string
+	}{
+		{"", "", registerapi.Memory{}, ""},
+		{"72h", "20", registerapi.Memory{TombstoneRetention: 72 * time.Hour, HistoryVersions: 20}, ""},
+		{"off", "off", registerapi.Memory{TombstoneRetention: -1, HistoryVersions: -1}, ""},
+		{"30m", "", registerapi.Memory{}, "LAKE_TOMBSTONE_RETENTION"},
+		{"a week", "", registerapi.Memory{}, "LAKE_TOMBSTONE_RETENTION"},
+		{"", "0", registerapi.Memory{}, "LAKE_HISTORY_VERSIONS"},
+		{"", "100001", registerapi.Memory{}, "LAKE_HISTORY_VERSIONS"},
+	} {
+		got, err := registerapi.MemoryFromEnv(func(k string) string {
+			return map[string]string{"LAKE_TOMBSTONE_RETENTION": tc.retention, "LAKE_HISTORY_VERSIONS": tc.versions}[k]
+		})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q %q: %v, want an error naming %s", tc.retention, tc.versions, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q %q: %+v, %v; want %+v", tc.retention, tc.versions, got, err, tc.want)
 		}
 	}
 }
