@@ -25,7 +25,7 @@ type LocalOptions struct {
 	DefaultCompatibility string
 	// TombstoneRetention and HistoryVersions are --tombstone-retention and
 	// --history-versions, as their environment variables take them.
-	TombstoneRetention, HistoryVersions string
+	TombstoneRetention, HistoryVersions, HistoryMaxAge string
 	// Ready, when set, is called with the running instance before waiting
 	// for the context's end (tests use it to learn the endpoints).
 	Ready func(*local.Instance)
@@ -57,7 +57,8 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 			}
 			opts.Config.DefaultCompatibility = mode
 			memory, err := registerapi.MemoryFromEnv(func(k string) string {
-				return map[string]string{"LAKE_TOMBSTONE_RETENTION": opts.TombstoneRetention, "LAKE_HISTORY_VERSIONS": opts.HistoryVersions}[k]
+				return map[string]string{"LAKE_TOMBSTONE_RETENTION": opts.TombstoneRetention, "LAKE_HISTORY_VERSIONS": opts.HistoryVersions,
+					"LAKE_HISTORY_MAX_AGE": opts.HistoryMaxAge}[k]
 			})
 			if err != nil {
 				return err
@@ -81,6 +82,7 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.BoolVar(&opts.Config.Pprof, "pprof", false, "also serve Go's profiles (net/http/pprof) under /debug/pprof/ on --http-listen")
 	fl.StringVar(&opts.DefaultCompatibility, "default-compatibility", env("LAKE_DEFAULT_COMPATIBILITY", "none"), "compatibility mode of tables registered without one: none, backward, forward or full [LAKE_DEFAULT_COMPATIBILITY]")
 	fl.StringVar(&opts.TombstoneRetention, "tombstone-retention", env("LAKE_TOMBSTONE_RETENTION", ""), "how long a drop stays restorable (lake undrop), at least 1h, or off (default 168h) [LAKE_TOMBSTONE_RETENTION]")
+	fl.StringVar(&opts.HistoryMaxAge, "history-max-age", env("LAKE_HISTORY_MAX_AGE", ""), "versions older than this are no longer kept, at least 1h (default: no age bound) [LAKE_HISTORY_MAX_AGE]")
 	fl.StringVar(&opts.HistoryVersions, "history-versions", env("LAKE_HISTORY_VERSIONS", ""), "versions of each table kept (lake history), 1 to 100000, or off (default 100) [LAKE_HISTORY_VERSIONS]")
 	fl.Int64Var(&opts.Config.Quota.MaxTables, "tenant-max-tables", catalog.DefaultMaxTables, "most tables one tenant may register; -1: no limit")
 	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-bytes", catalog.DefaultMaxBytes, "most bytes one tenant's registrations may take together as stored (schemas, descriptions, properties, locations, names); -1: no limit")

@@ -236,7 +236,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, fmt.Errorf("local: %w (is another `lake local` using %s?)", err, cfg.DataDir)
 	}
 	in := &Instance{cfg: cfg, hosts: hosts, store: store, cat: catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
-		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions}), secret: secret, kick: make(chan struct{}, 1)}
+		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions, HistoryMaxAge: cfg.Memory.HistoryMaxAge}), secret: secret, kick: make(chan struct{}, 1)}
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
 	if err != nil {
 		store.Close()

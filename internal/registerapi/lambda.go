@@ -45,11 +45,13 @@ type LambdaConfig struct {
 type Memory struct {
 	TombstoneRetention time.Duration
 	HistoryVersions    int
+	HistoryMaxAge      time.Duration
 }
 
 // MemoryFromEnv reads LAKE_TOMBSTONE_RETENTION (a duration of at least 1h,
 // such as 168h, or off: a drop is final) and LAKE_HISTORY_VERSIONS (1 to
-// 100000, or off: no history kept); unset takes the catalog's defaults
+// 100000, or off: no history kept) and LAKE_HISTORY_MAX_AGE (a duration of
+// at least 1h; unset: no age bound); unset takes the catalog's defaults
 // (catalog.DefaultTombstoneRetention, catalog.DefaultHistoryVersions).
 func MemoryFromEnv(getenv func(string) string) (Memory, error) {
 	var m Memory
@@ -70,6 +72,13 @@ func MemoryFromEnv(getenv func(string) string) (Memory, error) {
 			return m, fmt.Errorf("LAKE_HISTORY_VERSIONS %q: want 1 to 100000, or off", v)
 		}
 		m.HistoryVersions = n
+	}
+	if v := getenv("LAKE_HISTORY_MAX_AGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Hour {
+			return m, fmt.Errorf("LAKE_HISTORY_MAX_AGE %q: want a duration of at least 1h (such as 8760h)", v)
+		}
+		m.HistoryMaxAge = d
 	}
 	return m, nil
 }
@@ -156,7 +165,7 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 		return nil, err
 	}
 	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
-		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions}), Options{Authorize: AllowAll(IAMCaller), Log: log})
+		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions, HistoryMaxAge: cfg.Memory.HistoryMaxAge}), Options{Authorize: AllowAll(IAMCaller), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -131,6 +131,7 @@ func TestMemoryFromEnv(t *testing.T) {
 		{"a week", "", registerapi.Memory{}, "LAKE_TOMBSTONE_RETENTION"},
 		{"", "0", registerapi.Memory{}, "LAKE_HISTORY_VERSIONS"},
 		{"", "100001", registerapi.Memory{}, "LAKE_HISTORY_VERSIONS"},
+		{"", "", registerapi.Memory{}, ""},
 	} {
 		got, err := registerapi.MemoryFromEnv(func(k string) string {
 			return map[string]string{"LAKE_TOMBSTONE_RETENTION": tc.retention, "LAKE_HISTORY_VERSIONS": tc.versions}[k]

@@ -123,8 +123,10 @@ type Catalog struct {
 	mode  schemadiff.Mode
 	// retention is Options.TombstoneRetention (negative: none kept).
 	retention time.Duration
-	// history is Options.HistoryVersions (negative: none kept).
-	history int
+	// history is Options.HistoryVersions (negative: none kept), historyAge
+	// Options.HistoryMaxAge (0: no age bound).
+	history    int
+	historyAge time.Duration
 }
 
 // Options configures New.
@@ -146,6 +148,11 @@ type Options struct {
 	// HistoryVersions is how many versions of each registration are kept
 	// (History): zero is DefaultHistoryVersions, negative keeps none.
 	HistoryVersions int
+	// HistoryMaxAge, when more than zero, also bounds the versions kept by
+	// age: one made longer ago is no longer listed, expires by DynamoDB's
+	// TTL and is deleted by local mode's sweep. Zero: no age bound (the
+	// default).
+	HistoryMaxAge time.Duration
 }
 
 // DefaultTombstoneRetention is how long a drop can be undone by default.
@@ -163,7 +170,7 @@ func New(store metastore.Store, opts Options) *Catalog {
 		opts.HistoryVersions = DefaultHistoryVersions
 	}
 	return &Catalog{store: store, now: opts.Now, quota: opts.Quota.withDefaults(), mode: opts.DefaultCompatibility,
-		retention: opts.TombstoneRetention, history: opts.HistoryVersions}
+		retention: opts.TombstoneRetention, history: opts.HistoryVersions, historyAge: opts.HistoryMaxAge}
 }
 
 type callerKey struct{}
@@ -587,6 +594,13 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 			if n := c.deleteVersion(ctx, d.Ref, d.Registration.creationID, v); n > 0 {
 				out.Versions++
 			}
+		}
+	}
+	if c.historyAge > 0 {
+		n, err := c.purgeOldVersions(ctx, now)
+		out.Versions += n
+		if err != nil {
+			return out, err
 		}
 	}
 	return out, nil

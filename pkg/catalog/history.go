@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lake-catalog/lake/pkg/metastore"
 )
@@ -57,7 +58,14 @@ func (c *Catalog) keepVersion(ctx context.Context, key string, reg Registration,
 		return
 	}
 	ref, _ := ParseKey(strings.TrimPrefix(key, KeyPrefix))
-	if c.store.Put(ctx, versionKey(ref, reg.creationID, reg.version), val) != nil {
+	vkey := versionKey(ref, reg.creationID, reg.version)
+	var err error
+	if ep, ok := c.store.(metastore.ExpiringPutter); ok && c.historyAge > 0 {
+		err = ep.PutExpiring(ctx, vkey, val, reg.updatedAt.Add(c.historyAge))
+	} else {
+		err = c.store.Put(ctx, vkey, val)
+	}
+	if err != nil {
 		c.release(ctx, ref.Tenant, 0, n)
 		return
 	}
@@ -155,6 +163,9 @@ func (c *Catalog) History(ctx context.Context, ref TableRef, creationID string, 
 		if err != nil {
 			return fail(err)
 		}
+		if c.historyAge > 0 && c.now().Sub(reg.updatedAt) > c.historyAge {
+			continue // past the age bound, not yet purged
+		}
 		out = append(out, Version{Version: v, Registration: reg})
 	}
 	next := int64(0)
@@ -175,4 +186,30 @@ func validCreationID(id string) bool {
 		}
 	}
 	return true
+}
+
+// purgeOldVersions deletes the version records made longer than
+// HistoryMaxAge before now (local mode's sweep; one scan of VersionPrefix)
+// and gives their bytes back; it returns how many.
+func (c *Catalog) purgeOldVersions(ctx context.Context, now time.Time) (int, error) {
+	entries, err := c.store.ScanPrefix(ctx, VersionPrefix)
+	if err != nil {
+		return 0, fmt.Errorf("catalog: purge old versions: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		reg, err := DecodeRegistration(e.Value)
+		if err != nil || now.Sub(reg.updatedAt) <= c.historyAge {
+			continue
+		}
+		key := VersionPrefix + e.Key
+		if c.store.CompareAndDelete(ctx, key, e.Value) != nil {
+			continue
+		}
+		if tenant, _, ok := strings.Cut(e.Key, "/"); ok {
+			c.release(ctx, tenant, 0, registrationBytes(key, e.Value))
+		}
+		n++
+	}
+	return n, nil
 }

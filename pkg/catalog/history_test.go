@@ -103,3 +103,27 @@ func TestHistoryIsBounded(t *testing.T) {
 		t.Fatalf("history off: %+v, %v", vs, err)
 	}
 }
+
+// HistoryMaxAge bounds the history by age too: older versions are not
+// listed, and the sweep deletes them and gives their bytes back.
+func TestHistoryMaxAge(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	clk := &clock{now: t0}
+	c := catalog.New(st, catalog.Options{Now: clk.Now, HistoryMaxAge: 24 * time.Hour})
+	ctx := context.Background()
+	mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 2)})
+	clk.now = clk.now.Add(30 * time.Hour)
+	if _, err := c.Update(ctx, orders, catalog.TableSpec{Schema: catalogtest.WideSchema(1, 3)}, catalog.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _, err := c.History(ctx, orders, "", 0, 10); err != nil || len(vs) != 1 || vs[0].Version != 2 {
+		t.Fatalf("history: %+v, %v; want version 2 alone (version 1 is 30 h old)", vs, err)
+	}
+	p, err := c.PurgeExpired(ctx)
+	if err != nil || p.Versions != 1 {
+		t.Fatalf("purge: %+v, %v; want version 1's record", p, err)
+	}
+	if u, _ := c.Usage(ctx, "acme"); u.Bytes != storedBytes(t, st, orders) {
+		t.Fatalf("usage after the purge %+v, want the %d bytes left", u, storedBytes(t, st, orders))
+	}
+}
