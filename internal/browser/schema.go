@@ -3,7 +3,7 @@ package browser
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/lake-catalog/lake/pkg/wire"
+	"github.com/lake-catalog/lake/pkg/arrowtype"
 )
 
 // RemarksKey is the field metadata key Flight SQL uses for a column
@@ -23,7 +23,7 @@ type Schema struct {
 type Field struct {
 	Name string `json:"name"`
 	// Type is the exact type, every parameter and child included (see
-	// wire.TypeString), e.g. "decimal128(38, 10)", "list<item: int32>".
+	// arrowtype.String), e.g. "decimal128(38, 10)", "list<item: int32>".
 	Type string `json:"type"`
 	// Kind is the type's name alone, e.g. "decimal128", "list".
 	Kind     string            `json:"kind"`
@@ -48,7 +48,7 @@ func fields(fs []arrow.Field) []Field {
 }
 
 func field(f arrow.Field) Field {
-	out := Field{Name: f.Name, Type: wire.TypeString(f.Type), Kind: wire.TypeName(f.Type), Nullable: f.Nullable, Metadata: metadataMap(f.Metadata)}
+	out := Field{Name: f.Name, Type: arrowtype.String(f.Type), Kind: arrowtype.Name(f.Type), Nullable: f.Nullable, Metadata: metadataMap(f.Metadata)}
 	out.Comment = out.Metadata[RemarksKey]
 	out.Children = fields(children(f.Type))
 	if len(out.Children) == 0 {

@@ -172,7 +172,7 @@ func TestCommands(t *testing.T) {
 	if err != nil || !catalog.SchemaEqual(s, ordersSchema) {
 		t.Fatalf("show --json = %v, %v; want %v", s, err, ordersSchema)
 	}
-	// show prints exact types (wire.TypeString), as search and the browser
+	// show prints exact types (arrowtype.String), as search and the browser
 	// do: decimal128(18, 2), not arrow-go's decimal(18, 2). (The list's
 	// child is "element" after the Parquet round trip.)
 	if got, want := l.must("show", "--tenant", "acme", "-n", "sales", "-t", "orders"), "acme/sales/orders  (TABLE, 5 columns)\n"+

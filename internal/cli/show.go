@@ -17,9 +17,9 @@ import (
 
 	"github.com/lake-catalog/lake/internal/apiclient"
 	"github.com/lake-catalog/lake/internal/flightclient"
+	"github.com/lake-catalog/lake/pkg/arrowtype"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/schemajson"
-	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // ShowOptions are `lake show`'s inputs.
@@ -188,7 +188,7 @@ func printFields(w io.Writer, fs []arrow.Field, indent string) error {
 		if i := f.Metadata.FindKey(flightsql.RemarksKey); i >= 0 {
 			comment = "-- " + f.Metadata.Values()[i]
 		}
-		t.add(f.Name, wire.TypeString(f.Type), null, comment)
+		t.add(f.Name, arrowtype.String(f.Type), null, comment)
 	}
 	return t.write(w)
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/arrowtype"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
@@ -209,7 +210,7 @@ func matchColumns(ctx context.Context, ipc []byte, p *like.Pattern) (matchedColu
 				path = prefix + "." + f.Name
 			}
 			if p.Match(f.Name) || p.Match(path) {
-				c := wire.SearchColumn{Path: path, Type: wire.TypeString(f.Type), Nullable: f.Nullable}
+				c := wire.SearchColumn{Path: path, Type: arrowtype.String(f.Type), Nullable: f.Nullable}
 				b, err := json.Marshal(c)
 				if err != nil {
 					return err

@@ -178,7 +178,7 @@ func TestSearch(t *testing.T) {
 
 }
 
-// Search reports every column's exact type, as wire.TypeString writes it
+// Search reports every column's exact type, as arrowtype.String writes it
 // and as the browser and lake show print it: a 128-bit decimal is
 // decimal128(38, 10), not arrow-go's "decimal(38, 10)", and children carry
 // their names and nullability.

@@ -3,7 +3,7 @@ package sqlcatalog
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/lake-catalog/lake/pkg/wire"
+	"github.com/lake-catalog/lake/pkg/arrowtype"
 )
 
 // RemarksKey is the Arrow field metadata key of a column's comment
@@ -20,7 +20,7 @@ type columnRow struct {
 }
 
 // describeSchema lists a schema's top-level fields as columns: the exact
-// Arrow type (wire.TypeString, as search, the browser and lake show print
+// Arrow type (arrowtype.String, as search, the browser and lake show print
 // it: "decimal128(38, 10)", "timestamp[us, tz=UTC]",
 // "list<item: int32 not null>"), never a family name, and the ANSI
 // precision, scale and length where they apply:
@@ -35,7 +35,7 @@ type columnRow struct {
 func describeSchema(s *arrow.Schema) []columnRow {
 	out := make([]columnRow, 0, s.NumFields())
 	for _, f := range s.Fields() {
-		c := columnRow{name: f.Name, nullable: "NO", dataType: wire.TypeString(f.Type)}
+		c := columnRow{name: f.Name, nullable: "NO", dataType: arrowtype.String(f.Type)}
 		if f.Nullable {
 			c.nullable = "YES"
 		}

@@ -81,7 +81,7 @@ func render(r *Result) string {
 }
 
 // information_schema.columns reports nested types exactly, as
-// wire.TypeString writes them for search, the browser and lake show.
+// arrowtype.String writes them for search, the browser and lake show.
 func TestNestedDataTypes(t *testing.T) {
 	c, err := NewChecker()
 	if err != nil {

@@ -57,6 +57,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/lake-catalog/lake/pkg/arrowtype"
 )
 
 // Kind is what changed about a field.
@@ -129,7 +131,7 @@ func diffFields(out *[]Change, prefix string, old, new []arrow.Field) {
 		path := join(prefix, f.Name)
 		idx := byName[f.Name]
 		if len(idx) == 0 {
-			*out = append(*out, Change{Path: path, Kind: Added, To: f.Type.String(), Nullable: f.Nullable})
+			*out = append(*out, Change{Path: path, Kind: Added, To: arrowtype.String(f.Type), Nullable: f.Nullable})
 			continue
 		}
 		byName[f.Name] = idx[1:]
@@ -138,7 +140,7 @@ func diffFields(out *[]Change, prefix string, old, new []arrow.Field) {
 	}
 	for i, f := range old {
 		if !matched[i] {
-			*out = append(*out, Change{Path: join(prefix, f.Name), Kind: Removed, From: f.Type.String(), Nullable: f.Nullable})
+			*out = append(*out, Change{Path: join(prefix, f.Name), Kind: Removed, From: arrowtype.String(f.Type), Nullable: f.Nullable})
 		}
 	}
 }
@@ -170,7 +172,7 @@ func diffType(out *[]Change, path string, old, new arrow.DataType) {
 		return
 	}
 	change := func(k Kind) {
-		*out = append(*out, Change{Path: path, Kind: k, From: old.String(), To: new.String()})
+		*out = append(*out, Change{Path: path, Kind: k, From: arrowtype.String(old), To: arrowtype.String(new)})
 	}
 	od, oDict := old.(*arrow.DictionaryType)
 	nd, nDict := new.(*arrow.DictionaryType)

@@ -1,4 +1,4 @@
-package wire_test
+package arrowtype_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/extensions"
 
-	"github.com/lake-catalog/lake/pkg/wire"
+	"github.com/lake-catalog/lake/pkg/arrowtype"
 )
 
 func TestTypeString(t *testing.T) {
@@ -59,7 +59,7 @@ func TestTypeString(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := wire.TypeString(tt.typ); got != tt.want {
+			if got := arrowtype.String(tt.typ); got != tt.want {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})
@@ -78,8 +78,8 @@ func TestTypeName(t *testing.T) {
 		{arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64), "map"},
 	}
 	for _, tt := range tests {
-		if got := wire.TypeName(tt.typ); got != tt.want {
-			t.Errorf("TypeName(%s): got %q, want %q", wire.TypeString(tt.typ), got, tt.want)
+		if got := arrowtype.Name(tt.typ); got != tt.want {
+			t.Errorf("TypeName(%s): got %q, want %q", arrowtype.String(tt.typ), got, tt.want)
 		}
 	}
 }

@@ -1,4 +1,7 @@
-package wire
+// Package arrowtype writes Arrow types out exactly: what lake shows
+// wherever a type is shown (discovery's describe and search answers, the
+// browser, the CLI, schema diffs).
+package arrowtype
 
 import (
 	"strconv"
@@ -7,7 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 )
 
-// TypeString is t written out exactly: every parameter (precision and
+// String is t written out exactly: every parameter (precision and
 // scale, unit and time zone, byte width, list size, union type codes,
 // dictionary index type and ordering, map key ordering) and every child's
 // name, type and nullability, so two types print alike only when they are
@@ -21,16 +24,16 @@ import (
 //
 // arrow-go's own String drops the width of a 128-bit decimal ("decimal")
 // and prints children with it, which is why lake does not use it.
-func TypeString(t arrow.DataType) string {
+func String(t arrow.DataType) string {
 	var b strings.Builder
 	writeType(&b, t)
 	return b.String()
 }
 
-// TypeName is t's name alone: TypeString without parameters or children
+// Name is t's name alone: String without parameters or children
 // ("decimal128", "list", "timestamp"). Unlike arrow.DataType.Name it names a
 // 128-bit decimal "decimal128", not "decimal".
-func TypeName(t arrow.DataType) string {
+func Name(t arrow.DataType) string {
 	if _, ok := t.(*arrow.Decimal128Type); ok {
 		return "decimal128"
 	}
@@ -40,7 +43,7 @@ func TypeName(t arrow.DataType) string {
 func writeType(b *strings.Builder, t arrow.DataType) {
 	switch t := t.(type) {
 	case arrow.DecimalType:
-		b.WriteString(TypeName(t) + "(" + strconv.Itoa(int(t.GetPrecision())) + ", " + strconv.Itoa(int(t.GetScale())) + ")")
+		b.WriteString(Name(t) + "(" + strconv.Itoa(int(t.GetPrecision())) + ", " + strconv.Itoa(int(t.GetScale())) + ")")
 	case *arrow.FixedSizeListType:
 		b.WriteString("fixed_size_list<")
 		writeField(b, t.ElemField(), ": ")
