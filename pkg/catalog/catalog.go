@@ -485,11 +485,18 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	if cur.protected {
 		return fail(&Error{Kind: ErrProtected, Detail: "unset the flag with an update first"})
 	}
+	// The drop is the registration's next state: the one before it, at the
+	// next version, made by the caller now with OpDrop. The tombstone keeps
+	// it, and so does the history.
+	dropped := cur
+	dropped.version++
+	dropped.updatedAt = c.now().UTC()
+	dropped = dropped.withChange(OpDrop, callerOf(ctx))
 	// The tombstone first: a drop that is stored can always be undone
 	// within retention. One left by a delete that then fails is removed
 	// again (and would only name a table still registered, which Undrop
 	// refuses).
-	tombKey, tombBytes, err := c.keepTombstone(ctx, ref, cur)
+	tombKey, tombBytes, err := c.keepTombstone(ctx, ref, dropped)
 	if err != nil {
 		return fail(err)
 	}
@@ -502,10 +509,12 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 		// What the dropped registration took as stored is what its writes
 		// reserved (undecodable ones are not dropped through here: get
 		// fails).
-		// The tombstone holds its bytes until it is purged or undropped
-		// (charged whatever the limit: a drop is never refused for it).
+		// The tombstone and the drop's version record hold their bytes
+		// until they are purged or undropped (charged whatever the limit:
+		// a drop is never refused for them).
 		c.release(ctx, ref.Tenant, 1, registrationBytes(key, raw))
 		c.charge(ctx, ref.Tenant, tombBytes)
+		c.keepDropVersion(ctx, ref, key, dropped, tombKey != "")
 		if err := c.bumpChanges(ctx); err != nil {
 			return fail(err)
 		}
@@ -532,16 +541,16 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 	return &Error{Op: "drop", Ref: ref.String(), Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
 }
 
-// keepTombstone stores the tombstone of cur, about to be dropped, and
-// returns its key ("" when the catalog keeps none: retention off, or a
+// keepTombstone stores the tombstone of dropped (the registration about
+// to be dropped, in its drop state), and returns its key ("" when the catalog keeps none: retention off, or a
 // registration written before creation ids, which a tombstone cannot name)
 // and the bytes it takes.
-func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, cur Registration) (string, int64, error) {
-	if c.retention < 0 || cur.creationID == "" {
+func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, dropped Registration) (string, int64, error) {
+	if c.retention < 0 || dropped.creationID == "" {
 		return "", 0, nil
 	}
-	now := c.now().UTC()
-	d := Tombstone{Ref: ref, Registration: cur, DroppedAt: now, DroppedBy: callerOf(ctx), ExpiresAt: now.Add(c.retention)}
+	now := dropped.updatedAt
+	d := Tombstone{Ref: ref, Registration: dropped, DroppedAt: now, DroppedBy: dropped.updatedBy, ExpiresAt: now.Add(c.retention)}
 	key, err := d.Key()
 	if err != nil {
 		return "", 0, err
@@ -682,6 +691,9 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 		return fail(err)
 	}
 	c.keepVersion(ctx, key, reg, val)
+	// The history is live again: its records no longer expire with the
+	// tombstone (on a store whose entries expire by themselves).
+	c.expireVersions(ctx, ref, reg.creationID, d.Registration.version, time.Time{})
 	if err := c.store.CompareAndDelete(ctx, tombKey, raw); err != nil && !errors.Is(err, metastore.ErrNotFound) {
 		return reg, during("undrop", ref.String(), fmt.Errorf("restored, but its tombstone stays: %w", err))
 	} else if err == nil {

@@ -213,3 +213,63 @@ func (c *Catalog) purgeOldVersions(ctx context.Context, now time.Time) (int, err
 	}
 	return n, nil
 }
+
+// keepDropVersion records dropped, the drop state of the registration just
+// deleted from key, as its version record, charging its bytes whatever the
+// limit (a drop is never refused for them). A drop that kept no tombstone
+// (retention off) leaves nothing that can reach the registration's
+// history, so its records are deleted instead. On a store whose entries
+// expire by themselves (DynamoDB's TTL), every kept record is given the
+// tombstone's expiry, so the TTL that purges the tombstone purges the
+// history it kept (Undrop takes the expiry back); local mode's sweep
+// deletes them with the tombstone.
+func (c *Catalog) keepDropVersion(ctx context.Context, ref TableRef, key string, dropped Registration, tombstoned bool) {
+	if dropped.creationID == "" || c.history < 0 {
+		return
+	}
+	if !tombstoned {
+		for v := dropped.version - 1; v >= 1 && v > dropped.version-1-int64(c.history); v-- {
+			c.deleteVersion(ctx, ref, dropped.creationID, v)
+		}
+		return
+	}
+	val, err := encodeRegistration(dropped)
+	if err != nil {
+		return
+	}
+	c.charge(ctx, ref.Tenant, c.versionBytes(key, dropped, val))
+	c.keepVersion(ctx, key, dropped, val)
+	c.expireVersions(ctx, ref, dropped.creationID, dropped.version, dropped.updatedAt.Add(c.retention))
+}
+
+// expireVersions rewrites the kept version records of ref's registration
+// creationID (versions newest and below) to expire at until, or, when
+// until is zero, at no time but HistoryMaxAge's, on a store whose entries
+// expire by themselves; on any other store it does nothing. Best effort,
+// as keepVersion: a record it cannot rewrite keeps the expiry it had.
+func (c *Catalog) expireVersions(ctx context.Context, ref TableRef, creationID string, newest int64, until time.Time) {
+	ep, ok := c.store.(metastore.ExpiringPutter)
+	if !ok || c.history < 0 {
+		return
+	}
+	for v := newest; v >= 1 && v > newest-int64(c.history); v-- {
+		key := versionKey(ref, creationID, v)
+		raw, err := c.store.Get(ctx, key)
+		if err != nil {
+			continue
+		}
+		at := until
+		if c.historyAge > 0 {
+			if reg, err := DecodeRegistration(raw); err == nil {
+				if aged := reg.updatedAt.Add(c.historyAge); at.IsZero() || aged.Before(at) {
+					at = aged
+				}
+			}
+		}
+		if at.IsZero() {
+			_ = c.store.Put(ctx, key, raw)
+		} else {
+			_ = ep.PutExpiring(ctx, key, raw, at)
+		}
+	}
+}

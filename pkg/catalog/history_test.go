@@ -57,14 +57,20 @@ func TestHistoryKeepsEveryVersion(t *testing.T) {
 	if _, _, err := c.History(context.Background(), orders, "", 0, 10); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("history of a dropped table without its creation id: %v, want ErrNotFound", err)
 	}
-	if vs, _, err := c.History(context.Background(), orders, reg.CreationID(), 0, 10); err != nil || len(vs) != 4 {
+	// The drop is a version of its own: the state dropped, by whom, when.
+	clk.now = clk.now.Add(time.Minute)
+	vs, _, err = c.History(context.Background(), orders, reg.CreationID(), 0, 10)
+	if err != nil || len(vs) != 5 {
 		t.Fatalf("history of the dropped registration: %d, %v", len(vs), err)
+	}
+	if d := vs[0].Registration; vs[0].Version != 5 || d.Op() != catalog.OpDrop || d.UpdatedBy() != "bob" || !d.UpdatedAt().Equal(clk.now.Add(-time.Minute)) || d.Location() != "/o" {
+		t.Fatalf("the drop's version: v%d %s by %s at %v, location %q", vs[0].Version, d.Op(), d.UpdatedBy(), d.UpdatedAt(), d.Location())
 	}
 	if _, err := c.Undrop(alice, orders, reg.CreationID()); err != nil {
 		t.Fatal(err)
 	}
 	vs, _, err = c.History(context.Background(), orders, "", 0, 10)
-	if err != nil || len(vs) != 5 || vs[0].Registration.Op() != catalog.OpUndrop || vs[0].Version != 5 {
+	if err != nil || len(vs) != 6 || vs[0].Registration.Op() != catalog.OpUndrop || vs[0].Version != 6 || vs[1].Registration.Op() != catalog.OpDrop {
 		t.Fatalf("history after undrop: %d versions, %v", len(vs), err)
 	}
 	for _, bad := range []struct {

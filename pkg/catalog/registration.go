@@ -294,8 +294,9 @@ func newCreationID() string {
 // registration; empty when unknown (written before lake recorded it).
 func (r Registration) UpdatedBy() string { return r.updatedBy }
 
-// Op is the operation that made this state (OpCreate, OpUpdate or
-// OpUndrop); empty when unknown (written before lake recorded it).
+// Op is the operation that made this state (OpCreate, OpUpdate, OpUndrop,
+// or OpDrop for the state a tombstone and the history keep of a dropped
+// table); empty when unknown (written before lake recorded it).
 func (r Registration) Op() string { return r.op }
 
 // withChange returns r marked as made by op on behalf of by.
@@ -414,7 +415,7 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 		w.Version = 1
 	}
 	switch w.Op {
-	case "", OpCreate, OpUpdate, OpUndrop:
+	case "", OpCreate, OpUpdate, OpDrop, OpUndrop:
 	default:
 		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("unknown op %q", w.Op)}
 	}

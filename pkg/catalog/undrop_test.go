@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -43,7 +45,8 @@ func TestDropKeepsATombstoneAndUndropRestores(t *testing.T) {
 	}
 	d := dropped[0]
 	if d.DroppedBy != "arn:aws:iam::1:user/bob" || !d.DroppedAt.Equal(clk.now) || !d.ExpiresAt.Equal(clk.now.Add(catalog.DefaultTombstoneRetention)) ||
-		d.Registration.CreationID() != reg.CreationID() || d.Registration.Version() != 2 {
+		d.Registration.CreationID() != reg.CreationID() || d.Registration.Version() != 3 || d.Registration.Op() != catalog.OpDrop ||
+		d.Registration.UpdatedBy() != "arn:aws:iam::1:user/bob" {
 		t.Fatalf("tombstone %+v", d)
 	}
 	if other, err := c.Dropped(context.Background(), "globex"); err != nil || len(other) != 0 {
@@ -66,7 +69,7 @@ func TestDropKeepsATombstoneAndUndropRestores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.CreationID() != reg.CreationID() || got.Version() != 3 || got.Op() != catalog.OpUndrop || got.UpdatedBy() != "arn:aws:iam::1:user/alice" ||
+	if got.CreationID() != reg.CreationID() || got.Version() != 4 || got.Op() != catalog.OpUndrop || got.UpdatedBy() != "arn:aws:iam::1:user/alice" ||
 		got.Description() != "one row per order" || !got.CreatedAt().Equal(reg.CreatedAt()) {
 		t.Fatalf("restored %+v", got)
 	}
@@ -109,6 +112,14 @@ func TestNoRetentionKeepsNoTombstone(t *testing.T) {
 	if _, err := c.Undrop(context.Background(), orders, reg.CreationID()); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("undrop without retention: %v, want ErrNotFound", err)
 	}
+	// Nothing can reach the dropped registration's history any more: its
+	// records are gone and the tenant holds nothing.
+	if keys := storedKeys(t, st); slices.ContainsFunc(keys, func(k string) bool { return strings.HasPrefix(k, catalog.VersionPrefix) }) {
+		t.Fatalf("keys after a drop without retention: %q, want no version record", keys)
+	}
+	if u, err := c.Usage(context.Background(), "acme"); err != nil || u != (catalog.Usage{}) {
+		t.Fatalf("usage after a drop without retention: %+v, %v; want none", u, err)
+	}
 }
 
 // PurgeExpired deletes the tombstones past retention and the history of
@@ -137,8 +148,8 @@ func TestPurgeExpired(t *testing.T) {
 	}
 	clk.now = clk.now.Add(2 * time.Hour) // orders' retention ended, returns' not
 	p, err := c.PurgeExpired(ctx)
-	if err != nil || p != (catalog.Purged{Tombstones: 1, Versions: 2}) {
-		t.Fatalf("purge: %+v, %v; want orders' tombstone and its 2 versions", p, err)
+	if err != nil || p != (catalog.Purged{Tombstones: 1, Versions: 3}) {
+		t.Fatalf("purge: %+v, %v; want orders' tombstone and its 3 versions (create, update, drop)", p, err)
 	}
 	if vs, _, err := c.History(ctx, orders, old.CreationID(), 0, 10); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("history of the purged registration: %v, %v", vs, err)
