@@ -80,7 +80,7 @@ func startDiscovery(t *testing.T, snapshot string, env ...string) *discoveryProc
 }
 
 func tenantCtx(t testing.TB, tenant string) context.Context {
-	tok, err := auth.IssueHS256([]byte(discoverySecret), "", tenant, "", "", time.Hour, time.Now())
+	tok, err := auth.IssueHS256([]byte(discoverySecret), auth.TokenClaims{Tenant: tenant, TTL: time.Hour, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,7 +552,7 @@ func TestDiscoveryBinaryBrowser(t *testing.T) {
 	waitFor(t, 20*time.Second, "the snapshot", func() bool { return d.serving(t) == healthpb.HealthCheckResponse_SERVING })
 
 	token := func(tenant string) string {
-		tok, err := auth.IssueHS256([]byte(discoverySecret), "", tenant, "", "", time.Hour, time.Now())
+		tok, err := auth.IssueHS256([]byte(discoverySecret), auth.TokenClaims{Tenant: tenant, TTL: time.Hour, Now: time.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}

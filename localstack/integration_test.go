@@ -189,7 +189,7 @@ func (c *cloud) discovery(t *testing.T, s3Endpoint string) *discovery {
 }
 
 func as(t *testing.T, tenant string) context.Context {
-	tok, err := auth.IssueHS256([]byte(secret), "", tenant, "", "", time.Hour, time.Now())
+	tok, err := auth.IssueHS256([]byte(secret), auth.TokenClaims{Tenant: tenant, TTL: time.Hour, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -177,7 +177,7 @@ func budgetRun(c config, procs *procSet, bin, path string) (budgetFigures, error
 	defer conn.Close()
 	client := flight.NewClientFromConn(conn, nil)
 	as := func(tenant string) context.Context {
-		tok, _ := auth.IssueHS256(secret, "", tenant, "", "", time.Hour, time.Now())
+		tok, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: tenant, TTL: time.Hour, Now: time.Now()})
 		return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 	}
 	action := func(ctx context.Context, typ string, body any) (int64, error) {

@@ -288,11 +288,11 @@ func benchFreshness(c config, r *report, procs *procSet, d *dynalite) error {
 		return err
 	}
 	defer client.Close()
-	tok, _ := auth.IssueHS256(secret, "", "fresh", "", "", time.Hour, time.Now())
+	tok, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "fresh", TTL: time.Hour, Now: time.Now()})
 	cctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
 	// The rounds start once discovery serves the seeded catalog: its first
 	// load fetches every segment (timed here, from the listener's start).
-	seeded, _ := auth.IssueHS256(secret, "", "tenant00000", "", "", time.Hour, time.Now())
+	seeded, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "tenant00000", TTL: time.Hour, Now: time.Now()})
 	sctx := metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+seeded)
 	loadStart := time.Now()
 	for {

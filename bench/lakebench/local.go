@@ -71,7 +71,7 @@ func startLocalLake(procs *procSet, tenant string) (*localLake, error) {
 		l.stop()
 		return nil, err
 	}
-	l.token, err = auth.IssueHS256(bytes.TrimSpace(secret), "", tenant, "", "", 2*time.Hour, time.Now())
+	l.token, err = auth.IssueHS256(bytes.TrimSpace(secret), auth.TokenClaims{Tenant: tenant, TTL: 2 * time.Hour, Now: time.Now()})
 	if err != nil {
 		l.stop()
 		return nil, err

@@ -45,7 +45,7 @@ func benchScale(c config, r *report, procs *procSet) error {
 		pool[i] = reg
 	}
 	secret := []byte("bench-secret-0123456789abcdefghijklmnop")
-	token, _ := auth.IssueHS256(secret, "", "probe", "", "", time.Hour, now)
+	token, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "probe", TTL: time.Hour, Now: now})
 	for _, total := range c.scaleSizes {
 		res := make([]snapshot.Registered, 0, total)
 		for i := range 100 {
@@ -98,7 +98,7 @@ func benchScale(c config, r *report, procs *procSet) error {
 		var cold sample
 		for i := range coldProbes(c) {
 			tenant := fmt.Sprintf("tenant%05d", (i*7919)%min(10000, total-100))
-			tok, _ := auth.IssueHS256(secret, "", tenant, "", "", time.Hour, now)
+			tok, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: tenant, TTL: time.Hour, Now: now})
 			cctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 			t0 := time.Now()
 			_, rows, err := getTables(cctx, client, &flightsql.GetTablesOpts{IncludeSchema: true})

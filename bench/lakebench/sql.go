@@ -124,7 +124,7 @@ func benchSQL(c config, r *report, procs *procSet) error {
 
 	secret := []byte("bench-secret-0123456789abcdefghijklmnop")
 	as := func(tenant string) context.Context {
-		tok, _ := auth.IssueHS256(secret, "", tenant, "", "", time.Hour, now)
+		tok, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: tenant, TTL: time.Hour, Now: now})
 		return metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 	}
 	flightAddr, httpAddr := "127.0.0.1:"+strconv.Itoa(freePort()), "127.0.0.1:"+strconv.Itoa(freePort())
@@ -226,7 +226,7 @@ func todaySQL(c config, procs *procSet, path string, secret []byte, now time.Tim
 		return "", err
 	}
 	defer client.Close()
-	tok, _ := auth.IssueHS256(secret, "", "acme", "", "", time.Hour, now)
+	tok, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "acme", TTL: time.Hour, Now: now})
 	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+tok)
 	if _, err := jdbcFlow(ctx, client, "SELECT 1"); err != nil {
 		return status.Code(err).String(), nil

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/MicahParks/keyfunc/v3"
@@ -332,8 +333,31 @@ func (v *Validator) Tenant(token string) (string, error) {
 type Identity struct {
 	// Tenant is the tenant claim's value.
 	Tenant string
+	// Subject is the token's sub: who the bearer is, which the catalog
+	// records as the author of a change. Empty when the token has none, or
+	// one that is not a string of 1 to MaxSubjectBytes bytes of printable
+	// UTF-8 (the token is valid all the same: the subject grants nothing).
+	Subject string
 	// Audience is the token's aud (none when it has none).
 	Audience []string
+}
+
+// MaxSubjectBytes bounds the subject an Identity reports.
+const MaxSubjectBytes = 256
+
+// subjectOf is claims' sub when it is a string fit to record (see
+// Identity.Subject), else "".
+func subjectOf(claims jwt.MapClaims) string {
+	sub, ok := claims["sub"].(string)
+	if !ok || sub == "" || len(sub) > MaxSubjectBytes || !utf8.ValidString(sub) {
+		return ""
+	}
+	for _, r := range sub {
+		if !unicode.IsPrint(r) {
+			return ""
+		}
+	}
+	return sub
 }
 
 // Identity validates a token as Tenant does and returns its tenant and
@@ -351,7 +375,7 @@ func (v *Validator) Identity(token string) (Identity, error) {
 	key := sha256.Sum256([]byte(token))
 	now := v.cfg.Now()
 	if e, ok := v.verified.get(key, now); ok && v.stillHolds(e) {
-		return Identity{Tenant: e.id.Tenant, Audience: slices.Clone(e.id.Audience)}, nil
+		return Identity{Tenant: e.id.Tenant, Subject: e.id.Subject, Audience: slices.Clone(e.id.Audience)}, nil
 	}
 	tenant, claims, used, err := v.tenantOf(token)
 	if err != nil {
@@ -371,11 +395,11 @@ func (v *Validator) Identity(token string) (Identity, error) {
 		if end := exp.Add(v.cfg.Leeway); end.Before(until) {
 			until = end
 		}
-		used.entry.id = Identity{Tenant: tenant, Audience: slices.Clone(aud)}
+		used.entry.id = Identity{Tenant: tenant, Subject: subjectOf(claims), Audience: slices.Clone(aud)}
 		used.entry.from, used.entry.until = now, until
 		v.verified.put(key, used.entry)
 	}
-	return Identity{Tenant: tenant, Audience: aud}, nil
+	return Identity{Tenant: tenant, Subject: subjectOf(claims), Audience: aud}, nil
 }
 
 // usedKey is the key a verification used, as a cache entry would name it.
@@ -505,25 +529,43 @@ func BearerToken(header string) (string, bool) {
 	return token, token != ""
 }
 
-// IssueHS256 signs a token for tenant with secret, valid for ttl: what
-// `lake token` and local mode's dev tokens use. A Validator rejects it
-// when ttl exceeds its MaxLifetime.
-func IssueHS256(secret []byte, claim, tenant, issuer, audience string, ttl time.Duration, now time.Time) (string, error) {
-	if claim == "" {
-		claim = "tenant"
+// TokenClaims are what IssueHS256 signs.
+type TokenClaims struct {
+	// TenantClaim names the claim that carries the tenant ("tenant" when
+	// empty).
+	TenantClaim string
+	Tenant      string
+	// Subject is the sub claim: who the bearer is (the tenant when empty).
+	Subject string
+	// Issuer and Audience, when set, are the iss and aud claims.
+	Issuer, Audience string
+	// TTL is how long the token is valid from Now.
+	TTL time.Duration
+	Now time.Time
+}
+
+// IssueHS256 signs a token of c with secret: what `lake token`, the CLI
+// and local mode's dev tokens use. A Validator rejects it when c.TTL
+// exceeds its MaxLifetime.
+func IssueHS256(secret []byte, c TokenClaims) (string, error) {
+	if c.TenantClaim == "" {
+		c.TenantClaim = "tenant"
+	}
+	if c.Subject == "" {
+		c.Subject = c.Tenant
 	}
 	claims := jwt.MapClaims{
-		claim: tenant,
-		"sub": tenant,
-		"iat": now.Unix(),
-		"nbf": now.Unix(),
-		"exp": now.Add(ttl).Unix(),
+		c.TenantClaim: c.Tenant,
+		"sub":         c.Subject,
+		"iat":         c.Now.Unix(),
+		"nbf":         c.Now.Unix(),
+		"exp":         c.Now.Add(c.TTL).Unix(),
 	}
-	if issuer != "" {
-		claims["iss"] = issuer
+	if c.Issuer != "" {
+		claims["iss"] = c.Issuer
 	}
-	if audience != "" {
-		claims["aud"] = audience
+	if c.Audience != "" {
+		claims["aud"] = c.Audience
 	}
 	return jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(secret)
 }

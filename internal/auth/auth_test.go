@@ -268,7 +268,7 @@ func TestMaxLifetime(t *testing.T) {
 				t.Fatal(err)
 			}
 			iat := now.Add(-time.Minute)
-			tok, err := auth.IssueHS256(secret, "", "acme", "", "", tt.lifetime, iat)
+			tok, err := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "acme", TTL: tt.lifetime, Now: iat})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -295,7 +295,7 @@ func TestHS256OnlyRejectsAsymmetric(t *testing.T) {
 	if _, err := v.Tenant(sign(t, jwt.SigningMethodRS256, rk, "rsa1", claims(nil))); !errors.Is(err, auth.ErrUnauthenticated) {
 		t.Fatalf("RS256 token with no JWKS configured: %v", err)
 	}
-	tok, err := auth.IssueHS256(secret, "", "globex", "", "", time.Hour, now)
+	tok, err := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "globex", TTL: time.Hour, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ func FuzzTenant(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	good, _ := auth.IssueHS256(secret, "", "acme", "", "", time.Hour, now)
+	good, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "acme", TTL: time.Hour, Now: now})
 	f.Add(good)
 	f.Add("eyJhbGciOiJub25lIn0.eyJ0ZW5hbnQiOiJhY21lIn0.")
 	f.Add(good[:len(good)-3] + "AAA")
@@ -381,4 +381,55 @@ func FuzzTenant(f *testing.F) {
 			t.Fatalf("accepted a token whose signature is not the secret's")
 		}
 	})
+}
+
+// Identity reports the token's sub as the bearer's subject (what the
+// catalog records as the author of a change), the same from the verified
+// cache as from a full verification; a sub unfit to record (not a string,
+// too long, control or format characters) is no subject, and the token is
+// valid all the same. IssueHS256 signs the subject it is given, else the
+// tenant.
+func TestIdentitySubject(t *testing.T) {
+	v, err := auth.New(auth.Config{HS256Secret: secret, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		sub  any
+		want string
+	}{
+		{"a name", "alice", "alice"},
+		{"an ARN", "arn:aws:iam::123456789012:role/producer", "arn:aws:iam::123456789012:role/producer"},
+		{"none", nil, ""},
+		{"a number", 42, ""},
+		{"empty", "", ""},
+		{"a newline", "alice\nbob", ""},
+		{"a right-to-left override", "\u202ealice", ""},
+		{"too long", strings.Repeat("a", auth.MaxSubjectBytes+1), ""},
+		{"the longest", strings.Repeat("a", auth.MaxSubjectBytes), strings.Repeat("a", auth.MaxSubjectBytes)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tok := sign(t, jwt.SigningMethodHS256, secret, "", claims(func(c jwt.MapClaims) {
+				if tt.sub != nil {
+					c["sub"] = tt.sub
+				}
+			}))
+			for _, pass := range []string{"verified", "cached"} {
+				id, err := v.Identity(tok)
+				if err != nil || id.Tenant != "acme" || id.Subject != tt.want {
+					t.Fatalf("%s: Identity = %+v, %v; want tenant acme, subject %q", pass, id, err, tt.want)
+				}
+			}
+		})
+	}
+	for _, tt := range []struct{ subject, want string }{{"bob", "bob"}, {"", "acme"}} {
+		tok, err := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "acme", Subject: tt.subject, TTL: time.Hour, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id, err := v.Identity(tok); err != nil || id.Subject != tt.want {
+			t.Fatalf("IssueHS256(subject %q): Identity = %+v, %v; want subject %q", tt.subject, id, err, tt.want)
+		}
+	}
 }

@@ -505,7 +505,7 @@ func TestTenantIsolation(t *testing.T) {
 }
 
 func TestUnauthenticated(t *testing.T) {
-	foreign, err := auth.IssueHS256([]byte(strings.Repeat("x", 32)), "", "acme", "", "", time.Hour, time.Now())
+	foreign, err := auth.IssueHS256([]byte(strings.Repeat("x", 32)), auth.TokenClaims{Tenant: "acme", TTL: time.Hour, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

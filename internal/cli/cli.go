@@ -16,6 +16,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"os/user"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -52,7 +53,10 @@ type Factory struct {
 
 	// Global flags and settings; see NewCmdRoot.
 	DataDir, API, Discovery, Token, Tenant string
-	SigV4                                  bool
+	// As is the subject of the tokens the CLI signs (--as): who the catalog
+	// records as making a change.
+	As    string
+	SigV4 bool
 	// JWTSecret is LAKE_JWT_HS256_SECRET: signs tokens when set.
 	JWTSecret string
 	// S3PathStyle is LAKE_S3_PATH_STYLE=true: path-style S3 addressing.
@@ -131,6 +135,7 @@ with --token).`,
 	pf.StringVar(&f.Discovery, "discovery", env("LAKE_DISCOVERY", "grpc://127.0.0.1:50051"), "Flight SQL endpoint: host:port (TLS unless the host is loopback), grpc+tls://… (TLS) or grpc://… (plaintext, only on request) [LAKE_DISCOVERY]")
 	pf.StringVar(&f.Token, "token", env("LAKE_TOKEN", ""), "bearer token for discovery (and the local API) [LAKE_TOKEN]")
 	pf.StringVar(&f.Tenant, "tenant", env("LAKE_TENANT", ""), "tenant to act as [LAKE_TENANT]")
+	pf.StringVar(&f.As, "as", env("LAKE_AS", osUser()), "who you are in the tokens lake signs (their subject): the catalog records it as the author of each change; default your OS user name [LAKE_AS]")
 	pf.BoolVar(&f.SigV4, "sigv4", env("LAKE_SIGV4", "") == "true", "sign registration API calls with AWS SigV4 (the AWS deployment) [LAKE_SIGV4]")
 
 	root.AddCommand(
@@ -139,6 +144,14 @@ with --token).`,
 		NewCmdQuota(f, nil),
 	)
 	return root
+}
+
+// osUser is the name of the OS user running lake, or "" when unknown.
+func osUser() string {
+	if u, err := user.Current(); err == nil {
+		return u.Username
+	}
+	return ""
 }
 
 // errNoTenant is the usage error of a command that needs --tenant.
@@ -188,7 +201,7 @@ func (f *Factory) bearer(tenant string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return auth.IssueHS256(secret, "", tenant, "", "", time.Hour, f.Now())
+	return auth.IssueHS256(secret, auth.TokenClaims{Tenant: tenant, Subject: f.As, TTL: time.Hour, Now: f.Now()})
 }
 
 func (f *Factory) defaultAPIClient(ctx context.Context, tenant string) (*apiclient.Client, error) {

@@ -71,7 +71,7 @@ func startLocalWith(t *testing.T, cfg local.Config) *lake {
 	t.Cleanup(in.Close)
 	ep := in.Endpoints()
 	return &lake{t: t, dir: dir, in: in, env: map[string]string{
-		"LAKE_DATA_DIR": dir, "LAKE_API": ep.API, "LAKE_DISCOVERY": ep.FlightSQL,
+		"LAKE_DATA_DIR": dir, "LAKE_API": ep.API, "LAKE_DISCOVERY": ep.FlightSQL, "LAKE_AS": "alice",
 	}}
 }
 

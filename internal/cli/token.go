@@ -14,8 +14,9 @@ import (
 type TokenOptions struct {
 	// IO receives the token.
 	IO IOStreams
-	// Tenant is --tenant, the token's tenant claim.
-	Tenant string
+	// Tenant is --tenant, the token's tenant claim; As is --as, its
+	// subject (the tenant when empty).
+	Tenant, As string
 	// TTL is --ttl: more than zero and at most auth.DefaultMaxLifetime,
 	// the longest-lived token discovery accepts by default.
 	TTL time.Duration
@@ -33,7 +34,7 @@ func NewCmdToken(f *Factory, runF func(context.Context, *TokenOptions) error) *c
 		Short: "Print a discovery token for --tenant (signed with LAKE_JWT_HS256_SECRET, else local mode's dev secret)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.IO, opts.Tenant, opts.Now, opts.Secret = f.IO, f.Tenant, f.Now, f.signingSecret
+			opts.IO, opts.Tenant, opts.As, opts.Now, opts.Secret = f.IO, f.Tenant, f.As, f.Now, f.signingSecret
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -59,7 +60,7 @@ func tokenRun(_ context.Context, opts *TokenOptions) error {
 	if err != nil {
 		return err
 	}
-	tok, err := auth.IssueHS256(secret, "", tenant, "", "", opts.TTL, opts.Now())
+	tok, err := auth.IssueHS256(secret, auth.TokenClaims{Tenant: tenant, Subject: opts.As, TTL: opts.TTL, Now: opts.Now()})
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,7 @@ func TestDroppedAndUndropCommands(t *testing.T) {
 	l.refresh()
 	out := l.must("dropped", "--tenant", "acme")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAMESPACE  TABLE   VERSION  CREATION ID") || !strings.HasPrefix(lines[1], "sales      orders  1 ") {
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAMESPACE  TABLE   VERSION  CREATION ID") || !strings.HasPrefix(lines[1], "sales      orders  2 ") {
 		t.Fatalf("dropped printed:\n%s", out)
 	}
 	id := strings.Fields(lines[1])[3]
@@ -35,7 +35,7 @@ func TestDroppedAndUndropCommands(t *testing.T) {
 	if _, stderr, code := l.run("undrop", "--tenant", "acme", "-n", "sales", "-t", "returns"); code == 0 || !strings.Contains(stderr, "acme/sales/returns: no dropped table of that name in retention") {
 		t.Fatalf("undrop of a table never dropped: exit %d, %q", code, stderr)
 	}
-	if out := l.must("undrop", "--tenant", "acme", "-n", "sales", "-t", "orders"); out != "restored acme/sales/orders (creation id "+id+") at version 2\n" {
+	if out := l.must("undrop", "--tenant", "acme", "-n", "sales", "-t", "orders"); out != "restored acme/sales/orders (creation id "+id+") at version 3\n" {
 		t.Fatalf("undrop printed %q", out)
 	}
 	if _, stderr, code := l.run("undrop", "--tenant", "acme", "-n", "sales", "-t", "orders", "--creation-id", id); code == 0 || !strings.Contains(stderr, "not") {
@@ -61,13 +61,13 @@ func TestHistoryDiffAndShowVersionCommands(t *testing.T) {
 	v2 := arrow.NewSchema([]arrow.Field{{Name: "order_id", Type: arrow.PrimitiveTypes.Int64}, {Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	v3 := arrow.NewSchema([]arrow.Field{{Name: "order_id", Type: arrow.PrimitiveTypes.Int16}, {Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, v1), "--compatibility", "backward")
-	l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, v2), "--description", "one row per order")
+	l.must("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, v2), "--description", "one row per order", "--as", "bob")
 	if _, stderr, code := l.run("update", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, v3)); code == 0 || !strings.Contains(stderr, "order_id") {
 		t.Fatalf("incompatible update: exit %d, %q; want refused naming order_id", code, stderr)
 	}
 	out := l.must("history", "--tenant", "acme", "-n", "sales", "-t", "orders")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[1], "2        update") || !strings.HasPrefix(lines[2], "1        create") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[1], "2        update  bob ") || !strings.HasPrefix(lines[2], "1        create  alice ") {
 		t.Fatalf("history printed:\n%s", out)
 	}
 	out = l.must("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--from", "1", "--to", "2")
@@ -96,12 +96,12 @@ func TestChangesCommand(t *testing.T) {
 	s := writeSchemaJSON(t, ordersSchema)
 	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", s)
 	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "returns", "--location", "s3://lake/returns/", "--schema-json", s)
-	l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "returns")
+	l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "returns", "--as", "bob")
 	l.refresh()
 	out, stderr, code := l.run("changes", "--tenant", "acme")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// returns' latest change is its drop: the feed holds each table's latest.
-	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], "create  sales.orders  version 1  by token:acme") || !strings.Contains(lines[1], "drop    sales.returns  version 1") {
+	if code != 0 || len(lines) != 2 || !strings.Contains(lines[0], "create  sales.orders  version 1  by alice") || !strings.Contains(lines[1], "drop    sales.returns  version 2  by bob") {
 		t.Fatalf("changes: exit %d\n%s\n%s", code, out, stderr)
 	}
 	cursor := strings.TrimSpace(stderr[strings.LastIndex(stderr, "--since ")+len("--since "):])

@@ -162,7 +162,7 @@ func (e *env) put(make func(prev []snapshot.Entry) *snapshot.Written) {
 
 func token(t testing.TB, tenant string) string {
 	t.Helper()
-	tok, err := auth.IssueHS256(secret, "", tenant, "", "", time.Hour, time.Now())
+	tok, err := auth.IssueHS256(secret, auth.TokenClaims{Tenant: tenant, TTL: time.Hour, Now: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,8 +270,8 @@ func TestAuthentication(t *testing.T) {
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()
-	expired, _ := auth.IssueHS256(secret, "", "acme", "", "", -time.Hour, time.Now().Add(-2*time.Hour))
-	forged, _ := auth.IssueHS256([]byte("some-other-secret-0123456789abcdef"), "", "acme", "", "", time.Hour, time.Now())
+	expired, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "acme", TTL: -time.Hour, Now: time.Now().Add(-2 * time.Hour)})
+	forged, _ := auth.IssueHS256([]byte("some-other-secret-0123456789abcdef"), auth.TokenClaims{Tenant: "acme", TTL: time.Hour, Now: time.Now()})
 	for name, ctx := range map[string]context.Context{
 		"no token":      context.Background(),
 		"not bearer":    metadata.AppendToOutgoingContext(context.Background(), "authorization", "Basic YWNtZTpwdw=="),

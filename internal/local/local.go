@@ -366,35 +366,39 @@ func (in *Instance) startBrowser() error {
 
 // tokenAuthorizer allows a request when its bearer token is a valid write
 // token (not the browser's read-only dev token) naming the tenant in the
-// path.
+// path. The caller the catalog records is the token's subject (`lake
+// --as`), or "tenant:<tenant>" for a token without a usable one.
 func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
 	return func(r *http.Request, tenant string) (string, error) {
 		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			return "", registerapi.ErrUnauthenticated
 		}
-		t, err := writeTenant(v, tok)
+		id, err := writeIdentity(v, tok)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", registerapi.ErrUnauthenticated, err)
 		}
-		if t != tenant {
-			return "", fmt.Errorf("token for tenant %q", t)
+		if id.Tenant != tenant {
+			return "", fmt.Errorf("token for tenant %q", id.Tenant)
 		}
-		return "token:" + t, nil
+		if id.Subject == "" {
+			return "tenant:" + id.Tenant, nil
+		}
+		return id.Subject, nil
 	}
 }
 
-// writeTenant validates a token for the registration API: any valid token
-// but the catalog browser's read-only dev tokens (BrowserAudience).
-func writeTenant(v *auth.Validator, tok string) (string, error) {
+// writeIdentity validates a token for the registration API: any valid
+// token but the catalog browser's read-only dev tokens (BrowserAudience).
+func writeIdentity(v *auth.Validator, tok string) (auth.Identity, error) {
 	id, err := v.Identity(tok)
 	if err != nil {
-		return "", err
+		return auth.Identity{}, err
 	}
 	if slices.Contains(id.Audience, BrowserAudience) {
-		return "", errors.New("a catalog browser dev token is read-only")
+		return auth.Identity{}, errors.New("a catalog browser dev token is read-only")
 	}
-	return id.Tenant, nil
+	return id, nil
 }
 
 // serveRefresh runs a refresh now (any valid token) and answers its outcome,
@@ -403,7 +407,8 @@ func writeTenant(v *auth.Validator, tok string) (string, error) {
 func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := auth.BearerToken(r.Header.Get("Authorization"))
-		tenant, err := writeTenant(v, tok)
+		id, err := writeIdentity(v, tok)
+		tenant := id.Tenant
 		if err != nil {
 			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials")
 			return
@@ -538,14 +543,14 @@ func (in *Instance) Endpoints() Endpoints {
 // Token mints a dev token for tenant, valid for ttl: a write token, as
 // `lake local` prints them.
 func (in *Instance) Token(tenant string, ttl time.Duration) (string, error) {
-	return auth.IssueHS256(in.secret, "", tenant, "", "", ttl, time.Now())
+	return auth.IssueHS256(in.secret, auth.TokenClaims{Tenant: tenant, TTL: ttl, Now: time.Now()})
 }
 
 // devToken mints the catalog browser's read-only dev token for tenant:
 // audience BrowserAudience, which discovery takes and the registration API
 // refuses.
 func (in *Instance) devToken(tenant string) (string, error) {
-	return auth.IssueHS256(in.secret, "", tenant, "", BrowserAudience, devTokenTTL, time.Now())
+	return auth.IssueHS256(in.secret, auth.TokenClaims{Tenant: tenant, Audience: BrowserAudience, TTL: devTokenTTL, Now: time.Now()})
 }
 
 func (in *Instance) closeParts() {
