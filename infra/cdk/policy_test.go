@@ -228,8 +228,8 @@ func TestProducerResourcePathRefusesTenantsNeedingEscapes(t *testing.T) {
 		tenant string
 		want   string // "" for an error
 	}{
-		{"acme", "/v1/tenants/acme/namespaces/*"},
-		{"Acme-Corp_2.eu~1", "/v1/tenants/Acme-Corp_2.eu~1/namespaces/*"},
+		{"acme", "/v1/tenants/acme/*"},
+		{"Acme-Corp_2.eu~1", "/v1/tenants/Acme-Corp_2.eu~1/*"},
 		{"", ""},
 		{"*", ""},
 		{"ac?me", ""},

@@ -145,7 +145,7 @@ func ProducerResourcePath(tenant string) (string, error) {
 		return "", fmt.Errorf("cdk: producerTenant %q: the example policy takes a tenant of letters, digits, '-', '_', '.' and '~' only "+
 			"(a name that needs no escaping in a URL path or an IAM pattern); write the policy of another tenant by hand", tenant)
 	}
-	return "/v1/tenants/" + tenant + "/namespaces/*", nil
+	return "/v1/tenants/" + tenant + "/*", nil
 }
 
 // Validate reports what NewLakeStack would refuse: a plaintext listener
@@ -314,7 +314,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// register: Get/Put/Update/Delete items on the table, nothing else, and
 	// only items whose key is a registration (tbl/…), a tenant's usage
 	// (quota/…) or the change counter (meta/changes).
-	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName()}
+	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey)}
 	if props.DefaultCompatibility != "" {
 		registerEnv["LAKE_DEFAULT_COMPATIBILITY"] = s(props.DefaultCompatibility)
 	}
@@ -327,6 +327,16 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "ver/*"},
 		}},
 	}))
+	// GET …/dropped reads a tenant's dropped tables from the published
+	// snapshot (its manifest and that tenant's segment), never by a scan
+	// of the table: read-only, the snapshot's key and its segments alone.
+	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("ReadSnapshot"),
+		Actions:   jsii.Strings("s3:GetObject"),
+		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey)), bucket.ArnForObjects(s(SegmentsPrefix + "*"))},
+	}))
+	nag(register.Role(), "AwsSolutions-IAM5", "The snapshot's segments are immutable objects named by their SHA-256: the read-only statement names their one prefix.",
+		map[string]any{"regex": "/^Resource::<Snapshots[0-9A-F]+\\.Arn>\\/snapshots\\/catalog\\.lakesnap\\.segments\\/\\*$/g"})
 
 	// refresh: triggered by the table's stream and, as a safety net, by a
 	// schedule. Scan the table; get registrations and the change markers;
@@ -507,6 +517,8 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		{tables + "/{table}/undrop", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST}},
 		{tables + "/{table}/versions", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
 		{tables + "/{table}/versions/{version}", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
+		{tables + "/{table}/diff", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
+		{"/v1/tenants/{tenant}/dropped", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
 	} {
 		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        s(r.path),

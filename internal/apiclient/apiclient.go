@@ -250,6 +250,22 @@ func (c *Client) Version(ctx context.Context, ref catalog.TableRef, creationID s
 	return t, err
 }
 
+// Diff returns what changed in ref's registration (of creation id
+// creationID; empty: the one registered now) from version from to version
+// to (0: the newest kept): GET …/tables/{table}/diff.
+func (c *Client) Diff(ctx context.Context, ref catalog.TableRef, creationID string, from, to int64) (registerapi.Diff, error) {
+	q := url.Values{"from": {strconv.FormatInt(from, 10)}}
+	if to > 0 {
+		q.Set("to", strconv.FormatInt(to, 10))
+	}
+	if creationID != "" {
+		q.Set("creation_id", creationID)
+	}
+	var d registerapi.Diff
+	_, err := c.do(ctx, ref, http.MethodGet, tablePath(ref)+"/diff?"+q.Encode(), nil, nil, &d)
+	return d, err
+}
+
 // RefreshResult is what local mode's refresh answers.
 type RefreshResult struct {
 	Outcome    string

@@ -35,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -50,7 +49,6 @@ import (
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -482,21 +480,7 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c *flightclien
 			hv.Columns = s.NumFields()
 		}
 		if i+1 < len(vs) { // the version before it is kept: what changed
-			prev := vs[i+1].Registration
-			if ps, perr := prev.Schema(); perr == nil && serr == nil {
-				for _, ch := range schemadiff.Diff(ps, s) {
-					hv.Changes = append(hv.Changes, ch.String())
-				}
-			}
-			if prev.Description() != reg.Description() {
-				hv.Changes = append(hv.Changes, "description changed")
-			}
-			if prev.Location() != reg.Location() {
-				hv.Changes = append(hv.Changes, fmt.Sprintf("location: %s → %s", prev.Location(), reg.Location()))
-			}
-			if !maps.Equal(prev.Properties(), reg.Properties()) {
-				hv.Changes = append(hv.Changes, "properties changed")
-			}
+			hv.Changes = append(hv.Changes, catalog.DiffRegistrations(vs[i+1].Registration, reg).Lines()...)
 		}
 		out.Versions = append(out.Versions, hv)
 	}

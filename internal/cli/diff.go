@@ -25,8 +25,12 @@ type DiffOptions struct {
 	// table's own).
 	Compatibility string
 	// From and To (--from, --to) compare two kept versions instead (To 0:
-	// the registration now); no schema file then.
-	From, To int64
+	// the newest kept); no schema file then. CreationID (--creation-id)
+	// names a dropped registration's versions; JSON (--json) prints the
+	// registration API's answer.
+	From, To   int64
+	CreationID string
+	JSON       bool
 }
 
 // NewCmdDiff returns `lake diff`. runF, when not nil, replaces diffRun.
@@ -51,7 +55,9 @@ func NewCmdDiff(f *Factory, runF func(context.Context, *DiffOptions) error) *cob
 	schemaFlags(cmd, "candidate schema", &opts.Parquet, &opts.SchemaJSON, &opts.SchemaIPC)
 	cmd.Flags().StringVar(&opts.Compatibility, "compatibility", "", "judge by this mode: none, backward, forward or full (default: the table's)")
 	cmd.Flags().Int64Var(&opts.From, "from", 0, "compare two kept versions: this one (lake history lists them) …")
-	cmd.Flags().Int64Var(&opts.To, "to", 0, "… with this one (default: the registration now)")
+	cmd.Flags().Int64Var(&opts.To, "to", 0, "… with this one (default: the newest kept, the registration now or its drop)")
+	cmd.Flags().StringVar(&opts.CreationID, "creation-id", "", "with --from: the versions of a dropped registration (lake dropped lists them)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --from: print the registration API's answer as JSON")
 	return cmd
 }
 
@@ -72,6 +78,9 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 			return err
 		}
 		return diffVersions(ctx, opts, c, ref)
+	}
+	if opts.CreationID != "" || opts.JSON {
+		return fmt.Errorf("--creation-id and --json go with --from (kept versions)")
 	}
 	mode, err := modeFlag("compatibility", opts.Compatibility)
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/lake-catalog/lake/internal/apiclient"
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/schemajson"
 )
 
@@ -114,71 +111,32 @@ func versionSchema(ctx context.Context, c *apiclient.Client, ref catalog.TableRe
 }
 
 // diffVersions prints what changed from version from to version to (0:
-// the registration now): the schema field by field, then the description,
-// location, table type and properties.
+// the newest kept) as the registration API's diff answers it: the schema
+// field by field, then the description, location, table type, mode,
+// protection and properties.
 func diffVersions(ctx context.Context, opts *DiffOptions, c *apiclient.Client, ref catalog.TableRef) error {
-	a, as, err := versionSchema(ctx, c, ref, opts.From)
-	if err != nil {
-		return err
-	}
-	var b apiclient.Table
-	var bs *arrow.Schema
-	if opts.To > 0 {
-		b, bs, err = versionSchema(ctx, c, ref, opts.To)
-	} else {
-		b, bs, err = storedSchema(ctx, c, ref)
+	d, err := c.Diff(ctx, ref, opts.CreationID, opts.From, opts.To)
+	if errors.Is(err, catalog.ErrNotFound) {
+		return fmt.Errorf("%s: %w (lake history lists the kept versions)", ref, err)
 	}
 	if err != nil {
 		return err
 	}
 	out := opts.IO.Out
-	var lines []string
-	if as != nil && bs != nil {
-		for _, ch := range schemadiff.Diff(as, bs) {
-			lines = append(lines, ch.String())
-		}
-	} else if (as == nil) != (bs == nil) {
-		lines = append(lines, "schema: one of the two versions has none")
+	if opts.JSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
 	}
-	field := func(name, x, y string) {
-		if x != y {
-			lines = append(lines, fmt.Sprintf("%s: %q → %q", name, x, y))
-		}
-	}
-	field("description", a.Description, b.Description)
-	field("location", a.Location, b.Location)
-	field("table_type", a.TableType, b.TableType)
-	field("compatibility", a.Compatibility, b.Compatibility)
-	for _, k := range slices.Sorted(maps.Keys(union(a.Properties, b.Properties))) {
-		x, inA := a.Properties[k]
-		y, inB := b.Properties[k]
-		switch {
-		case !inA:
-			lines = append(lines, fmt.Sprintf("property %s: added %q", k, y))
-		case !inB:
-			lines = append(lines, fmt.Sprintf("property %s: removed (was %q)", k, x))
-		case x != y:
-			lines = append(lines, fmt.Sprintf("property %s: %q → %q", k, x, y))
-		}
-	}
-	if len(lines) == 0 {
-		fmt.Fprintf(out, "%s: no changes from version %d to %d\n", ref, a.Version, b.Version)
+	if len(d.Lines) == 0 {
+		fmt.Fprintf(out, "%s: no changes from version %d to %d\n", ref, d.From, d.To)
 		return nil
 	}
-	fmt.Fprintf(out, "%s: %d change(s) from version %d to %d:\n", ref, len(lines), a.Version, b.Version)
-	for _, l := range lines {
+	fmt.Fprintf(out, "%s: %d change(s) from version %d to %d:\n", ref, len(d.Lines), d.From, d.To)
+	for _, l := range d.Lines {
 		fmt.Fprintln(out, "  "+l)
 	}
 	return nil
-}
-
-func union(a, b map[string]string) map[string]string {
-	m := maps.Clone(a)
-	if m == nil {
-		m = map[string]string{}
-	}
-	maps.Copy(m, b)
-	return m
 }
 
 // showVersion prints the table as it was at opts.Version.

@@ -63,7 +63,7 @@ func TestChangesAction(t *testing.T) {
 	for _, c := range page.Changes {
 		got += fmt.Sprintf(" %s:%s.%s@%d by %s", c.Op, c.Namespace, c.Table, c.Version, c.By)
 	}
-	if want := "2 update:sales.orders@2 by alice drop:sales.returns@1 by bob"; got != want || page.Tenant != "acme" || page.Next != page.Changes[1].Cursor {
+	if want := "2 update:sales.orders@2 by alice drop:sales.returns@2 by bob"; got != want || page.Tenant != "acme" || page.Next != page.Changes[1].Cursor {
 		t.Fatalf("changes: %s, want %s (page %+v)", got, want, page)
 	}
 	first, err := e.changes(acme, `{"limit":1}`)

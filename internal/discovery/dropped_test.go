@@ -56,7 +56,7 @@ func TestDroppedAction(t *testing.T) {
 		t.Fatalf("acme's dropped page %+v", page)
 	}
 	for _, d := range page.Dropped {
-		if d.DroppedBy != "arn:aws:iam::1:user/bob" || d.CreationID == "" || d.Version != 1 || !d.ExpiresAt.After(d.DroppedAt) {
+		if d.DroppedBy != "arn:aws:iam::1:user/bob" || d.CreationID == "" || d.Version != 2 || !d.ExpiresAt.After(d.DroppedAt) {
 			t.Fatalf("dropped %+v", d)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/lambdalog"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
@@ -38,7 +39,22 @@ type LambdaConfig struct {
 	// each registration are kept (LAKE_TOMBSTONE_RETENTION,
 	// LAKE_HISTORY_VERSIONS).
 	Memory Memory
+	// Snapshot is the published snapshot GET …/dropped reads
+	// (s3://LAKE_BUCKET/LAKE_SNAPSHOT_KEY, the key defaulting as refresh's
+	// does); empty without LAKE_BUCKET, when that route answers 501.
+	Snapshot string
+	// S3PathStyle is LAKE_S3_PATH_STYLE=true: path-style S3 addressing.
+	S3PathStyle bool
 }
+
+// defaultSnapshotKey is the snapshot's object key when LAKE_SNAPSHOT_KEY is
+// unset (refresh.DefaultSnapshotKey, which this package cannot import).
+const defaultSnapshotKey = "snapshots/catalog.lakesnap"
+
+// errNoSnapshot is GET …/dropped's error where the Lambda was not told the
+// snapshot's bucket.
+var errNoSnapshot = &apiError{http.StatusNotImplemented, "not_implemented",
+	"this deployment's registration API does not read the snapshot (no LAKE_BUCKET): list dropped tables with lake dropped, through discovery"}
 
 // Memory is what the catalog keeps of past states: TombstoneRetention and
 // HistoryVersions as catalog.Options takes them (0: the default; -1: none).
@@ -95,6 +111,18 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	}
 	if c.Memory, err = MemoryFromEnv(getenv); err != nil {
 		return c, err
+	}
+	if bucket := getenv("LAKE_BUCKET"); bucket != "" {
+		key := getenv("LAKE_SNAPSHOT_KEY")
+		if key == "" {
+			key = defaultSnapshotKey
+		}
+		c.Snapshot = "s3://" + bucket + "/" + key
+	}
+	if v := getenv("LAKE_S3_PATH_STYLE"); v != "" {
+		if c.S3PathStyle, err = strconv.ParseBool(v); err != nil {
+			return c, fmt.Errorf("LAKE_S3_PATH_STYLE %q: want true or false", v)
+		}
 	}
 	if v := getenv("LAKE_DEFAULT_COMPATIBILITY"); v != "" {
 		if c.DefaultCompatibility, err = schemadiff.ParseMode(v); err != nil {
@@ -164,8 +192,19 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	if err != nil {
 		return nil, err
 	}
+	// The dropped tables come from the snapshot: a prefix read of
+	// DynamoDB would scan the whole table for one tenant's request.
+	dropped := DroppedLister(func(context.Context, string) ([]DroppedTable, error) { return nil, errNoSnapshot })
+	if cfg.Snapshot != "" {
+		blobs, err := blobstore.Open(ctx, cfg.Snapshot, blobstore.OpenOptions{S3PathStyle: cfg.S3PathStyle, AWSConfig: &awsCfg})
+		if err != nil {
+			return nil, err
+		}
+		dropped = SnapshotDropped(blobs, time.Now)
+	}
 	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
-		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions, HistoryMaxAge: cfg.Memory.HistoryMaxAge}), Options{Authorize: AllowAll(IAMCaller), Log: log})
+		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions, HistoryMaxAge: cfg.Memory.HistoryMaxAge}),
+		Options{Authorize: AllowAll(IAMCaller), Log: log, Dropped: dropped})
 	if err != nil {
 		return nil, err
 	}

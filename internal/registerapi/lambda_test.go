@@ -29,6 +29,11 @@ func TestLambdaConfigFromEnv(t *testing.T) {
 		{name: "bad default compatibility", env: map[string]string{"LAKE_TABLE": "r", "LAKE_DEFAULT_COMPATIBILITY": "strict"},
 			wantErr: `LAKE_DEFAULT_COMPATIBILITY "strict": want none, backward, forward or full`},
 		{name: "other variables do not stand in", env: map[string]string{"LAKE_BUCKET": "b"}, wantErr: "LAKE_TABLE is required"},
+		{name: "the snapshot, default key", env: map[string]string{"LAKE_TABLE": "r", "LAKE_BUCKET": "b"},
+			want: registerapi.LambdaConfig{Table: "r", Snapshot: "s3://b/snapshots/catalog.lakesnap"}},
+		{name: "the snapshot, its key, path style", env: map[string]string{"LAKE_TABLE": "r", "LAKE_BUCKET": "b", "LAKE_SNAPSHOT_KEY": "k/blob", "LAKE_S3_PATH_STYLE": "true"},
+			want: registerapi.LambdaConfig{Table: "r", Snapshot: "s3://b/k/blob", S3PathStyle: true}},
+		{name: "bad path style", env: map[string]string{"LAKE_TABLE": "r", "LAKE_S3_PATH_STYLE": "yes"}, wantErr: `LAKE_S3_PATH_STYLE "yes": want true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := registerapi.LambdaConfigFromEnv(func(k string) string { return tc.env[k] })

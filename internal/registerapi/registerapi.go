@@ -14,10 +14,15 @@
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions  kept versions, newest first
 //	                                                                   (?limit=1–100&before=V&creation_id=…)
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions/{version}  one kept version
+//	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/diff  what changed between two kept versions
+//	                                                                   (?from=V[&to=V][&creation_id=…]; to: the newest)
+//	GET    /v1/tenants/{tenant}/dropped  the tenant's dropped tables in retention, newest first
 //
 // Every write records its caller (the table's "updated_by", with "op":
-// create, update or undrop). A tenant's dropped tables and its change feed
-// are discovery's to answer (lake.dropped, lake.changes), from the snapshot.
+// create, update, drop or undrop). The dropped tables come from the
+// catalog's store in local mode and from the published snapshot on AWS
+// (Options.Dropped; as fresh as the last refresh, as discovery's
+// lake.dropped); the change feed is discovery's (lake.changes).
 //
 // POST and PUT bodies may carry "protected" (true refuses the table's drop,
 // 409 protected, until a PUT sets it false; on PUT absent keeps it),
@@ -104,6 +109,11 @@ type Options struct {
 	// OnWrite is called after each successful write (local mode schedules a
 	// refresh with it).
 	OnWrite func()
+	// Dropped lists a tenant's dropped tables for GET
+	// /v1/tenants/{tenant}/dropped. Default: CatalogDropped, a prefix read
+	// of the catalog's store (right for RocksDB; the register Lambda passes
+	// SnapshotDropped, as a prefix read of DynamoDB scans the table).
+	Dropped DroppedLister
 }
 
 // Handler serves the registration API over a catalog.
@@ -125,6 +135,9 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
+	if opts.Dropped == nil {
+		opts.Dropped = CatalogDropped(cat)
+	}
 	h := &Handler{cat: cat, opts: opts, mux: http.NewServeMux()}
 	const tables = "/v1/tenants/{tenant}/namespaces/{namespace}/tables"
 	h.mux.HandleFunc("POST "+tables, h.register)
@@ -134,6 +147,8 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	h.mux.HandleFunc("POST "+tables+"/{table}/undrop", h.undrop)
 	h.mux.HandleFunc("GET "+tables+"/{table}/versions", h.versions)
 	h.mux.HandleFunc("GET "+tables+"/{table}/versions/{version}", h.version)
+	h.mux.HandleFunc("GET "+tables+"/{table}/diff", h.diff)
+	h.mux.HandleFunc("GET /v1/tenants/{tenant}/dropped", h.dropped)
 	return h, nil
 }
 
@@ -573,9 +588,9 @@ func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	v, perr := strconv.ParseInt(r.PathValue("version"), 10, 64)
-	if perr != nil || v < 1 {
-		h.fail(w, r, ref, badRequest("invalid_version", "a version is a number ≥ 1, got %q", r.PathValue("version")))
+	v, err := parseVersion("version", r.PathValue("version"))
+	if err != nil {
+		h.fail(w, r, ref, err)
 		return
 	}
 	creationID, _, _, err := historyQuery(r)
@@ -583,15 +598,87 @@ func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	vs, _, err := h.cat.History(r.Context(), ref, creationID, v+1, 1)
-	if err == nil && (len(vs) == 0 || vs[0].Version != v) {
-		err = &catalog.Error{Kind: catalog.ErrNotFound, Detail: fmt.Sprintf("version %d is not kept", v)}
+	reg, err := h.cat.Version(r.Context(), ref, creationID, v)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, tableOf(ref, reg))
+}
+
+// parseVersion reads a version number (≥ 1) given as name.
+func parseVersion(name, s string) (int64, error) {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < 1 {
+		return 0, badRequest("invalid_version", "%s must be a version number ≥ 1, got %q", name, s)
+	}
+	return v, nil
+}
+
+// SchemaChange is one entry of a diff's "schema_changes": a change of one
+// field (schemadiff.Change).
+type SchemaChange struct {
+	// Path is the field's dotted path (customer.address.zip,
+	// tags.element), or "(schema)" for the schema's own metadata.
+	Path string `json:"path"`
+	// Change is schemadiff's kind: added, removed, promoted, narrowed,
+	// retyped, reencoded, made_nullable, made_required, metadata_changed.
+	Change string `json:"change"`
+	From   string `json:"from,omitempty"`
+	To     string `json:"to,omitempty"`
+	// Nullable is the field's nullability after an addition, before a
+	// removal.
+	Nullable bool `json:"nullable,omitempty"`
+}
+
+// Diff is GET …/tables/{table}/diff's answer: what changed from version
+// From to version To, the schema field by field, then the other
+// attributes; Lines says each change on a line, as lake diff prints them.
+type Diff struct {
+	From          int64                     `json:"from"`
+	To            int64                     `json:"to"`
+	SchemaChanges []SchemaChange            `json:"schema_changes"`
+	Changes       []catalog.AttributeChange `json:"changes"`
+	Lines         []string                  `json:"lines"`
+}
+
+// diff answers GET …/tables/{table}/diff?from=V[&to=V][&creation_id=]:
+// what changed between two kept versions (to: the newest kept by default).
+func (h *Handler) diff(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
+	if _, err := h.authorize(r); err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	q := r.URL.Query()
+	from, err := parseVersion("from", q.Get("from"))
+	var to int64
+	if err == nil && q.Has("to") {
+		to, err = parseVersion("to", q.Get("to"))
 	}
 	if err != nil {
 		h.fail(w, r, ref, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, tableOf(ref, vs[0].Registration))
+	creationID, _, _, err := historyQuery(r)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	d, err := h.cat.Diff(r.Context(), ref, creationID, from, to)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	out := Diff{From: d.From, To: d.To, SchemaChanges: []SchemaChange{}, Changes: d.Attributes, Lines: d.Lines()}
+	for _, c := range d.Schema {
+		out.SchemaChanges = append(out.SchemaChanges, SchemaChange{Path: c.Path, Change: string(c.Kind), From: c.From, To: c.To,
+			Nullable: c.Nullable && (c.Kind == schemadiff.Added || c.Kind == schemadiff.Removed)})
+	}
+	if out.Changes == nil {
+		out.Changes = []catalog.AttributeChange{}
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 // undropRequest is the POST …/undrop body: the creation id of the drop to

@@ -269,6 +269,37 @@ func TestAuthorizerScopesTenants(t *testing.T) {
 	if writes != 1 {
 		t.Fatalf("OnWrite ran %d times, want 1", writes)
 	}
+	// Every route, with acme's credentials on globex's paths (names acme
+	// holds, so an answer would tell): 403, and nothing of acme's leaks.
+	if r := do(t, h, "DELETE", base+"/t", "", nil, "Authorization", "acme"); r.status != 204 {
+		t.Fatalf("drop: %d %s", r.status, r.body)
+	}
+	other := "/v1/tenants/globex/namespaces/sales/tables"
+	for _, rt := range []struct{ method, path, body string }{
+		{"POST", other, `{"name":"t","location":"/x"}`},
+		{"GET", other + "/t", ""},
+		{"PUT", other + "/t", `{"location":"/y"}`},
+		{"DELETE", other + "/t", ""},
+		{"POST", other + "/t/undrop", `{"creation_id":"0123456789abcdef"}`},
+		{"GET", other + "/t/versions", ""},
+		{"GET", other + "/t/versions/1", ""},
+		{"GET", other + "/t/diff?from=1", ""},
+		{"GET", "/v1/tenants/globex/dropped", ""},
+	} {
+		ct := ""
+		if rt.body != "" {
+			ct = "application/json"
+		}
+		for _, cred := range []string{"acme", ""} {
+			r := do(t, h, rt.method, rt.path, ct, []byte(rt.body), "Authorization", cred)
+			if want := map[string]int{"acme": 403, "": 401}[cred]; r.status != want || strings.Contains(string(r.body), `"t"`) {
+				t.Errorf("%s %s with credentials %q: %d %s, want %d and nothing of acme's", rt.method, rt.path, cred, r.status, r.body, want)
+			}
+		}
+	}
+	if writes != 2 {
+		t.Fatalf("OnWrite ran %d times, want 2 (acme's register and drop)", writes)
+	}
 }
 
 // FuzzRegisterRequest sends arbitrary path names and bodies: no panic, and

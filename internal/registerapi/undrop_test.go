@@ -55,7 +55,7 @@ func TestUndropThroughTheAPI(t *testing.T) {
 	}
 	r = as("POST", base+"/orders/undrop", "carol", body(t, map[string]any{"creation_id": id}))
 	restored := decodeTable(t, r)
-	if r.status != http.StatusOK || restored.Op != "undrop" || restored.UpdatedBy != "carol" || restored.Version != 2 ||
+	if r.status != http.StatusOK || restored.Op != "undrop" || restored.UpdatedBy != "carol" || restored.Version != 3 ||
 		!strings.HasPrefix(restored.ETag, `"`+id+"-") || !restored.CreatedAt.Equal(created.CreatedAt) {
 		t.Fatalf("undrop: %d %s", r.status, r.body)
 	}
@@ -108,7 +108,24 @@ func TestVersionsThroughTheAPI(t *testing.T) {
 	if r := do(t, h, "GET", base+"/orders/versions/9", "", nil); r.status != http.StatusNotFound {
 		t.Fatalf("version 9: %d %s, want 404", r.status, r.body)
 	}
-	for _, q := range []string{"/versions?limit=0", "/versions?limit=101", "/versions?before=x", "/versions?creation_id=XYZ", "/versions/0", "/versions/abc"} {
+	// The diff of two versions, field by field; to defaults to the newest.
+	for _, q := range []string{"?from=1&to=2", "?from=1"} {
+		r := do(t, h, "GET", base+"/orders/diff"+q, "", nil)
+		var d registerapi.Diff
+		if err := json.Unmarshal(r.body, &d); err != nil || r.status != http.StatusOK || d.From != 1 || d.To != 2 || len(d.SchemaChanges) != 1 ||
+			d.SchemaChanges[0] != (registerapi.SchemaChange{Path: "note", Change: "added", To: "utf8", Nullable: true}) ||
+			len(d.Changes) != 0 || len(d.Lines) != 1 || d.Lines[0] != "note: added (nullable utf8)" {
+			t.Fatalf("diff%s: %d %s", q, r.status, r.body)
+		}
+	}
+	if r := do(t, h, "GET", base+"/orders/diff?from=2&to=1", "", nil); r.status != http.StatusOK || !strings.Contains(string(r.body), `"change":"removed"`) {
+		t.Fatalf("diff from 2 to 1: %d %s", r.status, r.body)
+	}
+	if r := do(t, h, "GET", base+"/orders/diff?from=9", "", nil); r.status != http.StatusNotFound {
+		t.Fatalf("diff from a version not kept: %d %s, want 404", r.status, r.body)
+	}
+	for _, q := range []string{"/versions?limit=0", "/versions?limit=101", "/versions?before=x", "/versions?creation_id=XYZ", "/versions/0", "/versions/abc",
+		"/diff", "/diff?from=0", "/diff?from=x", "/diff?from=1&to=0", "/diff?from=1&to=", "/diff?from=1&creation_id=XYZ"} {
 		if r := do(t, h, "GET", base+"/orders"+q, "", nil); r.status != http.StatusBadRequest {
 			t.Errorf("GET …%s: %d %s, want 400", q, r.status, r.body)
 		}

@@ -27,7 +27,7 @@
 //     changed, with the same value type (readers see the same values);
 //   - made_nullable, made_required: the field's nullability changed;
 //   - metadata_changed: the field's key-value metadata (comments, field
-//     ids) changed.
+//     ids) changed, or the schema's own (path "(schema)").
 //
 // # Modes
 //
@@ -109,12 +109,20 @@ func (c Change) String() string {
 	return fmt.Sprintf("%s: %s", c.Path, c.Kind)
 }
 
-// Diff returns every change from old to new: for each level, the fields of
-// new in order (added or changed, with their nested changes after them),
-// then the fields of old that new lacks, in order. Two equal schemas have
-// no changes. Schema-level metadata is not compared.
+// SchemaPath is the path of a change to the schema itself rather than to
+// one of its fields (its key-value metadata).
+const SchemaPath = "(schema)"
+
+// Diff returns every change from old to new: a change of the schema's own
+// metadata first (path SchemaPath, kind MetadataChanged), then for each
+// level the fields of new in order (added or changed, with their nested
+// changes after them), then the fields of old that new lacks, in order.
+// Two equal schemas have no changes.
 func Diff(old, new *arrow.Schema) []Change {
 	var out []Change
+	if !old.Metadata().Equal(new.Metadata()) {
+		out = append(out, Change{Path: SchemaPath, Kind: MetadataChanged})
+	}
 	diffFields(&out, "", old.Fields(), new.Fields())
 	return out
 }

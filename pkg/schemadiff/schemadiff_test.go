@@ -93,6 +93,12 @@ func TestDiff(t *testing.T) {
 			schema(field("c", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: str}, true)), []string{"c reencoded"}},
 		{"dictionary value promoted", schema(field("c", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: str}, true)),
 			schema(field("c", &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.LargeString}, true)), []string{"c promoted"}},
+		{"schema metadata", schema(field("id", i64, true)),
+			arrow.NewSchema([]arrow.Field{field("id", i64, true)}, &[]arrow.Metadata{arrow.NewMetadata([]string{"owner"}, []string{"sales"})}[0]),
+			[]string{"(schema) metadata_changed"}},
+		{"schema metadata and a field", arrow.NewSchema([]arrow.Field{field("id", i64, true)}, &[]arrow.Metadata{arrow.NewMetadata([]string{"owner"}, []string{"sales"})}[0]),
+			arrow.NewSchema([]arrow.Field{field("id", i64, true), field("n", i32, true)}, &[]arrow.Metadata{arrow.NewMetadata([]string{"owner"}, []string{"finance"})}[0]),
+			[]string{"(schema) metadata_changed", "n added"}},
 		{"duplicate names pair in order", schema(field("a", i32, true), field("a", str, true)), schema(field("a", i32, true), field("a", str, true), field("a", i64, true)),
 			[]string{"a added"}},
 	}

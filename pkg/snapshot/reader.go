@@ -194,3 +194,44 @@ func Load(ctx context.Context, b []byte, fetch Fetch, opts LoadOptions) (*Reader
 	}
 	return r, nil
 }
+
+// LoadTenant opens a stored blob object whichever its form, as Load does,
+// but fetches and checks the segment of one tenant only, and returns it
+// decoded (the caller releases it): what a reader of one tenant's tables
+// needs, not a whole catalog's. A tenant the blob does not hold is
+// ErrNoTenant; bytes of neither form, and a fetched segment that does not
+// match its address, are ErrCorrupt; a fetch's own error is returned
+// wrapped, wrapping neither.
+func LoadTenant(ctx context.Context, b []byte, tenant string, fetch Fetch, opts ReaderOptions) (*Segment, error) {
+	h, err := ReadHeader(b)
+	if err != nil {
+		return nil, err
+	}
+	if uint64(len(b)-HeaderSize) == h.BodyBytes {
+		r, err := Open(b, opts)
+		if err != nil {
+			return nil, err
+		}
+		return r.Tenant(tenant)
+	}
+	if uint64(len(b)-HeaderSize) != h.ManifestBytes {
+		return nil, corrupt("%d bytes are neither the one-file blob (%d) nor its manifest alone (%d)",
+			len(b), HeaderSize+h.BodyBytes, HeaderSize+h.ManifestBytes)
+	}
+	r, err := OpenManifest(b, opts)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := r.Entry(tenant)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
+	}
+	stored, err := fetch(ctx, e)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot: fetch the segment of %q: %w", tenant, err)
+	}
+	if err := r.Attach(tenant, stored); err != nil {
+		return nil, err
+	}
+	return r.Tenant(tenant)
+}
