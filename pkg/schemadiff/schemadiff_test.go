@@ -230,3 +230,75 @@ func TestDiffWideSchemas(t *testing.T) {
 		}
 	}
 }
+
+// Every rule of the README's table, at every depth a field can sit: at the
+// top, in a struct, in a list's struct elements and in a map's struct
+// values. Each change is refused by exactly the modes the table says,
+// named by its dotted path, with a reason.
+func TestCheckEveryRuleAtEveryDepth(t *testing.T) {
+	base := []arrow.Field{field("id", i64, false), field("n", i32, true), field("opt", str, true), field("req", str, false)}
+	dict := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: str}
+	type modes struct{ backward, forward bool } // full refuses what either refuses
+	rules := []struct {
+		name   string
+		change func([]arrow.Field) []arrow.Field
+		path   string // the changed field's name at its level
+		kind   schemadiff.Kind
+		refuse modes
+	}{
+		{"nullable field added", func(fs []arrow.Field) []arrow.Field { return append(fs, field("x", str, true)) }, "x", schemadiff.Added, modes{}},
+		{"required field added", func(fs []arrow.Field) []arrow.Field { return append(fs, field("x", str, false)) }, "x", schemadiff.Added, modes{backward: true}},
+		{"nullable field removed", func(fs []arrow.Field) []arrow.Field { return slices.Delete(fs, 2, 3) }, "opt", schemadiff.Removed, modes{}},
+		{"required field removed", func(fs []arrow.Field) []arrow.Field { return slices.Delete(fs, 3, 4) }, "req", schemadiff.Removed, modes{forward: true}},
+		{"promoted", func(fs []arrow.Field) []arrow.Field { fs[1].Type = i64; return fs }, "n", schemadiff.Promoted, modes{forward: true}},
+		{"narrowed", func(fs []arrow.Field) []arrow.Field { fs[0].Type = i32; return fs }, "id", schemadiff.Narrowed, modes{backward: true}},
+		{"retyped", func(fs []arrow.Field) []arrow.Field { fs[1].Type = str; return fs }, "n", schemadiff.Retyped, modes{backward: true, forward: true}},
+		{"made required", func(fs []arrow.Field) []arrow.Field { fs[2].Nullable = false; return fs }, "opt", schemadiff.MadeRequired, modes{backward: true}},
+		{"made nullable", func(fs []arrow.Field) []arrow.Field { fs[3].Nullable = true; return fs }, "req", schemadiff.MadeNullable, modes{forward: true}},
+		{"dictionary encoded", func(fs []arrow.Field) []arrow.Field { fs[2].Type = dict; return fs }, "opt", schemadiff.Reencoded, modes{}},
+		{"field metadata", func(fs []arrow.Field) []arrow.Field {
+			fs[0].Metadata = arrow.NewMetadata([]string{"comment"}, []string{"the key"})
+			return fs
+		}, "id", schemadiff.MetadataChanged, modes{}},
+	}
+	depths := []struct {
+		name, prefix string
+		wrap         func([]arrow.Field) *arrow.Schema
+	}{
+		{"top level", "", func(fs []arrow.Field) *arrow.Schema { return schema(fs...) }},
+		{"in a struct", "s.", func(fs []arrow.Field) *arrow.Schema {
+			return schema(field("k", i64, false), field("s", arrow.StructOf(fs...), true))
+		}},
+		{"in a list of structs", "l.element.", func(fs []arrow.Field) *arrow.Schema {
+			return schema(field("k", i64, false), field("l", arrow.ListOf(arrow.StructOf(fs...)), true))
+		}},
+		{"in a map's struct values", "m.value.", func(fs []arrow.Field) *arrow.Schema {
+			return schema(field("k", i64, false), field("m", arrow.MapOf(str, arrow.StructOf(fs...)), true))
+		}},
+	}
+	for _, d := range depths {
+		for _, r := range rules {
+			t.Run(d.name+"/"+r.name, func(t *testing.T) {
+				old, new := d.wrap(slices.Clone(base)), d.wrap(r.change(slices.Clone(base)))
+				if got := schemadiff.Diff(old, new); len(got) != 1 || got[0].Path != d.prefix+r.path || got[0].Kind != r.kind {
+					t.Fatalf("Diff = %v, want one %s at %s", got, r.kind, d.prefix+r.path)
+				}
+				for _, m := range []struct {
+					mode   schemadiff.Mode
+					refuse bool
+				}{{schemadiff.None, false}, {schemadiff.Backward, r.refuse.backward}, {schemadiff.Forward, r.refuse.forward},
+					{schemadiff.Full, r.refuse.backward || r.refuse.forward}} {
+					b := schemadiff.Check(m.mode, old, new)
+					if (len(b) > 0) != m.refuse {
+						t.Errorf("%s: refused %v, want %v", m.mode, b, m.refuse)
+					}
+					for _, x := range b {
+						if x.Path != d.prefix+r.path || x.Reason == "" {
+							t.Errorf("%s: breach %q, want path %s and a reason", m.mode, x.String(), d.prefix+r.path)
+						}
+					}
+				}
+			})
+		}
+	}
+}
