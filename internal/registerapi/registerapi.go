@@ -810,9 +810,9 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return msg
 	}
 	// detail is what the catalog's error adds to its kind and table.
-	var detail string
+	var detail, op string
 	if ce, ok := errors.AsType[*catalog.Error](err); ok {
-		detail = ce.Detail
+		detail, op = ce.Detail, ce.Op
 	}
 	var ae *apiError
 	switch {
@@ -842,6 +842,9 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return &apiError{http.StatusForbidden, "quota_exceeded", about("the tenant's quota is used up", detail) + "; drop tables or ask the operator to raise it"}
 	case errors.Is(err, catalog.ErrNotFound):
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
+	case errors.Is(err, catalog.ErrExists) && op == "undrop":
+		return &apiError{http.StatusConflict, "exists", about("cannot restore the drop: another table has been registered under this name since", "") +
+			"; drop that table (or register it elsewhere) first, then undrop"}
 	case errors.Is(err, catalog.ErrExists):
 		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", detail) + "; change it with PUT"}
 	case errors.Is(err, catalog.ErrProtected):

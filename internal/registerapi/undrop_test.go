@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -70,8 +71,8 @@ func TestUndropThroughTheAPI(t *testing.T) {
 		t.Fatalf("register again: %d %s", r.status, r.body)
 	}
 	r = as("POST", base+"/orders/undrop", "carol", body(t, map[string]any{"creation_id": id}))
-	if r.status != http.StatusConflict || !strings.Contains(string(r.body), "registered again since the drop") {
-		t.Fatalf("undrop over a registered name: %d %s, want 409", r.status, r.body)
+	if want := `{"error":{"code":"exists","message":"acme/sales/orders: cannot restore the drop: another table has been registered under this name since; drop that table (or register it elsewhere) first, then undrop"}}`; r.status != http.StatusConflict || strings.TrimSpace(string(r.body)) != want {
+		t.Fatalf("undrop over a registered name: %d %s, want 409 %s", r.status, r.body, want)
 	}
 	if r := as("GET", base+"/orders", "", nil); decodeTable(t, r).Location != "s3://lake/other/" {
 		t.Fatalf("the refused undrop changed the table: %s", r.body)
@@ -163,4 +164,87 @@ func TestMemoryFromEnv(t *testing.T) {
 			t.Errorf("%q %q: %+v, %v; want %+v", tc.retention, tc.versions, got, err, tc.want)
 		}
 	}
+}
+
+// FuzzHistoryRoutes sends arbitrary queries to the history routes
+// (versions, one version, diff, dropped) and arbitrary undrop bodies over
+// a table with history and a drop: no 5xx, a 4xx always a JSON error, and
+// a 200 always the answer's shape.
+func FuzzHistoryRoutes(f *testing.F) {
+	for _, seed := range []struct{ route, query, body string }{
+		{"versions", "limit=1&before=2", ""},
+		{"versions", "limit=0&before=-1&creation_id=XYZ", ""},
+		{"version", "1", ""},
+		{"version", "99999999999999999999", ""},
+		{"diff", "from=1&to=2", ""},
+		{"diff", "from=1&to=&creation_id=0123456789abcdef", ""},
+		{"dropped", "", ""},
+		{"undrop", "", `{"creation_id":"0123456789abcdef"}`},
+		{"undrop", "", `{"creation_id":["x"],"extra":1}`},
+	} {
+		f.Add(seed.route, seed.query, seed.body)
+	}
+	h := newAPI(f, registerapi.Options{Authorize: registerapi.AllowAll(func(*http.Request) string { return "fuzz" })})
+	schema := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	for _, name := range []string{"orders", "returns"} {
+		if r := do(f, h, "POST", base, "application/json", body(f, map[string]any{"name": name, "location": "s3://lake/" + name + "/", "schema": schema})); r.status != http.StatusCreated {
+			f.Fatalf("register: %d %s", r.status, r.body)
+		}
+	}
+	if r := do(f, h, "PUT", base+"/orders", "application/json", body(f, map[string]any{"schema": schema, "description": "v2"})); r.status != http.StatusOK {
+		f.Fatalf("update: %d %s", r.status, r.body)
+	}
+	if r := do(f, h, "DELETE", base+"/returns", "", nil); r.status != http.StatusNoContent {
+		f.Fatalf("drop: %d %s", r.status, r.body)
+	}
+	f.Fuzz(func(t *testing.T, route, query, reqBody string) {
+		var method, target string
+		switch route {
+		case "versions":
+			method, target = "GET", base+"/orders/versions?"+query
+		case "version":
+			method, target = "GET", base+"/orders/versions/"+query
+		case "diff":
+			method, target = "GET", base+"/orders/diff?"+query
+		case "dropped":
+			method, target = "GET", "/v1/tenants/acme/dropped?"+query
+		case "undrop":
+			method, target = "POST", base+"/returns/undrop"
+		default:
+			return
+		}
+		r, err := http.NewRequest(method, "http://lake"+target, strings.NewReader(reqBody))
+		if err != nil {
+			return // not a request a client could send
+		}
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		switch {
+		case w.Code >= 500:
+			t.Fatalf("%s %s %q: %d %s", method, target, reqBody, w.Code, w.Body)
+		case w.Code >= 400:
+			var e struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+				t.Fatalf("%s %s: %d with body %q, want a JSON error", method, target, w.Code, w.Body)
+			}
+		case w.Code == http.StatusOK:
+			var out any
+			switch route {
+			case "versions":
+				out = &registerapi.VersionPage{}
+			case "diff":
+				out = &registerapi.Diff{}
+			case "dropped":
+				out = &registerapi.DroppedPage{}
+			default:
+				out = &registerapi.Table{}
+			}
+			if err := json.Unmarshal(w.Body.Bytes(), out); err != nil {
+				t.Fatalf("%s %s: 200 with %q: %v", method, target, w.Body, err)
+			}
+		}
+	})
 }

@@ -82,3 +82,40 @@ func TestRegistrationOpValidated(t *testing.T) {
 		t.Fatalf("got op %q by %q, err %v", r.Op(), r.UpdatedBy(), err)
 	}
 }
+
+// FuzzDecodeTombstone reads arbitrary keys and values as refresh reads
+// them from the store: an error wraps one of the package's kinds, never a
+// panic; a tombstone that decodes names a valid table and the creation id
+// of its key, and encodes and decodes to itself.
+func FuzzDecodeTombstone(f *testing.F) {
+	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	reg, _ := NewRegistration(TableSpec{Location: "s3://b/t/", Schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)}, now)
+	reg = reg.withChange(OpDrop, "bob")
+	ts := Tombstone{Ref: TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}, Registration: reg, DroppedAt: now, DroppedBy: "bob", ExpiresAt: now.Add(time.Hour)}
+	good, _ := EncodeTombstone(ts)
+	f.Add("acme/sales/orders/"+reg.CreationID(), good)
+	f.Add("acme/sales/orders/0123456789abcdef", good)
+	f.Add("acme/sales/orders", good)
+	f.Add("acme/sales/orders/x", []byte(`{"registration":{},"dropped_at":"2026-12-03T10:00:00Z"}`))
+	f.Add("a/b/c/d", []byte(`{"registration":null}`))
+	f.Fuzz(func(t *testing.T, key string, value []byte) {
+		d, err := DecodeTombstone(key, value)
+		if err != nil {
+			if !errors.Is(err, ErrInvalidRegistration) && !errors.Is(err, ErrInvalidName) {
+				t.Fatalf("error %v wraps neither ErrInvalidRegistration nor ErrInvalidName", err)
+			}
+			return
+		}
+		if err := d.Ref.Validate(); err != nil || !strings.HasSuffix(key, "/"+d.Registration.CreationID()) {
+			t.Fatalf("decoded %+v from key %q: %v", d.Ref, key, err)
+		}
+		b, err := EncodeTombstone(d)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		back, err := DecodeTombstone(key, b)
+		if err != nil || back.Ref != d.Ref || !back.DroppedAt.Equal(d.DroppedAt) || back.DroppedBy != d.DroppedBy || back.Registration.Version() != d.Registration.Version() {
+			t.Fatalf("re-decode: %+v, %v", back, err)
+		}
+	})
+}
