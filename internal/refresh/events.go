@@ -29,8 +29,8 @@ const (
 
 // EventDetail is an event's detail: one change of one table, discoverable
 // from the snapshot generation Generation on. Op is create, update,
-// undrop or drop; Version the table's version after it (a drop's: the
-// version dropped); By who made it.
+// undrop or drop; Version the table's version after it (a drop is a
+// version of its own, one past the last state); By who made it.
 type EventDetail struct {
 	Tenant     string    `json:"tenant"`
 	Namespace  string    `json:"namespace"`
