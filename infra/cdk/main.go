@@ -21,6 +21,13 @@
 //	defaultCompatibility
 //	                 compatibility mode of tables registered without one:
 //	                 none, backward, forward or full (default: unset, none)
+//	tombstoneRetention
+//	                 how long a drop can be undone: a duration of at least
+//	                 1h, or off (default 168h)
+//	historyVersions  versions kept of each table: 1 to 100000, or off
+//	                 (default 100)
+//	historyMaxAge    versions older than this are no longer kept: a
+//	                 duration of at least 1h (default: unset, by count alone)
 package main
 
 import (
@@ -126,6 +133,9 @@ func propsFromContext(app awscdk.App) (*LakeProps, error) {
 		ExampleProducerTenant: contextString(app, "producerTenant", "acme"),
 		Version:               contextString(app, "version", "dev"),
 		DefaultCompatibility:  contextString(app, "defaultCompatibility", ""),
+		TombstoneRetention:    contextString(app, "tombstoneRetention", ""),
+		HistoryVersions:       contextString(app, "historyVersions", ""),
+		HistoryMaxAge:         contextString(app, "historyMaxAge", ""),
 	}, nil
 }
 

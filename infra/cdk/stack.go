@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -123,6 +124,42 @@ type LakeProps struct {
 	// without one (the register function's LAKE_DEFAULT_COMPATIBILITY):
 	// none, backward, forward or full. Empty leaves it unset (none).
 	DefaultCompatibility string
+	// TombstoneRetention, HistoryVersions and HistoryMaxAge are what the
+	// catalog keeps of past states (the register function's
+	// LAKE_TOMBSTONE_RETENTION, LAKE_HISTORY_VERSIONS and
+	// LAKE_HISTORY_MAX_AGE, read by registerapi.MemoryFromEnv): how long a
+	// drop can be undone (a duration of at least 1h, such as 168h, or
+	// off), how many versions of each table are kept (1 to 100000, or
+	// off), and an age bound on them (a duration of at least 1h). Empty
+	// leaves each unset: 7 days, 100 versions, no age bound.
+	TombstoneRetention, HistoryVersions, HistoryMaxAge string
+}
+
+// validateMemory checks the catalog's memory settings as the register
+// function will (registerapi.MemoryFromEnv), so a bad value fails the
+// synth, not the function's cold start.
+func (p *LakeProps) validateMemory() error {
+	duration := func(name, v string, off bool) error {
+		if v == "" || off && v == "off" {
+			return nil
+		}
+		if d, err := time.ParseDuration(v); err != nil || d < time.Hour {
+			return fmt.Errorf("cdk: %s %q: want a duration of at least 1h (such as 168h)%s", name, v, map[bool]string{true: ", or off"}[off])
+		}
+		return nil
+	}
+	if err := duration("tombstoneRetention", p.TombstoneRetention, true); err != nil {
+		return err
+	}
+	if err := duration("historyMaxAge", p.HistoryMaxAge, false); err != nil {
+		return err
+	}
+	if v := p.HistoryVersions; v != "" && v != "off" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 || n > 100_000 {
+			return fmt.Errorf("cdk: historyVersions %q: want 1 to 100000, or off", v)
+		}
+	}
+	return nil
 }
 
 // ErrCleartextInternet is NewLakeStack's answer to a deployment that
@@ -176,7 +213,7 @@ func (p *LakeProps) Validate() error {
 	default:
 		return fmt.Errorf("cdk: defaultCompatibility %q: want none, backward, forward or full", p.DefaultCompatibility)
 	}
-	return nil
+	return p.validateMemory()
 }
 
 // NewLakeStack builds the whole deployment: DynamoDB (with a stream), S3,
@@ -315,8 +352,11 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// only items whose key is a registration (tbl/…), a tenant's usage
 	// (quota/…) or the change counter (meta/changes).
 	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey)}
-	if props.DefaultCompatibility != "" {
-		registerEnv["LAKE_DEFAULT_COMPATIBILITY"] = s(props.DefaultCompatibility)
+	for name, v := range map[string]string{"LAKE_DEFAULT_COMPATIBILITY": props.DefaultCompatibility, "LAKE_TOMBSTONE_RETENTION": props.TombstoneRetention,
+		"LAKE_HISTORY_VERSIONS": props.HistoryVersions, "LAKE_HISTORY_MAX_AGE": props.HistoryMaxAge} {
+		if v != "" {
+			registerEnv[name] = s(v)
+		}
 	}
 	register := newFunction("Register", props.RegisterCode, registerEnv)
 	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{

@@ -811,3 +811,45 @@ func TestDefaultCompatibilityReachesRegister(t *testing.T) {
 		t.Fatalf("%d register functions with the mode, want 1", seen)
 	}
 }
+
+// The catalog's memory settings reach the register function's environment
+// (and no other function's); unset ones stay unset (the catalog's
+// defaults); a bad one fails Validate, before any synth.
+func TestMemorySettingsReachRegister(t *testing.T) {
+	s := synth(t, LakeProps{Internal: true, TombstoneRetention: "72h", HistoryVersions: "off"})
+	want := map[string]any{"LAKE_TOMBSTONE_RETENTION": "72h", "LAKE_HISTORY_VERSIONS": "off"}
+	seen := 0
+	for id, fn := range s.resources("AWS::Lambda::Function") {
+		env, _ := props(fn)["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		for _, name := range []string{"LAKE_TOMBSTONE_RETENTION", "LAKE_HISTORY_VERSIONS", "LAKE_HISTORY_MAX_AGE"} {
+			got, set := vars[name]
+			switch {
+			case strings.HasPrefix(id, "Register") && got != want[name]:
+				t.Errorf("register's %s = %v, want %v", name, got, want[name])
+			case !strings.HasPrefix(id, "Register") && set:
+				t.Errorf("%s has %s %v", id, name, got)
+			}
+		}
+		if strings.HasPrefix(id, "Register") {
+			seen++
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("%d register functions, want 1", seen)
+	}
+	for _, bad := range []LakeProps{
+		{Internal: true, TombstoneRetention: "30m"}, {Internal: true, TombstoneRetention: "a week"},
+		{Internal: true, HistoryVersions: "0"}, {Internal: true, HistoryVersions: "100001"},
+		{Internal: true, HistoryMaxAge: "off"}, {Internal: true, HistoryMaxAge: "1d"},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("Validate(%+v) = nil, want an error", bad)
+		}
+	}
+	for _, good := range []LakeProps{{Internal: true, TombstoneRetention: "off", HistoryVersions: "100000", HistoryMaxAge: "8760h"}} {
+		if err := good.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v", good, err)
+		}
+	}
+}
