@@ -58,12 +58,15 @@ func newFlightServer(svc *Service, inner flight.FlightServer) *flightServer {
 }
 
 // answer is what a DoGet sends: the result schema, then either messages
-// encoded in advance (msgs, sent as they are) or record batches (recs,
-// written and released). Neither means an empty result.
+// encoded in advance (msgs, sent as they are; prepared when they were
+// encoded as the tenant was prepared, not for this request or its like)
+// or record batches (recs, written and released). Neither means an empty
+// result.
 type answer struct {
-	schema *arrow.Schema
-	msgs   [][]byte
-	recs   []arrow.RecordBatch
+	schema   *arrow.Schema
+	msgs     [][]byte
+	prepared bool
+	recs     []arrow.RecordBatch
 }
 
 // DoGet parses the ticket once and hands the command to the one function
@@ -82,9 +85,9 @@ func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	case *pb.CommandGetCatalogs:
 		a, err = f.svc.catalogsAnswer(ctx)
 	case *pb.CommandGetDbSchemas:
-		a, err = f.svc.dbSchemasAnswer(ctx, c)
+		a, err = f.svc.dbSchemasAnswer(ctx, c, t.GetTicket())
 	case *pb.CommandGetTables:
-		a, err = f.svc.tablesAnswer(ctx, c)
+		a, err = f.svc.tablesAnswer(ctx, c, t.GetTicket())
 	default:
 		sc, ch, err := f.svc.doGetOther(ctx, cmd)
 		if err != nil {
@@ -96,7 +99,7 @@ func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 		return err
 	}
 	if a.msgs != nil {
-		if m := f.svc.opts.Metrics; m != nil {
+		if m := f.svc.opts.Metrics; m != nil && a.prepared {
 			m.preEncoded.WithLabelValues(commandLabel(string(cmd.ProtoReflect().Descriptor().FullName()))).Inc()
 		}
 		return sendEncoded(stream, a.msgs)
@@ -118,11 +121,23 @@ func sendEncoded(stream flight.FlightService_DoGetServer, msgs [][]byte) error {
 }
 
 // sendRecords writes recs (releasing every one, sent or not) after the
-// schema message; with no batch it sends the schema alone. The schema is
-// one of the catalog commands' result schemas, whose message was encoded
-// when the Service was made (schemaMessages); each batch is encoded into
-// one FlightData as arrow-go's flight.Writer would encode it.
+// schema message; with no batch it sends the schema alone (encodeAnswer).
 func (s *Service) sendRecords(stream flight.FlightService_DoGetServer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	msgs, err := s.encodeAnswer(stream.Context(), schema, recs)
+	if err != nil {
+		return err
+	}
+	return sendEncoded(stream, msgs)
+}
+
+// encodeAnswer encodes an answer's messages, releasing every one of recs:
+// the schema message (one of the catalog commands' result schemas, whose
+// message was encoded when the Service was made: schemaMessages), then
+// each batch as one FlightData, as arrow-go's flight.Writer would encode
+// it. Every message is encoded before the first goes out, so the answer is
+// handed to the transport back to back, as a pre-encoded answer is, and
+// can be kept (answerCache).
+func (s *Service) encodeAnswer(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordBatch) ([][]byte, error) {
 	defer func() {
 		for _, r := range recs {
 			r.Release()
@@ -131,38 +146,38 @@ func (s *Service) sendRecords(stream flight.FlightService_DoGetServer, schema *a
 	msg, ok := s.schemaMessages[schema]
 	if !ok {
 		// Only the catalog commands' result schemas come here.
-		return status.Errorf(codes.Internal, "no schema message for %v", schema)
+		return nil, status.Errorf(codes.Internal, "no schema message for %v", schema)
 	}
-	if err := stream.SendMsg(msg); err != nil {
-		return err
-	}
-	var body bytes.Buffer
+	msgs := make([][]byte, 0, 1+len(recs))
+	msgs = append(msgs, msg)
 	for _, r := range recs {
-		if err := stream.Context().Err(); err != nil {
-			return status.FromContextError(err).Err()
+		if err := ctx.Err(); err != nil {
+			return nil, status.FromContextError(err).Err()
 		}
-		if err := sendBatch(stream, r, s.mem, &body); err != nil {
-			return err
+		b, err := encodeBatch(r, s.mem)
+		if err != nil {
+			return nil, err
 		}
+		msgs = append(msgs, b)
 	}
-	return nil
+	return msgs, nil
 }
 
-// sendBatch sends one record batch (of a schema without dictionaries) as
-// one FlightData message, its body serialized into body.
-func sendBatch(stream flight.FlightService_DoGetServer, r arrow.RecordBatch, mem memory.Allocator, body *bytes.Buffer) error {
+// encodeBatch encodes one record batch (of a schema without dictionaries)
+// as one marshaled FlightData message.
+func encodeBatch(r arrow.RecordBatch, mem memory.Allocator) ([]byte, error) {
 	p, err := ipc.GetRecordBatchPayload(r, ipc.WithAllocator(mem))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer p.Release()
 	meta := p.Meta()
 	defer meta.Release()
-	body.Reset()
-	if err := p.SerializeBody(body); err != nil {
-		return err
+	var body bytes.Buffer
+	if err := p.SerializeBody(&body); err != nil {
+		return nil, err
 	}
-	return stream.Send(&flight.FlightData{DataHeader: meta.Bytes(), DataBody: body.Bytes()})
+	return proto.Marshal(&flight.FlightData{DataHeader: meta.Bytes(), DataBody: body.Bytes()})
 }
 
 // sendChunks writes what a DoGet method streams, draining (and releasing)

@@ -25,8 +25,10 @@ type Metrics struct {
 	lastLoadTime prometheus.Gauge
 	lastSuccess  prometheus.Gauge
 	preEncoded   *prometheus.CounterVec
-	// cache is the Service's tenant cache, read at scrape time.
-	cache atomic.Pointer[tenantCache]
+	// cache is the Service's tenant cache, answers its cache of filtered
+	// answers, both read at scrape time.
+	cache   atomic.Pointer[tenantCache]
+	answers atomic.Pointer[answerCache]
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -67,6 +69,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "lake_discovery_preencoded_responses_total", Help: "DoGet answers sent as the messages encoded when the tenant was prepared, by command.",
 		}, []string{"command"}),
 	}
+	answerStat := func(f func(AnswerCacheStats) float64) func() float64 {
+		return func() float64 {
+			if c := m.answers.Load(); c != nil {
+				return f(c.Stats())
+			}
+			return 0
+		}
+	}
 	stat := func(f func(CacheStats) float64) func() float64 {
 		return func() float64 {
 			if c := m.cache.Load(); c != nil {
@@ -94,6 +104,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "lake_discovery_tenant_cache_evictions_total", Help: "Prepared tenants evicted to stay within the budget.",
 		}, stat(func(s CacheStats) float64 { return float64(s.Evictions) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lake_discovery_answer_cache_hits_total", Help: "Filtered catalog requests (GetTables, GetDbSchemas keeping some rows) answered with the messages encoded for the same request before.",
+		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Hits) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_answer_cache_bytes", Help: "Bytes held by the kept answers of filtered catalog requests.",
+		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Bytes) })),
 	)
 	return m
 }

@@ -119,6 +119,10 @@ type Options struct {
 	// SQLResultBytes bounds the statements' results kept for their DoGet
 	// and repeats (see sql.go). 0 means a quarter of SQLCacheBytes.
 	SQLResultBytes int64
+	// AnswerCacheBytes bounds the encoded answers kept of filtered catalog
+	// requests (answerCache), out of CacheBytes as the SQL budgets are. 0
+	// means a sixteenth of CacheBytes.
+	AnswerCacheBytes int64
 	// SQLLimits bound each SQL statement (zero fields: sqlcatalog's
 	// defaults).
 	SQLLimits sqlcatalog.Limits
@@ -146,6 +150,8 @@ type Service struct {
 	mem   memory.Allocator
 	view  atomic.Pointer[View]
 	cache *tenantCache
+	// answers keeps the encoded answers of filtered catalog requests.
+	answers *answerCache
 	// schemaBytes caches the serialized result schemas FlightInfo carries.
 	schemaBytes map[*arrow.Schema][]byte
 	// schemaMessages holds the first FlightData message of a DoGet answer
@@ -189,7 +195,8 @@ func NewService(opts Options) *Service {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	s := &Service{opts: opts, mem: opts.Allocator, cache: newTenantCache(tenantCacheBytes(opts)), schemaBytes: map[*arrow.Schema][]byte{},
+	s := &Service{opts: opts, mem: opts.Allocator, cache: newTenantCache(tenantCacheBytes(opts)), answers: newAnswerCache(opts.AnswerCacheBytes),
+		schemaBytes: map[*arrow.Schema][]byte{},
 		checker: checker, engines: newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes), sqlLimits: opts.SQLLimits}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
@@ -215,6 +222,7 @@ func NewService(opts Options) *Service {
 	s.sqlInfo = info
 	if opts.Metrics != nil {
 		opts.Metrics.cache.Store(s.cache)
+		opts.Metrics.answers.Store(s.answers)
 	}
 	return s
 }
@@ -228,6 +236,7 @@ func (s *Service) setView(v *View) {
 		return ok && info.Address == k.hash
 	}
 	s.cache.retain(keep)
+	s.answers.retain(keep)
 	// A tenant without tables has an engine too, keyed by the zero hash.
 	s.engines.retain(func(k cacheKey) bool {
 		_, has := v.index.tenant(k.tenant)
@@ -388,7 +397,7 @@ func (s *Service) catalogsAnswer(ctx context.Context) (answer, error) {
 	case err != nil:
 		return a, err
 	case ts.catalogs != nil:
-		a.msgs = ts.catalogs
+		a.msgs, a.prepared = ts.catalogs, true
 	default:
 		a.recs = []arrow.RecordBatch{catalogsRecord(s.mem, tenant)}
 	}
@@ -408,7 +417,7 @@ func (s *Service) GetFlightInfoSchemas(ctx context.Context, cmd flightsql.GetDBS
 
 // dbSchemasAnswer is the GetDbSchemas answer: the tenant's namespaces
 // matching the filter, pre-encoded when the filter keeps them all.
-func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchemas) (answer, error) {
+func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchemas, ticket []byte) (answer, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return answer{}, err
@@ -425,11 +434,31 @@ func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchem
 		}
 	}
 	if ts.dbSchemas != nil && (p == nil || p.All()) {
-		a.msgs = ts.dbSchemas
-	} else {
-		a.recs = ts.dbSchemaRecords(s.mem, p, s.opts.BatchBytes)
+		a.msgs, a.prepared = ts.dbSchemas, true
+		return a, nil
 	}
-	return a, nil
+	a.msgs, err = s.filteredAnswer(ctx, v, tenant, ticket, a.schema, func() []arrow.RecordBatch {
+		return ts.dbSchemaRecords(s.mem, p, s.opts.BatchBytes)
+	})
+	return a, err
+}
+
+// filteredAnswer is the encoded answer of a catalog request that keeps some
+// of the tenant's rows: the one kept for the same request to the same
+// prepared tenant (answerCache), or records' batches encoded and kept.
+func (s *Service) filteredAnswer(ctx context.Context, v *View, tenant string, ticket []byte, schema *arrow.Schema, records func() []arrow.RecordBatch) ([][]byte, error) {
+	info, ok := v.index.tenant(tenant)
+	key := answerKey{cacheKey{tenant, info.Address}, string(ticket)}
+	if ok {
+		if msgs := s.answers.get(key); msgs != nil {
+			return msgs, nil
+		}
+	}
+	msgs, err := s.encodeAnswer(ctx, schema, records())
+	if err == nil && ok {
+		s.answers.keep(key, msgs)
+	}
+	return msgs, err
 }
 
 func tablesSchema(includeSchema bool) *arrow.Schema {
@@ -514,7 +543,7 @@ func (s *Service) GetFlightInfoTables(ctx context.Context, cmd flightsql.GetTabl
 // answer when the request keeps every table, else the selected rows in
 // batches of at most Options.BatchBytes (runs of rows slice the segment's
 // columns, scattered rows are gathered).
-func (s *Service) tablesAnswer(ctx context.Context, cmd *pb.CommandGetTables) (answer, error) {
+func (s *Service) tablesAnswer(ctx context.Context, cmd *pb.CommandGetTables, ticket []byte) (answer, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return answer{}, err
@@ -537,14 +566,17 @@ func (s *Service) tablesAnswer(ctx context.Context, cmd *pb.CommandGetTables) (a
 		} else if a.msgs = ts.tablesWithSchema; a.msgs == nil {
 			return a, errNoSchema
 		}
+		a.prepared = true
 		return a, nil
 	}
 	rows, err := q.rows(ts)
 	if err != nil {
 		return a, err
 	}
-	a.recs = ts.records(s.mem, rows, q.includeSchema, s.opts.BatchBytes)
-	return a, nil
+	a.msgs, err = s.filteredAnswer(ctx, v, tenant, ticket, a.schema, func() []arrow.RecordBatch {
+		return ts.records(s.mem, rows, q.includeSchema, s.opts.BatchBytes)
+	})
+	return a, err
 }
 
 // GetFlightInfoTableTypes implements flightsql.Server.

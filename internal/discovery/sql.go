@@ -276,11 +276,15 @@ func sqlOptions(opts *Options) {
 	if opts.SQLResultBytes <= 0 {
 		opts.SQLResultBytes = max(opts.SQLCacheBytes/4, 1)
 	}
+	if opts.AnswerCacheBytes <= 0 {
+		opts.AnswerCacheBytes = max(opts.CacheBytes/16, 1)
+	}
 }
 
 // tenantCacheBytes is what the prepared tenants may hold: CacheBytes is the
 // budget of everything discovery prepares, so the SQL engines' and
-// results' budgets come out of it (leaving the tenants at least half).
+// results' budgets and the filtered answers' come out of it (leaving the
+// tenants at least half).
 func tenantCacheBytes(opts Options) int64 {
-	return max(opts.CacheBytes-opts.SQLCacheBytes-opts.SQLResultBytes, opts.CacheBytes/2)
+	return max(opts.CacheBytes-opts.SQLCacheBytes-opts.SQLResultBytes-opts.AnswerCacheBytes, opts.CacheBytes/2)
 }

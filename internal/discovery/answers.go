@@ -1,0 +1,111 @@
+package discovery
+
+import (
+	"container/list"
+	"sync"
+)
+
+// answerCache keeps the encoded answers of filtered catalog requests
+// (GetTables and GetDbSchemas that keep some of a tenant's rows: a table's
+// columns, a namespace's tables) within a byte budget, least recently used
+// first out, so a tool that asks the same question again is sent the
+// messages encoded the first time, as they are, as the whole-tenant
+// answers are. An answer is keyed by the prepared tenant it was read from
+// (the tenant's name and its segment's hash, so a tenant's change or
+// another tenant never finds it) and the request's command bytes (the
+// ticket: the same bytes are the same question).
+type answerCache struct {
+	budget int64
+
+	mu    sync.Mutex
+	m     map[answerKey]*list.Element
+	lru   list.List // of *answerItem, most recently used first
+	bytes int64
+	stats AnswerCacheStats
+}
+
+type answerKey struct {
+	tenant cacheKey
+	cmd    string
+}
+
+type answerItem struct {
+	key  answerKey
+	msgs [][]byte
+	size int64
+}
+
+// AnswerCacheStats describe the cache of filtered answers.
+type AnswerCacheStats struct {
+	BudgetBytes int64  `json:"budget_bytes"`
+	Bytes       int64  `json:"bytes"`
+	Answers     int    `json:"answers"`
+	Hits        uint64 `json:"hits"`
+	Misses      uint64 `json:"misses"`
+}
+
+func newAnswerCache(budget int64) *answerCache {
+	return &answerCache{budget: budget, m: map[answerKey]*list.Element{}, stats: AnswerCacheStats{BudgetBytes: budget}}
+}
+
+// get returns the kept answer for k, or nil.
+func (c *answerCache) get(k answerKey) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.m[k]
+	if !ok {
+		c.stats.Misses++
+		return nil
+	}
+	c.stats.Hits++
+	c.lru.MoveToFront(el)
+	return el.Value.(*answerItem).msgs
+}
+
+// keep keeps msgs as k's answer when it fits an eighth of the budget
+// (one large answer never empties the cache), evicting the least recently
+// used to make room. msgs must not change afterwards.
+func (c *answerCache) keep(k answerKey, msgs [][]byte) {
+	size := int64(len(k.cmd)+len(k.tenant.tenant)) + 128
+	for _, m := range msgs {
+		size += int64(len(m)) + 24
+	}
+	if size > c.budget/8 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; ok {
+		return
+	}
+	c.m[k] = c.lru.PushFront(&answerItem{key: k, msgs: msgs, size: size})
+	c.bytes += size
+	for c.bytes > c.budget {
+		it := c.lru.Remove(c.lru.Back()).(*answerItem)
+		delete(c.m, it.key)
+		c.bytes -= it.size
+	}
+}
+
+// retain drops the answers of prepared tenants keep refuses (a reload's
+// changed or removed tenants).
+func (c *answerCache) retain(keep func(cacheKey) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, el := range c.m {
+		if !keep(k.tenant) {
+			c.bytes -= el.Value.(*answerItem).size
+			c.lru.Remove(el)
+			delete(c.m, k)
+		}
+	}
+}
+
+// Stats reports the cache.
+func (c *answerCache) Stats() AnswerCacheStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Bytes, s.Answers = c.bytes, len(c.m)
+	return s
+}
