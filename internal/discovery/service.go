@@ -195,9 +195,16 @@ func NewService(opts Options) *Service {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	s := &Service{opts: opts, mem: opts.Allocator, cache: newTenantCache(tenantCacheBytes(opts)), answers: newAnswerCache(opts.AnswerCacheBytes),
+	s := &Service{
+		opts:        opts,
+		mem:         opts.Allocator,
+		cache:       newTenantCache(tenantCacheBytes(opts)),
+		answers:     newAnswerCache(opts.AnswerCacheBytes),
 		schemaBytes: map[*arrow.Schema][]byte{},
-		checker:     checker, engines: newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes), sqlLimits: opts.SQLLimits}
+		checker:     checker,
+		engines:     newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes),
+		sqlLimits:   opts.SQLLimits,
+	}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
 		schema_ref.TablesWithIncludedSchema, schema_ref.TableTypes, schema_ref.SqlInfo, schema_ref.PrimaryKeys,
