@@ -127,5 +127,5 @@ done
 if [ -n "${npm_pid:-}" ]; then
   wait "$npm_pid" || { say "npm ci in tools/npm failed"; exit 1; }
 fi
-wait "$mod_pid" || say "go mod download failed; the build will fetch what it needs (or say why)"
+wait "$mod_pid" || say "fetching the modules failed; the build will fetch what it needs (or say why)"
 wait_apt
