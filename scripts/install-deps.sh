@@ -112,7 +112,8 @@ mkdir -p bin
 if [ ${#missing_pkgs[@]} -gt 0 ]; then
   say "building ${missing_pkgs[*]##*/} (go.mod's tool versions) into $TOOLS_CACHE"
   out=$(mktemp -d)
-  go build -o "$out/" "${missing_pkgs[@]}"
+  # GOGC=400 and no DWARF, as the test command builds (scripts/test.sh).
+  GOGC=400 go build -ldflags=-w -o "$out/" "${missing_pkgs[@]}"
   for i in "${!missing_pkgs[@]}"; do
     name=${missing_pkgs[$i]##*/}
     mkdir -p "${missing_dirs[$i]}"
