@@ -22,6 +22,7 @@ cd "$(dirname "$0")/.."
 ROCKSDB_DEB_VERSION="7.8.3-2"
 
 say() { printf 'install-deps: %s\n' "$*"; }
+install_start=$(date +%s)
 
 # Debian packages: one apt-get run for all that are missing, in the
 # background while the npm and Go tools install (it is mostly download and
@@ -111,6 +112,7 @@ done
 mkdir -p bin
 if [ ${#missing_pkgs[@]} -gt 0 ]; then
   say "building ${missing_pkgs[*]##*/} (go.mod's tool versions) into $TOOLS_CACHE"
+  built=$(date +%s)
   out=$(mktemp -d)
   # GOGC=400 and no DWARF, as the test command builds (scripts/test.sh).
   GOGC=400 go build -ldflags=-w -o "$out/" "${missing_pkgs[@]}"
@@ -120,13 +122,16 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
     mv "$out/$name" "${missing_dirs[$i]}/$name"
   done
   rm -rf "$out"
+  say "built the tools in $(( $(date +%s) - built )) s"
 fi
 for t in "${tools[@]}"; do
   read -r name _ mod <<<"$t"
   ln -sf "$TOOLS_CACHE/$name@$(go list -m -f '{{.Version}}' "$mod")/$name" "bin/$name"
 done
+waited=$(date +%s)
 if [ -n "${npm_pid:-}" ]; then
   wait "$npm_pid" || { say "npm ci in tools/npm failed"; exit 1; }
 fi
 wait "$mod_pid" || say "fetching the modules failed; the build will fetch what it needs (or say why)"
 wait_apt
+say "waited $(( $(date +%s) - waited )) s for npm, the modules and apt after the tools; $(( $(date +%s) - install_start )) s in all"

@@ -33,16 +33,27 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=-w"
 # make test has installed the tools; the steps below need not check again.
 export LAKE_TOOLS_READY=1
 cdk_log=$(mktemp)
-trap 'rm -f "$cdk_log"' EXIT
+trap 'rm -f "$cdk_log" "$times_file"*' EXIT
 start=$(date +%s)
+# cpu sets CPU to the CPU seconds (user + system) this shell's finished
+# children have used, from bash's times (run in this shell, not a
+# subshell, whose children would be none).
+times_file=$(mktemp)
+cpu() {
+  times >"$times_file.$BASHPID"
+  CPU=$(awk 'END { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1]*60 + u[2] + s[1]*60 + s[2] }' "$times_file.$BASHPID")
+}
 # steps T...: make each target in turn, stopping at the first failure,
-# and say how long each took.
+# and say how long each took, in wall and CPU seconds.
 steps() {
-  local t s
+  local t s c
   for t in "$@"; do
     s=$(date +%s)
+    cpu
+    c=$CPU
     make --no-print-directory "$t" || { echo "test: $t failed after $(( $(date +%s) - s )) s"; return 1; }
-    echo "test: $t took $(( $(date +%s) - s )) s"
+    cpu
+    echo "test: $t took $(( $(date +%s) - s )) s, $(( CPU - c )) CPU-s"
   done
 }
 ( steps lint-cdk cdk-test bench-quick >"$cdk_log" 2>&1 ) &

@@ -34,7 +34,13 @@ func NewCmdToken(f *Factory, runF func(context.Context, *TokenOptions) error) *c
 		Short: "Print a discovery token for --tenant (signed with LAKE_JWT_HS256_SECRET, else local mode's dev secret)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.IO, opts.Tenant, opts.As, opts.Now, opts.Secret = f.IO, f.Tenant, f.As, f.Now, f.signingSecret
+			opts.IO, opts.Tenant, opts.Now, opts.Secret = f.IO, f.Tenant, f.Now, f.signingSecret
+			// A token printed is handed to someone else (a tool, a
+			// producer): its subject is --as when given, else the tenant,
+			// never the OS user who printed it.
+			if fl := cmd.Flag("as"); (fl != nil && fl.Changed) || f.Getenv("LAKE_AS") != "" {
+				opts.As = f.As
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}

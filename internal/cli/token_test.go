@@ -53,3 +53,39 @@ func TestTokenTTLBoundedByMaxLifetime(t *testing.T) {
 		})
 	}
 }
+
+// A printed token's subject is --as (or LAKE_AS) when given, else the
+// tenant: never the OS user who printed it, since the token is handed on.
+func TestTokenSubject(t *testing.T) {
+	t.Parallel()
+	secret := "0123456789abcdef0123456789abcdef"
+	v, err := auth.New(auth.Config{HS256Secret: []byte(secret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"default", nil, nil, "acme"},
+		{"--as", nil, []string{"--as", "etl-job"}, "etl-job"},
+		{"LAKE_AS", map[string]string{"LAKE_AS": "bob"}, nil, "bob"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			env := map[string]string{"LAKE_JWT_HS256_SECRET": secret}
+			for k, val := range tt.env {
+				env[k] = val
+			}
+			f := cli.NewFactory(func(k string) string { return env[k] }, &out, &errOut)
+			if code := cli.Run(context.Background(), f, append([]string{"token", "--tenant", "acme"}, tt.args...)); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if id, err := v.Identity(strings.TrimSpace(out.String())); err != nil || id.Subject != tt.want {
+				t.Fatalf("subject %q, %v; want %q", id.Subject, err, tt.want)
+			}
+		})
+	}
+}
