@@ -114,8 +114,8 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
   say "building ${missing_pkgs[*]##*/} (go.mod's tool versions) into $TOOLS_CACHE"
   built=$(date +%s)
   out=$(mktemp -d)
-  # GOGC=400 and no DWARF, as the test command builds (scripts/test.sh).
-  GOGC=400 go build -ldflags=-w -o "$out/" "${missing_pkgs[@]}"
+  # No DWARF, as the test command links (scripts/test.sh).
+  go build -ldflags=-w -o "$out/" "${missing_pkgs[@]}"
   for i in "${!missing_pkgs[@]}"; do
     name=${missing_pkgs[$i]##*/}
     mkdir -p "${missing_dirs[$i]}"

@@ -17,18 +17,13 @@ cd "$(dirname "$0")/.."
 # the whole dependency graph again for its subset (measured on a fresh
 # machine: 79 s of the root module's 73 s test build, on two cores).
 export GOTESTFLAGS="${GOTESTFLAGS:--vet=off}"
-# The test command trades memory for CPU, which is what it runs short of
-# (both cores are busy from start to end on a fresh machine):
-#   - GOGC=400 for every Go process it starts (the compiler, the linker,
-#     vet, staticcheck, the tests): measured on this machine type, a fresh
-#     compile of arrow-go's graph took 14% less CPU (1.9 GB peak instead
-#     of 1.3), staticcheck over the root module 20% less (5.0 GB peak
-#     instead of 2.2), go vet of infra/cdk 5% less. The tests measure
-#     allocations, never the heap's size, so they hold under it;
-#   - no DWARF in the binaries it links (-ldflags=-w: test binaries, the
-#     benchmark's programs): a quarter less CPU per link, some forty links
-#     a run. Stack traces and profiles do not use DWARF.
-export GOGC="${GOGC:-400}"
+# No DWARF in the binaries the test command links (-ldflags=-w: the test
+# binaries, the benchmark's programs): a quarter less CPU per link
+# (measured: 4.9 → 3.7 CPU-s for internal/discovery's test binary), some
+# forty links a run. Stack traces and profiles do not use DWARF. (GOGC=400
+# was tried too: a fresh compile took 14% less CPU alone, but whole runs
+# were no faster, their system time up as the larger heaps faulted in more
+# pages, so it is not set.)
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-ldflags=-w"
 # make test has installed the tools; the steps below need not check again.
 export LAKE_TOOLS_READY=1
@@ -40,8 +35,9 @@ start=$(date +%s)
 # subshell, whose children would be none).
 times_file=$(mktemp)
 cpu() {
-  times >"$times_file.$BASHPID"
-  CPU=$(awk 'END { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1]*60 + u[2] + s[1]*60 + s[2] }' "$times_file.$BASHPID")
+  local f="$times_file.$BASHPID" # this shell's: each lane has its own
+  times >"$f"
+  CPU=$(awk 'END { split($1, u, /[ms]/); split($2, s, /[ms]/); printf "%d", u[1]*60 + u[2] + s[1]*60 + s[2] }' "$f")
 }
 # steps T...: make each target in turn, stopping at the first failure,
 # and say how long each took, in wall and CPU seconds.
