@@ -103,6 +103,6 @@ func changesRun(ctx context.Context, opts *ChangesOptions) error {
 		}
 		break
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "%d changes in %s; go on with --since %s\n", n, tenant, cursor)
+	fmt.Fprintf(opts.IO.ErrOut, "%s in %s; go on with --since %s\n", plural(n, "change"), tenant, cursor)
 	return nil
 }

@@ -89,7 +89,7 @@ func historyRun(ctx context.Context, opts *HistoryOptions) error {
 	if err := t.write(opts.IO.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "%d versions of %s\n", len(all), ref)
+	fmt.Fprintf(opts.IO.ErrOut, "%s of %s\n", plural(len(all), "version"), ref)
 	return nil
 }
 

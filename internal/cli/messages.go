@@ -87,3 +87,11 @@ func discoveryErr(addr, about string, err error) error {
 	}
 	return &discoveryError{addr: addr, about: about, err: err}
 }
+
+// plural says n of what, in the singular for one: "1 change", "2 changes".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

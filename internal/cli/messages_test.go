@@ -79,3 +79,14 @@ func TestTableWidth(t *testing.T) {
 type bytesBuffer []byte
 
 func (b *bytesBuffer) Write(p []byte) (int, error) { *b = append(*b, p...); return len(p), nil }
+
+func TestPlural(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{{0, "0 changes"}, {1, "1 change"}, {2, "2 changes"}} {
+		if got := plural(tt.n, "change"); got != tt.want {
+			t.Errorf("plural(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func droppedRun(ctx context.Context, opts *DroppedOptions) error {
 	if err := t.write(opts.IO.Out); err != nil {
 		return err
 	}
-	fmt.Fprintf(opts.IO.ErrOut, "%d dropped tables in %s\n", len(all), tenant)
+	fmt.Fprintf(opts.IO.ErrOut, "%s in %s\n", plural(len(all), "dropped table"), tenant)
 	return nil
 }
 
