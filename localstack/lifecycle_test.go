@@ -15,6 +15,7 @@ import (
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // The catalog's memory through the real bootstraps: each write records the
@@ -64,12 +65,12 @@ func TestLifecycleThroughTheBootstraps(t *testing.T) {
 		t.Fatalf("refresh: %+v", res)
 	}
 	code, body := call("GET", "/v1/tenants/acme/dropped", producer, nil)
-	var dropped registerapi.DroppedPage
+	var dropped wire.DroppedPage
 	if err := json.Unmarshal(body, &dropped); err != nil || code != http.StatusOK || len(dropped.Dropped) != 1 ||
-		dropped.Dropped[0].Name != "orders" || dropped.Dropped[0].DroppedBy != admin || dropped.Dropped[0].Version != 3 {
+		dropped.Dropped[0].Table != "orders" || dropped.Dropped[0].DroppedBy != admin || dropped.Dropped[0].Version != 3 {
 		t.Fatalf("dropped: %d %s, want orders dropped by %s at version 3", code, body, admin)
 	}
-	if code, body := call("GET", "/v1/tenants/globex/dropped", "arn:aws:iam::123456789012:role/globex-producer", nil); code != http.StatusOK || string(body) != `{"dropped":[]}`+"\n" {
+	if code, body := call("GET", "/v1/tenants/globex/dropped", "arn:aws:iam::123456789012:role/globex-producer", nil); code != http.StatusOK || string(body) != `{"tenant":"globex","total":0,"dropped":[]}`+"\n" {
 		t.Fatalf("globex's dropped: %d %s", code, body)
 	}
 	cid := dropped.Dropped[0].CreationID

@@ -11,44 +11,26 @@ import (
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
-// DroppedTable is one entry of GET /v1/tenants/{tenant}/dropped: a dropped
-// table in retention, which POST …/tables/{table}/undrop with its creation
-// id restores.
-type DroppedTable struct {
-	Namespace  string    `json:"namespace"`
-	Name       string    `json:"name"`
-	CreationID string    `json:"creation_id"`
-	Version    int64     `json:"version"`
-	DroppedAt  time.Time `json:"dropped_at"`
-	DroppedBy  string    `json:"dropped_by,omitempty"`
-	ExpiresAt  time.Time `json:"expires_at"`
-}
-
-// DroppedPage is GET /v1/tenants/{tenant}/dropped's answer, newest drop
-// first.
-type DroppedPage struct {
-	Dropped []DroppedTable `json:"dropped"`
-}
-
 // DroppedLister lists a tenant's dropped tables in retention, newest drop
-// first.
-type DroppedLister func(ctx context.Context, tenant string) ([]DroppedTable, error)
+// first, as discovery's lake.dropped lists them (wire.DroppedTable).
+type DroppedLister func(ctx context.Context, tenant string) ([]wire.DroppedTable, error)
 
 // CatalogDropped lists drops from the catalog's store (one prefix read of
 // the tenant's tombstones): local mode's lister, where the store is RocksDB.
 // On DynamoDB a prefix read is a scan of the whole table, so the register
 // Lambda lists from the snapshot instead (SnapshotDropped).
 func CatalogDropped(cat *catalog.Catalog) DroppedLister {
-	return func(ctx context.Context, tenant string) ([]DroppedTable, error) {
+	return func(ctx context.Context, tenant string) ([]wire.DroppedTable, error) {
 		ds, err := cat.Dropped(ctx, tenant)
 		if err != nil {
 			return nil, err
 		}
-		out := make([]DroppedTable, len(ds))
+		out := make([]wire.DroppedTable, len(ds))
 		for i, d := range ds {
-			out[i] = DroppedTable{Namespace: d.Ref.Namespace, Name: d.Ref.Name, CreationID: d.Registration.CreationID(),
+			out[i] = wire.DroppedTable{Namespace: d.Ref.Namespace, Table: d.Ref.Name, CreationID: d.Registration.CreationID(),
 				Version: d.Registration.Version(), DroppedAt: d.DroppedAt, DroppedBy: d.DroppedBy, ExpiresAt: d.ExpiresAt}
 		}
 		return out, nil
@@ -63,7 +45,7 @@ func SnapshotDropped(blobs blobstore.Store, now func() time.Time) DroppedLister 
 	fetch := func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
 		return blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
 	}
-	return func(ctx context.Context, tenant string) ([]DroppedTable, error) {
+	return func(ctx context.Context, tenant string) ([]wire.DroppedTable, error) {
 		b, err := blobs.Get(ctx, "")
 		if errors.Is(err, blobstore.ErrNotFound) {
 			return nil, nil
@@ -80,22 +62,23 @@ func SnapshotDropped(blobs blobstore.Store, now func() time.Time) DroppedLister 
 		}
 		defer seg.Release()
 		at := now()
-		var out []DroppedTable
+		var out []wire.DroppedTable
 		for i := range seg.Tombstones.Name.Len() {
 			d := seg.Tombstone(i)
 			if !d.ExpiresAt.IsZero() && !at.Before(d.ExpiresAt) {
 				continue
 			}
-			out = append(out, DroppedTable{Namespace: d.Namespace, Name: d.Name, CreationID: d.CreationID, Version: d.Version,
+			out = append(out, wire.DroppedTable{Namespace: d.Namespace, Table: d.Name, CreationID: d.CreationID, Version: d.Version,
 				DroppedAt: d.DroppedAt, DroppedBy: d.DroppedBy, ExpiresAt: d.ExpiresAt})
 		}
-		slices.SortStableFunc(out, func(a, b DroppedTable) int { return b.DroppedAt.Compare(a.DroppedAt) })
+		slices.SortStableFunc(out, func(a, b wire.DroppedTable) int { return b.DroppedAt.Compare(a.DroppedAt) })
 		return out, nil
 	}
 }
 
 // dropped answers GET /v1/tenants/{tenant}/dropped: the tenant's dropped
-// tables in retention, newest drop first.
+// tables in retention, newest drop first, all of them (a tenant's drops in
+// retention are few), as a wire.DroppedPage, lake.dropped's answer.
 func (h *Handler) dropped(w http.ResponseWriter, r *http.Request) {
 	tenant := r.PathValue("tenant")
 	ref := catalog.TableRef{Tenant: tenant}
@@ -113,7 +96,7 @@ func (h *Handler) dropped(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ds == nil {
-		ds = []DroppedTable{}
+		ds = []wire.DroppedTable{}
 	}
-	writeJSON(w, http.StatusOK, DroppedPage{Dropped: ds})
+	writeJSON(w, http.StatusOK, wire.DroppedPage{Tenant: tenant, Total: len(ds), Dropped: ds})
 }

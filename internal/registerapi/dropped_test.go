@@ -16,6 +16,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // GET /v1/tenants/{tenant}/dropped lists the tenant's drops in retention,
@@ -36,21 +37,21 @@ func TestDroppedThroughTheAPI(t *testing.T) {
 		t.Fatalf("drop: %d %s", r.status, r.body)
 	}
 	r := do(t, h, "GET", "/v1/tenants/acme/dropped", "", nil)
-	var page registerapi.DroppedPage
-	if err := json.Unmarshal(r.body, &page); err != nil || r.status != http.StatusOK || len(page.Dropped) != 2 {
+	var page wire.DroppedPage
+	if err := json.Unmarshal(r.body, &page); err != nil || r.status != http.StatusOK || len(page.Dropped) != 2 || page.Tenant != "acme" || page.Total != 2 {
 		t.Fatalf("dropped: %d %s", r.status, r.body)
 	}
-	if d := page.Dropped[0]; d.Name != "returns" || d.DroppedBy != "bob" || d.Version != 2 || len(d.CreationID) != 16 || !d.ExpiresAt.After(d.DroppedAt) {
+	if d := page.Dropped[0]; d.Table != "returns" || d.DroppedBy != "bob" || d.Version != 2 || len(d.CreationID) != 16 || !d.ExpiresAt.After(d.DroppedAt) {
 		t.Fatalf("newest drop %+v, want returns, by bob, at version 2", d)
 	}
-	if d := page.Dropped[1]; d.Name != "orders" || d.DroppedBy != "alice" {
+	if d := page.Dropped[1]; d.Table != "orders" || d.DroppedBy != "alice" {
 		t.Fatalf("older drop %+v, want orders by alice", d)
 	}
 	r = do(t, h, "POST", base+"/orders/undrop", "application/json", body(t, map[string]any{"creation_id": page.Dropped[1].CreationID}))
 	if r.status != http.StatusOK {
 		t.Fatalf("undrop of the listed creation id: %d %s", r.status, r.body)
 	}
-	if r := do(t, h, "GET", "/v1/tenants/globex/dropped", "", nil); r.status != http.StatusOK || string(r.body) != `{"dropped":[]}`+"\n" {
+	if r := do(t, h, "GET", "/v1/tenants/globex/dropped", "", nil); r.status != http.StatusOK || string(r.body) != `{"tenant":"globex","total":0,"dropped":[]}`+"\n" {
 		t.Fatalf("globex's dropped: %d %s", r.status, r.body)
 	}
 	if r := do(t, h, "GET", "/v1/tenants/ac*/dropped", "", nil); r.status != http.StatusBadRequest {
@@ -102,7 +103,7 @@ func TestSnapshotDropped(t *testing.T) {
 	}
 	// At 49 h, orders' retention (dropped at 0 h, 48 h) has ended.
 	ds, err := list(ctx, "acme")
-	if err != nil || len(ds) != 1 || ds[0].Name != "returns" || ds[0].DroppedBy != "arn:aws:iam::1:user/returns" || ds[0].Version != 2 {
+	if err != nil || len(ds) != 1 || ds[0].Table != "returns" || ds[0].DroppedBy != "arn:aws:iam::1:user/returns" || ds[0].Version != 2 {
 		t.Fatalf("acme's dropped from the snapshot: %+v, %v; want returns alone", ds, err)
 	}
 	if ds, err := list(ctx, "initech"); err != nil || len(ds) != 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // LambdaConfig is the register Lambda's configuration.
@@ -194,7 +195,7 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	}
 	// The dropped tables come from the snapshot: a prefix read of
 	// DynamoDB would scan the whole table for one tenant's request.
-	dropped := DroppedLister(func(context.Context, string) ([]DroppedTable, error) { return nil, errNoSnapshot })
+	dropped := DroppedLister(func(context.Context, string) ([]wire.DroppedTable, error) { return nil, errNoSnapshot })
 	if cfg.Snapshot != "" {
 		blobs, err := blobstore.Open(ctx, cfg.Snapshot, blobstore.OpenOptions{S3PathStyle: cfg.S3PathStyle, AWSConfig: &awsCfg})
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // Through the API: every write records its caller; a DELETE keeps a
@@ -238,7 +239,7 @@ func FuzzHistoryRoutes(f *testing.F) {
 			case "diff":
 				out = &registerapi.Diff{}
 			case "dropped":
-				out = &registerapi.DroppedPage{}
+				out = &wire.DroppedPage{}
 			default:
 				out = &registerapi.Table{}
 			}
