@@ -27,23 +27,9 @@ func TestCompatibilityThroughTheRegisterBootstrap(t *testing.T) {
 	reg := testenv.StartLambda(t, testenv.Binary(t, "register"), c.env("", "LAKE_DEFAULT_COMPATIBILITY=backward")...)
 	call := func(method, path string, body map[string]any) (int, []byte) {
 		t.Helper()
-		out, err := reg.Invoke(context.Background(), testenv.APIGatewayEvent(method, path, body, "arn:aws:iam::123456789012:role/acme-producer"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var resp events.APIGatewayV2HTTPResponse
-		if err := json.Unmarshal(out, &resp); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, []byte(resp.Body)
+		return callAPI(t, reg, method, path, "arn:aws:iam::123456789012:role/acme-producer", body)
 	}
-	ipc := func(fields ...arrow.Field) string {
-		b, err := catalog.EncodeSchema(arrow.NewSchema(fields, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return base64.StdEncoding.EncodeToString(b)
-	}
+	ipc := func(fields ...arrow.Field) string { return ipcBase64(t, fields...) }
 	id := arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int64}
 	const tables = "/v1/tenants/acme/namespaces/sales/tables"
 	if code, body := call("POST", tables, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipc(id)}); code != http.StatusCreated {
@@ -65,4 +51,30 @@ func TestCompatibilityThroughTheRegisterBootstrap(t *testing.T) {
 	if err := json.Unmarshal(body, &tbl); err != nil || code != http.StatusOK || tbl.Version != 2 || tbl.Compatibility != "backward" {
 		t.Fatalf("compatible update: %d %s, want 200 at version 2 under backward", code, body)
 	}
+}
+
+// callAPI sends one registration API request through the register
+// bootstrap fn as API Gateway would, from the IAM principal caller, and
+// returns the response's status and body.
+func callAPI(t *testing.T, fn *testenv.Lambda, method, path, caller string, body map[string]any) (int, []byte) {
+	t.Helper()
+	out, err := fn.Invoke(context.Background(), testenv.APIGatewayEvent(method, path, body, caller))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp events.APIGatewayV2HTTPResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, []byte(resp.Body)
+}
+
+// ipcBase64 is a schema of fields as the API takes it: base64 Arrow IPC.
+func ipcBase64(t *testing.T, fields ...arrow.Field) string {
+	t.Helper()
+	b, err := catalog.EncodeSchema(arrow.NewSchema(fields, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return base64.StdEncoding.EncodeToString(b)
 }

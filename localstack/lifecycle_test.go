@@ -3,18 +3,13 @@
 package localstack_test
 
 import (
-	"context"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/lake-catalog/lake/internal/registerapi"
-	"github.com/lake-catalog/lake/internal/testenv"
-	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -32,23 +27,9 @@ func TestLifecycleThroughTheBootstraps(t *testing.T) {
 	const producer, admin = "arn:aws:iam::123456789012:role/acme-producer", "arn:aws:iam::123456789012:user/alice"
 	call := func(method, path, caller string, body map[string]any) (int, []byte) {
 		t.Helper()
-		out, err := reg.Invoke(context.Background(), testenv.APIGatewayEvent(method, path, body, caller))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var resp events.APIGatewayV2HTTPResponse
-		if err := json.Unmarshal(out, &resp); err != nil {
-			t.Fatal(err)
-		}
-		return resp.StatusCode, []byte(resp.Body)
+		return callAPI(t, reg, method, path, caller, body)
 	}
-	ipc := func(fields ...arrow.Field) string {
-		b, err := catalog.EncodeSchema(arrow.NewSchema(fields, nil))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return base64.StdEncoding.EncodeToString(b)
-	}
+	ipc := func(fields ...arrow.Field) string { return ipcBase64(t, fields...) }
 	id32 := arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int32}
 	id64 := arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int64}
 	const tables = "/v1/tenants/acme/namespaces/sales/tables"

@@ -1,9 +1,6 @@
 package discovery
 
-import (
-	"container/list"
-	"sync"
-)
+import "sync"
 
 // answerCache keeps the encoded answers of filtered catalog requests
 // (GetTables and GetDbSchemas that keep some of a tenant's rows: a table's
@@ -15,24 +12,14 @@ import (
 // another tenant never finds it) and the request's command bytes (the
 // ticket: the same bytes are the same question).
 type answerCache struct {
-	budget int64
-
 	mu    sync.Mutex
-	m     map[answerKey]*list.Element
-	lru   list.List // of *answerItem, most recently used first
-	bytes int64
+	lru   *byteLRU[answerKey, [][]byte]
 	stats AnswerCacheStats
 }
 
 type answerKey struct {
 	tenant cacheKey
 	cmd    string
-}
-
-type answerItem struct {
-	key  answerKey
-	msgs [][]byte
-	size int64
 }
 
 // AnswerCacheStats describe the cache of filtered answers.
@@ -45,21 +32,20 @@ type AnswerCacheStats struct {
 }
 
 func newAnswerCache(budget int64) *answerCache {
-	return &answerCache{budget: budget, m: map[answerKey]*list.Element{}, stats: AnswerCacheStats{BudgetBytes: budget}}
+	return &answerCache{lru: newByteLRU[answerKey, [][]byte](budget), stats: AnswerCacheStats{BudgetBytes: budget}}
 }
 
 // get returns the kept answer for k, or nil.
 func (c *answerCache) get(k answerKey) [][]byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.m[k]
+	msgs, ok := c.lru.get(k)
 	if !ok {
 		c.stats.Misses++
 		return nil
 	}
 	c.stats.Hits++
-	c.lru.MoveToFront(el)
-	return el.Value.(*answerItem).msgs
+	return msgs
 }
 
 // keep keeps msgs as k's answer when it fits an eighth of the budget
@@ -70,21 +56,12 @@ func (c *answerCache) keep(k answerKey, msgs [][]byte) {
 	for _, m := range msgs {
 		size += int64(len(m)) + 24
 	}
-	if size > c.budget/8 {
+	if size > c.stats.BudgetBytes/8 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[k]; ok {
-		return
-	}
-	c.m[k] = c.lru.PushFront(&answerItem{key: k, msgs: msgs, size: size})
-	c.bytes += size
-	for c.bytes > c.budget {
-		it := c.lru.Remove(c.lru.Back()).(*answerItem)
-		delete(c.m, it.key)
-		c.bytes -= it.size
-	}
+	c.lru.add(k, msgs, size)
 }
 
 // retain drops the answers of prepared tenants keep refuses (a reload's
@@ -92,13 +69,7 @@ func (c *answerCache) keep(k answerKey, msgs [][]byte) {
 func (c *answerCache) retain(keep func(cacheKey) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for k, el := range c.m {
-		if !keep(k.tenant) {
-			c.bytes -= el.Value.(*answerItem).size
-			c.lru.Remove(el)
-			delete(c.m, k)
-		}
-	}
+	c.lru.removeIf(func(k answerKey) bool { return !keep(k.tenant) })
 }
 
 // Stats reports the cache.
@@ -106,6 +77,6 @@ func (c *answerCache) Stats() AnswerCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
-	s.Bytes, s.Answers = c.bytes, len(c.m)
+	s.Bytes, s.Answers = c.lru.size(), c.lru.len()
 	return s
 }

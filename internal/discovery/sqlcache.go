@@ -30,10 +30,8 @@ type engineCache struct {
 	bytes   int64
 	builds  uint64
 
-	results     map[resultKey]*list.Element
-	resultLRU   list.List // of *resultItem, most recently used first
-	resultBytes int64
-	resultHits  uint64
+	results    *byteLRU[resultKey, *sqlcatalog.Result]
+	resultHits uint64
 }
 
 // engineEntry is one tenant's engine.
@@ -56,28 +54,21 @@ type resultKey struct {
 	sql   string
 }
 
-type resultItem struct {
-	key  resultKey
-	res  *sqlcatalog.Result
-	size int64
-}
-
 func newEngineCache(budget, resultBudget int64) *engineCache {
 	return &engineCache{budget: budget, resultBudget: resultBudget, entries: map[cacheKey]*engineEntry{},
-		results: map[resultKey]*list.Element{}}
+		results: newByteLRU[resultKey, *sqlcatalog.Result](resultBudget)}
 }
 
 // result returns the kept result of sql on e's engine, or nil.
 func (c *engineCache) result(e *engineEntry, sql string) *sqlcatalog.Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.results[resultKey{e, sql}]
+	r, ok := c.results.get(resultKey{e, sql})
 	if !ok {
 		return nil
 	}
-	c.resultLRU.MoveToFront(el)
 	c.resultHits++
-	return el.Value.(*resultItem).res
+	return r
 }
 
 // keep keeps the result of sql on e's engine when it fits the budget.
@@ -85,22 +76,9 @@ func (c *engineCache) keep(e *engineEntry, sql string, r *sqlcatalog.Result) {
 	size := r.Size() + int64(len(sql)) + 64
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := resultKey{e, sql}
-	if _, ok := c.results[k]; ok || size > c.resultBudget || e.removed {
-		return
+	if !e.removed {
+		c.results.add(resultKey{e, sql}, r, size)
 	}
-	c.results[k] = c.resultLRU.PushFront(&resultItem{key: k, res: r, size: size})
-	c.resultBytes += size
-	for c.resultBytes > c.resultBudget {
-		c.dropResultLocked(c.resultLRU.Back())
-	}
-}
-
-func (c *engineCache) dropResultLocked(el *list.Element) {
-	it := el.Value.(*resultItem)
-	c.resultLRU.Remove(el)
-	delete(c.results, it.key)
-	c.resultBytes -= it.size
 }
 
 // get returns key's engine entry, building it with build on a miss, with a
@@ -194,13 +172,7 @@ func (c *engineCache) removeLocked(e *engineEntry) {
 		delete(c.entries, e.key)
 	}
 	e.removed = true
-	for el := c.resultLRU.Front(); el != nil; {
-		next := el.Next()
-		if el.Value.(*resultItem).key.entry == e {
-			c.dropResultLocked(el)
-		}
-		el = next
-	}
+	c.results.removeIf(func(k resultKey) bool { return k.entry == e })
 	if e.refs == 0 && e.eng != nil {
 		e.eng.Close()
 	}
@@ -239,5 +211,5 @@ func (c *engineCache) stats() SQLCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return SQLCacheStats{BudgetBytes: c.budget, Bytes: c.bytes, Engines: c.lru.Len(), Builds: c.builds,
-		ResultBudgetBytes: c.resultBudget, ResultBytes: c.resultBytes, Results: c.resultLRU.Len(), ResultHits: c.resultHits}
+		ResultBudgetBytes: c.resultBudget, ResultBytes: c.results.size(), Results: c.results.len(), ResultHits: c.resultHits}
 }
