@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -84,6 +85,30 @@ func TestHistoryDiffAndShowVersionCommands(t *testing.T) {
 	}
 	if _, stderr, code := l.run("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--to", "2"); code == 0 || !strings.Contains(stderr, "--to only with --from") {
 		t.Fatalf("diff --to alone: exit %d, %q", code, stderr)
+	}
+	if _, stderr, code := l.run("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--schema-json", writeSchemaJSON(t, v2), "--json"); code == 0 || !strings.Contains(stderr, "go with --from") {
+		t.Fatalf("diff --json without --from: exit %d, %q", code, stderr)
+	}
+	// --json prints the API's answer; a dropped table's versions are named
+	// by its creation id, the drop its newest.
+	var d struct {
+		From, To      int64
+		SchemaChanges []struct{ Path, Change string } `json:"schema_changes"`
+	}
+	if err := json.Unmarshal([]byte(l.must("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--from", "1", "--to", "2", "--json")), &d); err != nil ||
+		d.From != 1 || d.To != 2 || len(d.SchemaChanges) != 2 || d.SchemaChanges[0].Path != "order_id" || d.SchemaChanges[0].Change != "promoted" {
+		t.Fatalf("diff --json: %+v, %v", d, err)
+	}
+	l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "orders", "--as", "carol")
+	l.refresh()
+	id := strings.Fields(strings.Split(strings.TrimSpace(l.must("dropped", "--tenant", "acme")), "\n")[1])[3]
+	out = l.must("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--from", "2", "--creation-id", id)
+	if !strings.Contains(out, "no changes from version 2 to 3") {
+		t.Fatalf("diff of the dropped registration from 2 to its drop:\n%s", out)
+	}
+	out = l.must("history", "--tenant", "acme", "-n", "sales", "-t", "orders", "--creation-id", id)
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[1], "3        drop    carol ") {
+		t.Fatalf("history of the dropped registration:\n%s", out)
 	}
 }
 
