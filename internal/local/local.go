@@ -281,6 +281,13 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, err
 	}
 
+	// Load the first snapshot before the registration API and the browser
+	// listen: a client that reaches them (the sign lake local is up) finds
+	// discovery answering, not "not loaded yet".
+	if _, err := in.Refresh(rctx); err != nil {
+		cfg.Log.WarnContext(ctx, "local: first load", slog.String("error", err.Error()))
+	}
+
 	api, err := registerapi.New(in.cat, registerapi.Options{
 		Authorize: tokenAuthorizer(validator),
 		Log:       cfg.Log,
@@ -305,10 +312,6 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		return nil, err
 	}
 
-	// Load the first snapshot now, so requests are served at once.
-	if _, err := in.Refresh(rctx); err != nil {
-		cfg.Log.WarnContext(ctx, "local: first load", slog.String("error", err.Error()))
-	}
 	in.wg.Go(func() { in.refreshLoop(rctx) })
 	return in, nil
 }
