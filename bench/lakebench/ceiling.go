@@ -27,6 +27,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/anypb"
 
+	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 )
 
@@ -45,12 +46,42 @@ const ceilingEnv = "LAKEBENCH_CEILING"
 
 // recordedAnswer is one request as lake answered it: the descriptor's
 // command as a Flight SQL client sends it, the FlightInfo lake returned and
-// every FlightData message of the DoGet of its ticket, each marshaled.
+// every FlightData message of the DoGet of its ticket, each marshaled; or,
+// for an action (Action set), its body and every Result lake streamed.
 type recordedAnswer struct {
-	Cmd      []byte   `json:"cmd"`
-	Info     []byte   `json:"info"`
+	Cmd      []byte   `json:"cmd,omitempty"`
+	Info     []byte   `json:"info,omitempty"`
+	Action   string   `json:"action,omitempty"`
+	Body     []byte   `json:"body,omitempty"`
 	Messages [][]byte `json:"messages"`
 }
+
+// recordAction runs the action typ with body on c's server and keeps every
+// Result it streamed.
+func recordAction(ctx context.Context, c flight.FlightServiceClient, typ string, body []byte) (recordedAnswer, error) {
+	stream, err := c.DoAction(ctx, &flight.Action{Type: typ, Body: body})
+	if err != nil {
+		return recordedAnswer{}, err
+	}
+	rec := recordedAnswer{Action: typ, Body: body}
+	for {
+		res, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return rec, nil
+		}
+		if err != nil {
+			return recordedAnswer{}, err
+		}
+		b, err := proto.Marshal(res)
+		if err != nil {
+			return recordedAnswer{}, err
+		}
+		rec.Messages = append(rec.Messages, b)
+	}
+}
+
+// actionKey names a recorded action: its type and body.
+func actionKey(typ string, body []byte) string { return typ + "\x00" + string(body) }
 
 // descriptorFor is the descriptor a Flight SQL client sends for cmd: the
 // command packed in a protobuf Any, as the CMD of a FlightDescriptor.
@@ -104,12 +135,26 @@ func record(ctx context.Context, c flight.FlightServiceClient, cmd proto.Message
 	}
 }
 
-// ceilingServer answers GetFlightInfo and DoGet from recorded answers;
-// every other method is BaseFlightServer's Unimplemented.
+// ceilingServer answers GetFlightInfo, DoGet and DoAction from recorded
+// answers; every other method is BaseFlightServer's Unimplemented.
 type ceilingServer struct {
 	flight.BaseFlightServer
 	infos    map[string]*flight.FlightInfo // by descriptor command
 	messages map[string][][]byte           // by ticket
+	actions  map[string][][]byte           // by actionKey
+}
+
+func (s *ceilingServer) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
+	msgs, ok := s.actions[actionKey(a.GetType(), a.GetBody())]
+	if !ok {
+		return status.Error(codes.NotFound, "ceiling: no recorded answer for this action")
+	}
+	for _, m := range msgs {
+		if err := stream.SendMsg(marshaled(m)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *ceilingServer) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
@@ -172,9 +217,13 @@ func serveCeiling(addr, file string) error {
 	if err := json.Unmarshal(b, &answers); err != nil {
 		return fmt.Errorf("ceiling: read %s: %w", file, err)
 	}
-	s := &ceilingServer{infos: map[string]*flight.FlightInfo{}, messages: map[string][][]byte{}}
+	s := &ceilingServer{infos: map[string]*flight.FlightInfo{}, messages: map[string][][]byte{}, actions: map[string][][]byte{}}
 	codec := ceilingCodec{proto: encoding.GetCodecV2("proto"), infos: map[*flight.FlightInfo][]byte{}}
 	for _, a := range answers {
+		if a.Action != "" {
+			s.actions[actionKey(a.Action, a.Body)] = a.Messages
+			continue
+		}
 		info := &flight.FlightInfo{}
 		if err := proto.Unmarshal(a.Info, info); err != nil {
 			return fmt.Errorf("ceiling: recorded FlightInfo: %w", err)
@@ -192,6 +241,39 @@ func serveCeiling(addr, file string) error {
 	srv := grpc.NewServer(grpc.ForceServerCodecV2(codec))
 	flight.RegisterFlightServiceServer(srv, s)
 	return srv.Serve(l)
+}
+
+// startCeiling starts the ceiling server in a child process serving
+// answers, and waits for it to listen; the caller stops it.
+func startCeiling(procs *procSet, answers []recordedAnswer) (*testenv.Process, string, error) {
+	dir, err := os.MkdirTemp("", "lakebench-ceiling-")
+	if err != nil {
+		return nil, "", err
+	}
+	// The child reads the file before it listens.
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "answers.json")
+	b, err := json.Marshal(answers)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		return nil, "", err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, "", err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(freePort())
+	child, err := procs.start([]string{ceilingEnv + "=" + addr + " " + file}, self)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := waitTCP(child, addr, 30*time.Second); err != nil {
+		child.Stop()
+		return nil, "", fmt.Errorf("ceiling server: %w (%s)", err, strings.TrimSpace(child.Output()))
+	}
+	return child, addr, nil
 }
 
 // ceilingRatios are one request's per-round ratios, lake's req/s over the
@@ -241,32 +323,11 @@ func benchCeiling(c config, r *report, procs *procSet) error {
 			return fmt.Errorf("record %s: %w", k.name, err)
 		}
 	}
-	dir, err := os.MkdirTemp("", "lakebench-ceiling-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "answers.json")
-	b, err := json.Marshal(answers)
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		return err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(freePort())
-	child, err := procs.start([]string{ceilingEnv + "=" + addr + " " + file}, self)
+	child, addr, err := startCeiling(procs, answers)
 	if err != nil {
 		return err
 	}
 	defer child.Stop()
-	if err := waitTCP(child, addr, 30*time.Second); err != nil {
-		return fmt.Errorf("ceiling server: %w (%s)", err, strings.TrimSpace(child.Output()))
-	}
 	// The same client code for both: arrow-go's Flight SQL client with the
 	// same options, the same token sent to both (the ceiling ignores it).
 	cc, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()), bigMessages)
