@@ -29,6 +29,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // maxAnswerBytes bounds an answer body read into memory.
@@ -215,6 +216,17 @@ func (c *Client) Undrop(ctx context.Context, ref catalog.TableRef, creationID st
 	var t Table
 	_, err := c.do(ctx, ref, http.MethodPost, tablePath(ref)+"/undrop", map[string]string{"creation_id": creationID}, nil, &t)
 	return t, err
+}
+
+// Dropped returns tenant's dropped tables in retention, newest drop first
+// (GET /v1/tenants/{tenant}/dropped, all of them: a tenant's drops in
+// retention are few). Local mode answers from its store, so a drop is
+// listed as soon as it is made; the AWS deployment from the published
+// snapshot, as fresh as the last refresh.
+func (c *Client) Dropped(ctx context.Context, tenant string) (wire.DroppedPage, error) {
+	var page wire.DroppedPage
+	_, err := c.do(ctx, catalog.TableRef{}, http.MethodGet, "/v1/tenants/"+url.PathEscape(tenant)+"/dropped", nil, nil, &page)
+	return page, err
 }
 
 // History returns a page of ref's kept versions, newest first, below

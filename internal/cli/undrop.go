@@ -9,18 +9,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lake-catalog/lake/internal/apiclient"
-	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // DroppedOptions are `lake dropped`'s inputs.
 type DroppedOptions struct {
-	IO IOStreams
-	// FlightClient returns the discovery client acting as a tenant.
-	FlightClient func(tenant string) (*flightclient.Client, error)
-	Discovery    string
-	Tenant       string
-	JSON         bool
+	IO        IOStreams
+	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	Tenant    string
+	JSON      bool
 }
 
 // NewCmdDropped returns `lake dropped`. runF, when not nil, replaces
@@ -29,13 +26,15 @@ func NewCmdDropped(f *Factory, runF func(context.Context, *DroppedOptions) error
 	opts := &DroppedOptions{}
 	cmd := &cobra.Command{
 		Use:   "dropped",
-		Short: "List a tenant's dropped tables that can still be restored (from discovery)",
+		Short: "List a tenant's dropped tables that can still be restored",
 		Long: `List the tenant's dropped tables still in retention (7 days by default), newest drop first,
-from discovery's snapshot: each with the version it was dropped at, its creation id (what
-lake undrop takes), who dropped it and when, and when it can no longer be restored.`,
+from the registration API (GET /v1/tenants/{tenant}/dropped): each with the version it was
+dropped at, its creation id (what lake undrop takes), who dropped it and when, and when it can
+no longer be restored. Local mode lists a drop as soon as it is made; the AWS deployment
+answers from the published snapshot, so a drop is listed once refresh has published it (seconds).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.IO, opts.FlightClient, opts.Discovery, opts.Tenant = f.IO, f.FlightClient, f.Discovery, f.Tenant
+			opts.IO, opts.APIClient, opts.Tenant = f.IO, f.APIClient, f.Tenant
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -46,19 +45,18 @@ lake undrop takes), who dropped it and when, and when it can no longer be restor
 	return cmd
 }
 
-// dropped reads every page of the tenant's dropped tables.
-func dropped(ctx context.Context, d *flightclient.Client) ([]wire.DroppedTable, error) {
-	var all []wire.DroppedTable
-	for {
-		page, err := d.Dropped(ctx, len(all), wire.MaxListLimit)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page.Dropped...)
-		if len(page.Dropped) == 0 || len(all) >= page.Total {
-			return all, nil
-		}
+// dropped lists the tenant's dropped tables in retention, newest drop
+// first, with the registration API.
+func dropped(ctx context.Context, apiClient func(context.Context, string) (*apiclient.Client, error), tenant string) ([]wire.DroppedTable, error) {
+	c, err := apiClient(ctx, tenant)
+	if err != nil {
+		return nil, err
 	}
+	page, err := c.Dropped(ctx, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
+	}
+	return page.Dropped, nil
 }
 
 func droppedRun(ctx context.Context, opts *DroppedOptions) error {
@@ -66,16 +64,14 @@ func droppedRun(ctx context.Context, opts *DroppedOptions) error {
 	if err != nil {
 		return err
 	}
-	d, err := opts.FlightClient(tenant)
+	all, err := dropped(ctx, opts.APIClient, tenant)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	all, err := dropped(ctx, d)
-	if err != nil {
-		return discoveryErr(opts.Discovery, "tenant "+tenant, err)
-	}
 	if opts.JSON {
+		if all == nil {
+			all = []wire.DroppedTable{}
+		}
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(all)
@@ -105,13 +101,11 @@ func orDash(s string) string {
 
 // UndropOptions are `lake undrop`'s inputs.
 type UndropOptions struct {
-	IO           IOStreams
-	APIClient    func(ctx context.Context, tenant string) (*apiclient.Client, error)
-	FlightClient func(tenant string) (*flightclient.Client, error)
-	Discovery    string
+	IO        IOStreams
+	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
 	// Tenant, Namespace and Table name the table (--tenant, -n, -t);
 	// CreationID (--creation-id) the drop to undo; empty: the newest drop
-	// of that name, looked up in discovery.
+	// of that name, as lake dropped lists it.
 	Tenant, Namespace, Table, CreationID string
 }
 
@@ -124,11 +118,11 @@ func NewCmdUndrop(f *Factory, runF func(context.Context, *UndropOptions) error) 
 		Short: "Restore a dropped table (its registration as it was, history kept)",
 		Long: `Restore a table dropped within retention: its registration as it was when dropped, with
 its creation id and the next version. Without --creation-id the newest drop of that name is
-restored (found with discovery, as lake dropped lists it). Refused when the name has been
-registered again since the drop: drop or rename that table first.`,
+restored (as lake dropped lists it). Refused when the name has been registered again since the
+drop: drop or rename that table first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.IO, opts.APIClient, opts.FlightClient, opts.Discovery, opts.Tenant = f.IO, f.APIClient, f.FlightClient, f.Discovery, f.Tenant
+			opts.IO, opts.APIClient, opts.Tenant = f.IO, f.APIClient, f.Tenant
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -147,14 +141,9 @@ func undropRun(ctx context.Context, opts *UndropOptions) error {
 	}
 	id := opts.CreationID
 	if id == "" {
-		d, err := opts.FlightClient(ref.Tenant)
+		all, err := dropped(ctx, opts.APIClient, ref.Tenant)
 		if err != nil {
 			return err
-		}
-		all, err := dropped(ctx, d)
-		d.Close()
-		if err != nil {
-			return discoveryErr(opts.Discovery, "tenant "+ref.Tenant, err)
 		}
 		for _, x := range all { // newest first
 			if x.Namespace == ref.Namespace && x.Table == ref.Name {
@@ -163,7 +152,7 @@ func undropRun(ctx context.Context, opts *UndropOptions) error {
 			}
 		}
 		if id == "" {
-			return fmt.Errorf("%s: no dropped table of that name in retention (lake dropped lists them; a drop reaches discovery a few seconds after it)", ref)
+			return fmt.Errorf("%s: no dropped table of that name in retention (lake dropped lists them; on AWS a drop is listed once refresh has published it, seconds after)", ref)
 		}
 	}
 	c, err := opts.APIClient(ctx, ref.Tenant)

@@ -14,8 +14,9 @@ import (
 	"github.com/lake-catalog/lake/internal/cli"
 )
 
-// The whole loop through local mode: a drop is listed by lake dropped with
-// who dropped it, lake undrop restores it (the newest drop of the name
+// The whole loop through local mode: a drop is listed by lake dropped at
+// once (the registration API's list, no refresh between) with who dropped
+// it, lake undrop restores it (the newest drop of the name
 // without --creation-id), the table is back with its history continued,
 // and another tenant lists nothing.
 func TestDroppedAndUndropCommands(t *testing.T) {
@@ -23,7 +24,7 @@ func TestDroppedAndUndropCommands(t *testing.T) {
 	l := startLocal(t)
 	l.must("register", "--tenant", "acme", "-n", "sales", "-t", "orders", "--location", "s3://lake/orders/", "--schema-json", writeSchemaJSON(t, ordersSchema))
 	l.must("drop", "--tenant", "acme", "-n", "sales", "-t", "orders")
-	l.refresh()
+	// No refresh: the registration API lists the drop as soon as it is made.
 	out := l.must("dropped", "--tenant", "acme")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAMESPACE  TABLE   VERSION  CREATION ID") || !strings.HasPrefix(lines[1], "sales      orders  2 ") {

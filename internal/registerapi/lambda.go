@@ -55,7 +55,7 @@ const defaultSnapshotKey = "snapshots/catalog.lakesnap"
 // errNoSnapshot is GET …/dropped's error where the Lambda was not told the
 // snapshot's bucket.
 var errNoSnapshot = &apiError{http.StatusNotImplemented, "not_implemented",
-	"this deployment's registration API does not read the snapshot (no LAKE_BUCKET): list dropped tables with lake dropped, through discovery"}
+	"this deployment's registration API does not read the snapshot (no LAKE_BUCKET): discovery's lake.dropped action lists dropped tables"}
 
 // Memory is what the catalog keeps of past states: TombstoneRetention and
 // HistoryVersions as catalog.Options takes them (0: the default; -1: none).
