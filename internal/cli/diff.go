@@ -115,7 +115,7 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 		fmt.Fprintf(out, "%s: no changes from version %d\n", ref, t.Version)
 		return nil
 	}
-	fmt.Fprintf(out, "%s: %d change(s) from version %d:\n", ref, len(changes), t.Version)
+	fmt.Fprintf(out, "%s: %s from version %d:\n", ref, plural(len(changes), "change"), t.Version)
 	for _, ch := range changes {
 		line := "  " + ch.String()
 		if r, ok := reasons[ch.Path+" "+string(ch.Kind)]; ok {
@@ -125,8 +125,17 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	}
 	if len(breaches) > 0 {
 		// The changes are printed already; the error is the exit status.
-		return fmt.Errorf("%s: %d change(s) break %s compatibility", ref, len(breaches), mode)
+		return fmt.Errorf("%s: %s %s compatibility", ref, breakCount(len(breaches)), mode)
 	}
 	fmt.Fprintf(out, "compatible under %s\n", mode)
 	return nil
+}
+
+// breakCount says how many changes break a mode: "1 change breaks",
+// "2 changes break".
+func breakCount(n int) string {
+	if n == 1 {
+		return "1 change breaks"
+	}
+	return plural(n, "change") + " break"
 }

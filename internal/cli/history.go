@@ -132,7 +132,7 @@ func diffVersions(ctx context.Context, opts *DiffOptions, c *apiclient.Client, r
 		fmt.Fprintf(out, "%s: no changes from version %d to %d\n", ref, d.From, d.To)
 		return nil
 	}
-	fmt.Fprintf(out, "%s: %d change(s) from version %d to %d:\n", ref, len(d.Lines), d.From, d.To)
+	fmt.Fprintf(out, "%s: %s from version %d to %d:\n", ref, plural(len(d.Lines), "change"), d.From, d.To)
 	for _, l := range d.Lines {
 		fmt.Fprintln(out, "  "+l)
 	}

@@ -73,7 +73,7 @@ func TestHistoryDiffAndShowVersionCommands(t *testing.T) {
 		t.Fatalf("history printed:\n%s", out)
 	}
 	out = l.must("diff", "--tenant", "acme", "-n", "sales", "-t", "orders", "--from", "1", "--to", "2")
-	for _, want := range []string{"3 change(s) from version 1 to 2", "order_id", "note", `description: "" → "one row per order"`} {
+	for _, want := range []string{"3 changes from version 1 to 2", "order_id", "note", `description: "" → "one row per order"`} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("diff --from 1 --to 2 printed:\n%s\nwant %q", out, want)
 		}

@@ -55,7 +55,7 @@ func TestIncompatibleUpdateIs409WithEachChange(t *testing.T) {
 			t.Errorf("breaking change %d = %+v, want %+v", i, e.Error.BreakingChanges[i], want[i])
 		}
 	}
-	if !strings.Contains(e.Error.Message, "acme/sales/orders: the schema breaks the table's compatibility mode: 2 change(s) break backward compatibility") {
+	if !strings.Contains(e.Error.Message, "acme/sales/orders: the schema breaks the table's compatibility mode: 2 changes break backward compatibility") {
 		t.Errorf("message %q", e.Error.Message)
 	}
 	if r := do(t, h, "GET", base+"/orders", "", nil); decodeTable(t, r).Version != 1 {

@@ -66,7 +66,7 @@ func TestUpdateKeepsCompatibilityMode(t *testing.T) {
 	if want := "id narrowed,region added"; strings.Join(paths, ",") != want {
 		t.Errorf("breaches %q, want %q", paths, want)
 	}
-	if msg := err.Error(); !strings.Contains(msg, "update acme/sales/orders: incompatible schema: 2 change(s) break backward compatibility") {
+	if msg := err.Error(); !strings.Contains(msg, "update acme/sales/orders: incompatible schema: 2 changes break backward compatibility") {
 		t.Errorf("message %q does not say the operation, the table, the kind and the count once", msg)
 	}
 	if got, err := c.Get(ctx, orders); err != nil || got.Version() != 2 {
