@@ -35,17 +35,34 @@ func newAnswerCache(budget int64) *answerCache {
 	return &answerCache{lru: newByteLRU[answerKey, [][]byte](budget), stats: AnswerCacheStats{BudgetBytes: budget}}
 }
 
-// get returns the kept answer for k, or nil.
+// get returns the kept answer for k (a hit), or nil. A request that then
+// encodes its answer counts the miss (missed): a request whose answer is
+// never kept (a whole tenant's, already encoded) is neither.
 func (c *answerCache) get(k answerKey) [][]byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	msgs, ok := c.lru.get(k)
 	if !ok {
-		c.stats.Misses++
 		return nil
 	}
 	c.stats.Hits++
 	return msgs
+}
+
+// has reports whether an answer is kept for k, counting nothing and
+// leaving the order of eviction as it is (a GetFlightInfo that will be
+// followed by its DoGet).
+func (c *answerCache) has(k answerKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.contains(k)
+}
+
+// missed counts a request that found no kept answer and encodes one.
+func (c *answerCache) missed() {
+	c.mu.Lock()
+	c.stats.Misses++
+	c.mu.Unlock()
 }
 
 // keep keeps msgs as k's answer when it fits an eighth of the budget

@@ -12,8 +12,10 @@ import (
 )
 
 // A filtered GetTables asked again is answered with the messages encoded
-// the first time (the cache's hit counter moves), byte for byte the same
-// rows; the same request from another tenant with a table of the same name
+// the first time (the cache's hit counter moves; its GetFlightInfo and
+// DoGet select and encode nothing, so the miss counter does not), byte for
+// byte the same rows; a whole tenant's answer (encoded with the tenant)
+// counts neither; the same request from another tenant with a table of the same name
 // gets its own tenant's answer; after the tenant's table changes, the
 // answer is the new one, never the kept one; nothing is left on the
 // checked allocator.
@@ -25,21 +27,30 @@ func TestFilteredAnswersAreKeptPerTenantAndGeneration(t *testing.T) {
 	e.register("acme", "sales", "returns", wide(2))
 	e.register("globex", "sales", "orders", wide(3))
 	e.publish()
-	hits := func() string { return metric(e.scrape(), "lake_discovery_answer_cache_hits_total") }
+	counts := func() string {
+		m := e.scrape()
+		return metric(m, "lake_discovery_answer_cache_hits_total") + " hits, " + metric(m, "lake_discovery_answer_cache_misses_total") + " misses"
+	}
 	one := &flightsql.GetTablesOpts{TableNameFilterPattern: new("orders"), IncludeSchema: true}
 	first, err := e.tables(as(t, "acme"), one)
 	if err != nil || len(first) != 1 {
 		t.Fatalf("first: %v, %v", first, err)
 	}
-	if h := hits(); h != "0" {
-		t.Fatalf("hits after the first request: %s, want 0", h)
+	if c := counts(); c != "0 hits, 1 misses" {
+		t.Fatalf("after the first request: %s, want 0 hits, 1 misses", c)
 	}
 	again, err := e.tables(as(t, "acme"), one)
 	if err != nil || len(again) != 1 || !bytes.Equal(again[0].schema, first[0].schema) || again[0].name != "orders" {
 		t.Fatalf("again: %v, %v", again, err)
 	}
-	if h := hits(); h != "1" {
-		t.Fatalf("hits after the same request again: %s, want 1", h)
+	if c := counts(); c != "1 hits, 1 misses" {
+		t.Fatalf("after the same request again: %s, want 1 hits, 1 misses", c)
+	}
+	if all, err := e.tables(as(t, "acme"), &flightsql.GetTablesOpts{IncludeSchema: true}); err != nil || len(all) != 2 {
+		t.Fatalf("the whole tenant: %v, %v", all, err)
+	}
+	if c := counts(); c != "1 hits, 1 misses" {
+		t.Fatalf("after a whole tenant's request: %s, want 1 hits, 1 misses", c)
 	}
 	other, err := e.tables(as(t, "globex"), one)
 	if err != nil || len(other) != 1 || other[0].catalog != "globex" || bytes.Equal(other[0].schema, first[0].schema) {

@@ -34,6 +34,12 @@ func (c *byteLRU[K, V]) get(k K) (V, bool) {
 	return el.Value.(*lruItem[K, V]).val, true
 }
 
+// contains reports whether k is kept, without making it more recent.
+func (c *byteLRU[K, V]) contains(k K) bool {
+	_, ok := c.m[k]
+	return ok
+}
+
 // add keeps v, which takes size bytes, under k, unless k is kept already or
 // size alone exceeds the budget; it evicts the least recently used values
 // to stay within the budget.

@@ -107,6 +107,9 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "lake_discovery_answer_cache_hits_total", Help: "Filtered catalog requests (GetTables, GetDbSchemas keeping some rows) answered with the messages encoded for the same request before.",
 		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Hits) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lake_discovery_answer_cache_misses_total", Help: "Filtered catalog requests whose answer was selected and encoded (none kept for the same request to the same state of the tenant).",
+		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Misses) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "lake_discovery_answer_cache_bytes", Help: "Bytes held by the kept answers of filtered catalog requests.",
 		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Bytes) })),

@@ -413,11 +413,14 @@ func (s *Service) catalogsAnswer(ctx context.Context) (answer, error) {
 
 // GetFlightInfoSchemas implements flightsql.Server.
 func (s *Service) GetFlightInfoSchemas(ctx context.Context, cmd flightsql.GetDBSchemas, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	if _, _, err := s.begin(ctx); err != nil {
+	tenant, v, err := s.begin(ctx)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := compile(cmd.GetDBSchemaFilterPattern(), "db_schema_filter_pattern"); err != nil {
-		return nil, err
+	if !s.kept(v, tenant, desc.Cmd) {
+		if _, err := compile(cmd.GetDBSchemaFilterPattern(), "db_schema_filter_pattern"); err != nil {
+			return nil, err
+		}
 	}
 	return s.info(desc, schema_ref.DBSchemas), nil
 }
@@ -428,6 +431,9 @@ func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchem
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return answer{}, err
+	}
+	if msgs := s.keptAnswer(v, tenant, ticket); msgs != nil {
+		return answer{schema: schema_ref.DBSchemas, msgs: msgs}, nil
 	}
 	p, err := compile(cmd.DbSchemaFilterPattern, "db_schema_filter_pattern")
 	if err != nil {
@@ -444,24 +450,43 @@ func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchem
 		a.msgs, a.prepared = ts.dbSchemas, true
 		return a, nil
 	}
-	a.msgs, err = s.filteredAnswer(ctx, v, tenant, ticket, a.schema, func() []arrow.RecordBatch {
-		return ts.dbSchemaRecords(s.mem, p, s.opts.BatchBytes)
-	})
+	a.msgs, err = s.filteredAnswer(ctx, v, tenant, ticket, a.schema, ts.dbSchemaRecords(s.mem, p, s.opts.BatchBytes))
 	return a, err
 }
 
-// filteredAnswer is the encoded answer of a catalog request that keeps some
-// of the tenant's rows: the one kept for the same request to the same
-// prepared tenant (answerCache), or records' batches encoded and kept.
-func (s *Service) filteredAnswer(ctx context.Context, v *View, tenant string, ticket []byte, schema *arrow.Schema, records func() []arrow.RecordBatch) ([][]byte, error) {
+// answerKeyOf is the answer cache's key of the request ticket to tenant as v
+// holds it (ok false when v holds no such tenant: nothing is kept for it).
+func answerKeyOf(v *View, tenant string, ticket []byte) (answerKey, bool) {
 	info, ok := v.index.tenant(tenant)
-	key := answerKey{cacheKey{tenant, info.Address}, string(ticket)}
-	if ok {
-		if msgs := s.answers.get(key); msgs != nil {
-			return msgs, nil
-		}
+	return answerKey{cacheKey{tenant, info.Address}, string(ticket)}, ok
+}
+
+// keptAnswer is the answer kept for the same request (the ticket's bytes)
+// to the same state of the tenant, or nil. A request answered once is
+// valid and has the same answer again, so a kept answer is sent before the
+// request's patterns are compiled or any row is selected.
+func (s *Service) keptAnswer(v *View, tenant string, ticket []byte) [][]byte {
+	if key, ok := answerKeyOf(v, tenant, ticket); ok {
+		return s.answers.get(key)
 	}
-	msgs, err := s.encodeAnswer(ctx, schema, records())
+	return nil
+}
+
+// kept reports whether an answer is kept for ticket (GetFlightInfo's check:
+// the request was valid when it was answered, so it need not be checked
+// again).
+func (s *Service) kept(v *View, tenant string, ticket []byte) bool {
+	key, ok := answerKeyOf(v, tenant, ticket)
+	return ok && s.answers.has(key)
+}
+
+// filteredAnswer encodes records, the answer of a catalog request that
+// keeps some of the tenant's rows, and keeps it for the same request to
+// the same state of the tenant (answerCache; keptAnswer finds it).
+func (s *Service) filteredAnswer(ctx context.Context, v *View, tenant string, ticket []byte, schema *arrow.Schema, records []arrow.RecordBatch) ([][]byte, error) {
+	key, ok := answerKeyOf(v, tenant, ticket)
+	s.answers.missed()
+	msgs, err := s.encodeAnswer(ctx, schema, records)
 	if err == nil && ok {
 		s.answers.keep(key, msgs)
 	}
@@ -530,6 +555,9 @@ func (s *Service) GetFlightInfoTables(ctx context.Context, cmd flightsql.GetTabl
 	if err != nil {
 		return nil, err
 	}
+	if s.kept(v, tenant, desc.Cmd) {
+		return s.info(desc, tablesSchema(cmd.GetIncludeSchema())), nil
+	}
 	q, err := newTablesQuery(cmd.GetCatalog(), cmd.GetDBSchemaFilterPattern(), cmd.GetTableNameFilterPattern(), cmd.GetTableTypes(), cmd.GetIncludeSchema())
 	if err != nil {
 		return nil, err
@@ -554,6 +582,9 @@ func (s *Service) tablesAnswer(ctx context.Context, cmd *pb.CommandGetTables, ti
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		return answer{}, err
+	}
+	if msgs := s.keptAnswer(v, tenant, ticket); msgs != nil {
+		return answer{schema: tablesSchema(cmd.IncludeSchema), msgs: msgs}, nil
 	}
 	q, err := newTablesQuery(cmd.Catalog, cmd.DbSchemaFilterPattern, cmd.TableNameFilterPattern, cmd.TableTypes, cmd.IncludeSchema)
 	if err != nil {
@@ -580,9 +611,7 @@ func (s *Service) tablesAnswer(ctx context.Context, cmd *pb.CommandGetTables, ti
 	if err != nil {
 		return a, err
 	}
-	a.msgs, err = s.filteredAnswer(ctx, v, tenant, ticket, a.schema, func() []arrow.RecordBatch {
-		return ts.records(s.mem, rows, q.includeSchema, s.opts.BatchBytes)
-	})
+	a.msgs, err = s.filteredAnswer(ctx, v, tenant, ticket, a.schema, ts.records(s.mem, rows, q.includeSchema, s.opts.BatchBytes))
 	return a, err
 }
 
