@@ -125,17 +125,8 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	}
 	if len(breaches) > 0 {
 		// The changes are printed already; the error is the exit status.
-		return fmt.Errorf("%s: %s %s compatibility", ref, breakCount(len(breaches)), mode)
+		return fmt.Errorf("%s: %s", ref, schemadiff.Breaking(len(breaches), mode))
 	}
 	fmt.Fprintf(out, "compatible under %s\n", mode)
 	return nil
-}
-
-// breakCount says how many changes break a mode: "1 change breaks",
-// "2 changes break".
-func breakCount(n int) string {
-	if n == 1 {
-		return "1 change breaks"
-	}
-	return plural(n, "change") + " break"
 }

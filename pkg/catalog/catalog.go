@@ -411,7 +411,7 @@ func checkCompatible(cur, next Registration, schema *arrow.Schema) error {
 		parts[i] = b.String()
 	}
 	return &Error{Kind: ErrIncompatibleSchema, Breaches: breaches,
-		Detail: fmt.Sprintf("%s %s compatibility: %s", breakCount(len(breaches)), mode, strings.Join(parts, "; "))}
+		Detail: schemadiff.Breaking(len(breaches), mode) + ": " + strings.Join(parts, "; ")}
 }
 
 // Get returns the table's registration with a strongly consistent read.
@@ -703,13 +703,4 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 		return reg, during("undrop", ref.String(), err)
 	}
 	return reg, nil
-}
-
-// breakCount says how many changes break a mode: "1 change breaks",
-// "2 changes break".
-func breakCount(n int) string {
-	if n == 1 {
-		return "1 change breaks"
-	}
-	return fmt.Sprintf("%d changes break", n)
 }

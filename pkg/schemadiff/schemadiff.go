@@ -397,6 +397,16 @@ func Check(mode Mode, old, new *arrow.Schema) []Breach {
 	return out
 }
 
+// Breaking says that n changes break mode, in the singular for one: "1
+// change breaks backward compatibility", "2 changes break full
+// compatibility".
+func Breaking(n int, mode Mode) string {
+	if n == 1 {
+		return fmt.Sprintf("1 change breaks %s compatibility", mode)
+	}
+	return fmt.Sprintf("%d changes break %s compatibility", n, mode)
+}
+
 // refuses says why mode refuses c, or "".
 func refuses(mode Mode, c Change) string {
 	back, fwd := mode == Backward || mode == Full, mode == Forward || mode == Full
