@@ -599,7 +599,7 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 		if cur, _, err := c.get(ctx, KeyPrefix+d.Ref.String()); err == nil && cur.creationID == d.Registration.creationID {
 			continue // undropped after all: its history is live
 		}
-		for v := d.Registration.version; v >= 1 && v > d.Registration.version-int64(max(c.history, 0)); v-- {
+		for v := range c.keptVersions(d.Registration.version) {
 			if n := c.deleteVersion(ctx, d.Ref, d.Registration.creationID, v); n > 0 {
 				out.Versions++
 			}

@@ -80,7 +80,7 @@ func DiffRegistrations(a, b Registration) VersionDiff {
 	attr("table_type", a.tableType, b.tableType)
 	attr("compatibility", string(a.Compatibility()), string(b.Compatibility()))
 	attr("protected", strconv.FormatBool(a.protected), strconv.FormatBool(b.protected))
-	keys := slices.Sorted(maps.Keys(a.properties))
+	keys := slices.Collect(maps.Keys(a.properties))
 	for k := range b.properties {
 		if _, ok := a.properties[k]; !ok {
 			keys = append(keys, k)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -228,7 +229,7 @@ func (c *Catalog) keepDropVersion(ctx context.Context, ref TableRef, key string,
 		return
 	}
 	if !tombstoned {
-		for v := dropped.version - 1; v >= 1 && v > dropped.version-1-int64(c.history); v-- {
+		for v := range c.keptVersions(dropped.version - 1) {
 			c.deleteVersion(ctx, ref, dropped.creationID, v)
 		}
 		return
@@ -252,7 +253,7 @@ func (c *Catalog) expireVersions(ctx context.Context, ref TableRef, creationID s
 	if !ok || c.history < 0 {
 		return
 	}
-	for v := newest; v >= 1 && v > newest-int64(c.history); v-- {
+	for v := range c.keptVersions(newest) {
 		key := versionKey(ref, creationID, v)
 		raw, err := c.store.Get(ctx, key)
 		if err != nil {
@@ -270,6 +271,19 @@ func (c *Catalog) expireVersions(ctx context.Context, ref TableRef, creationID s
 			_ = c.store.Put(ctx, key, raw)
 		} else {
 			_ = ep.PutExpiring(ctx, key, raw, at)
+		}
+	}
+}
+
+// keptVersions yields the versions whose records the history may hold of a
+// registration at version newest (its last HistoryVersions), newest
+// first; none with history off.
+func (c *Catalog) keptVersions(newest int64) iter.Seq[int64] {
+	return func(yield func(int64) bool) {
+		for v := newest; v >= 1 && v > newest-int64(max(c.history, 0)); v-- {
+			if !yield(v) {
+				return
+			}
 		}
 	}
 }
