@@ -390,16 +390,17 @@ func (v *Validator) Identity(token string) (Identity, error) {
 		return Identity{}, fmt.Errorf("%w: token has no exp claim", ErrUnauthenticated)
 	}
 	v.verified.verifications.Add(1)
+	id := Identity{Tenant: tenant, Subject: subjectOf(claims), Audience: aud}
 	if used.cacheable {
 		until := now.Add(VerifiedTokenTTL)
 		if end := exp.Add(v.cfg.Leeway); end.Before(until) {
 			until = end
 		}
-		used.entry.id = Identity{Tenant: tenant, Subject: subjectOf(claims), Audience: slices.Clone(aud)}
+		used.entry.id = Identity{Tenant: id.Tenant, Subject: id.Subject, Audience: slices.Clone(aud)}
 		used.entry.from, used.entry.until = now, until
 		v.verified.put(key, used.entry)
 	}
-	return Identity{Tenant: tenant, Subject: subjectOf(claims), Audience: aud}, nil
+	return id, nil
 }
 
 // usedKey is the key a verification used, as a cache entry would name it.

@@ -47,11 +47,7 @@ answers from the published snapshot, so a drop is listed once refresh has publis
 
 // dropped lists the tenant's dropped tables in retention, newest drop
 // first, with the registration API.
-func dropped(ctx context.Context, apiClient func(context.Context, string) (*apiclient.Client, error), tenant string) ([]wire.DroppedTable, error) {
-	c, err := apiClient(ctx, tenant)
-	if err != nil {
-		return nil, err
-	}
+func dropped(ctx context.Context, c *apiclient.Client, tenant string) ([]wire.DroppedTable, error) {
 	page, err := c.Dropped(ctx, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("tenant %s: %w", tenant, err)
@@ -64,7 +60,11 @@ func droppedRun(ctx context.Context, opts *DroppedOptions) error {
 	if err != nil {
 		return err
 	}
-	all, err := dropped(ctx, opts.APIClient, tenant)
+	c, err := opts.APIClient(ctx, tenant)
+	if err != nil {
+		return err
+	}
+	all, err := dropped(ctx, c, tenant)
 	if err != nil {
 		return err
 	}
@@ -139,9 +139,13 @@ func undropRun(ctx context.Context, opts *UndropOptions) error {
 	if err != nil {
 		return err
 	}
+	c, err := opts.APIClient(ctx, ref.Tenant)
+	if err != nil {
+		return err
+	}
 	id := opts.CreationID
 	if id == "" {
-		all, err := dropped(ctx, opts.APIClient, ref.Tenant)
+		all, err := dropped(ctx, c, ref.Tenant)
 		if err != nil {
 			return err
 		}
@@ -154,10 +158,6 @@ func undropRun(ctx context.Context, opts *UndropOptions) error {
 		if id == "" {
 			return fmt.Errorf("%s: no dropped table of that name in retention (lake dropped lists them; on AWS a drop is listed once refresh has published it, seconds after)", ref)
 		}
-	}
-	c, err := opts.APIClient(ctx, ref.Tenant)
-	if err != nil {
-		return err
 	}
 	t, err := c.Undrop(ctx, ref, id)
 	if err != nil {

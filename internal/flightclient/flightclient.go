@@ -352,17 +352,6 @@ func (d *Client) ListNamespaces(ctx context.Context, offset, limit int) (*wire.N
 	return &out, nil
 }
 
-// Dropped runs discovery's dropped action (wire.DroppedActionType): the
-// page of the token's tenant's dropped tables in retention from offset, at
-// most limit, newest drop first, with how many there are.
-func (d *Client) Dropped(ctx context.Context, offset, limit int) (*wire.DroppedPage, error) {
-	var out wire.DroppedPage
-	if err := d.oneResult(ctx, wire.DroppedActionType, wire.ListRequest{Offset: offset, Limit: limit}, &out); err != nil {
-		return nil, err
-	}
-	return &out, nil
-}
-
 // Changes runs discovery's changes action (wire.ChangesActionType): at
 // most limit changes of the token's tenant after the cursor since (empty:
 // from the first), in order, and the cursor to ask from next.
