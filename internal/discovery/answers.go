@@ -32,7 +32,7 @@ type AnswerCacheStats struct {
 }
 
 func newAnswerCache(budget int64) *answerCache {
-	return &answerCache{lru: newByteLRU[answerKey, [][]byte](budget), stats: AnswerCacheStats{BudgetBytes: budget}}
+	return &answerCache{lru: newByteLRU[answerKey, [][]byte](budget)}
 }
 
 // get returns the kept answer for k (a hit), or nil. A request that then
@@ -73,12 +73,11 @@ func (c *answerCache) keep(k answerKey, msgs [][]byte) {
 	for _, m := range msgs {
 		size += int64(len(m)) + 24
 	}
-	if size > c.stats.BudgetBytes/8 {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lru.add(k, msgs, size)
+	if size <= c.lru.budget/8 {
+		c.lru.add(k, msgs, size)
+	}
 }
 
 // retain drops the answers of prepared tenants keep refuses (a reload's
@@ -94,6 +93,6 @@ func (c *answerCache) Stats() AnswerCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.stats
-	s.Bytes, s.Answers = c.lru.size(), c.lru.len()
+	s.BudgetBytes, s.Bytes, s.Answers = c.lru.budget, c.lru.size(), c.lru.len()
 	return s
 }

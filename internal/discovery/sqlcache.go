@@ -16,13 +16,12 @@ import (
 // use when evicted is closed when its last request releases it.
 //
 // It also keeps statements' results (immutable for an engine, since a
-// generation's catalog does not change), within resultBudget bytes, least
+// generation's catalog does not change), within the results' budget, least
 // recently used first out: a statement is run once for its GetFlightInfo
 // (or CreatePreparedStatement) and answered from here at its DoGet, and
 // the same statement again is not run again.
 type engineCache struct {
-	budget       int64
-	resultBudget int64
+	budget int64
 
 	mu      sync.Mutex
 	entries map[cacheKey]*engineEntry
@@ -55,7 +54,7 @@ type resultKey struct {
 }
 
 func newEngineCache(budget, resultBudget int64) *engineCache {
-	return &engineCache{budget: budget, resultBudget: resultBudget, entries: map[cacheKey]*engineEntry{},
+	return &engineCache{budget: budget, entries: map[cacheKey]*engineEntry{},
 		results: newByteLRU[resultKey, *sqlcatalog.Result](resultBudget)}
 }
 
@@ -211,5 +210,5 @@ func (c *engineCache) stats() SQLCacheStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return SQLCacheStats{BudgetBytes: c.budget, Bytes: c.bytes, Engines: c.lru.Len(), Builds: c.builds,
-		ResultBudgetBytes: c.resultBudget, ResultBytes: c.results.size(), Results: c.results.len(), ResultHits: c.resultHits}
+		ResultBudgetBytes: c.results.budget, ResultBytes: c.results.size(), Results: c.results.len(), ResultHits: c.resultHits}
 }
