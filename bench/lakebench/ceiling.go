@@ -64,20 +64,37 @@ func recordAction(ctx context.Context, c flight.FlightServiceClient, typ string,
 		return recordedAnswer{}, err
 	}
 	rec := recordedAnswer{Action: typ, Body: body}
+	rec.Messages, err = recvAll(stream.Recv)
+	return rec, err
+}
+
+// recvAll receives a stream's messages until its end, each marshaled.
+func recvAll[M proto.Message](recv func() (M, error)) ([][]byte, error) {
+	var out [][]byte
 	for {
-		res, err := stream.Recv()
+		m, err := recv()
 		if errors.Is(err, io.EOF) {
-			return rec, nil
+			return out, nil
 		}
 		if err != nil {
-			return recordedAnswer{}, err
+			return nil, err
 		}
-		b, err := proto.Marshal(res)
+		b, err := proto.Marshal(m)
 		if err != nil {
-			return recordedAnswer{}, err
+			return nil, err
 		}
-		rec.Messages = append(rec.Messages, b)
+		out = append(out, b)
 	}
+}
+
+// sendAll sends msgs, each already marshaled, on stream.
+func sendAll(stream grpc.ServerStream, msgs [][]byte) error {
+	for _, m := range msgs {
+		if err := stream.SendMsg(marshaled(m)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // actionKey names a recorded action: its type and body.
@@ -119,20 +136,8 @@ func record(ctx context.Context, c flight.FlightServiceClient, cmd proto.Message
 	if err != nil {
 		return recordedAnswer{}, err
 	}
-	for {
-		fd, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return rec, nil
-		}
-		if err != nil {
-			return recordedAnswer{}, err
-		}
-		b, err := proto.Marshal(fd)
-		if err != nil {
-			return recordedAnswer{}, err
-		}
-		rec.Messages = append(rec.Messages, b)
-	}
+	rec.Messages, err = recvAll(stream.Recv)
+	return rec, err
 }
 
 // ceilingServer answers GetFlightInfo, DoGet and DoAction from recorded
@@ -149,12 +154,7 @@ func (s *ceilingServer) DoAction(a *flight.Action, stream flight.FlightService_D
 	if !ok {
 		return status.Error(codes.NotFound, "ceiling: no recorded answer for this action")
 	}
-	for _, m := range msgs {
-		if err := stream.SendMsg(marshaled(m)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sendAll(stream, msgs)
 }
 
 func (s *ceilingServer) GetFlightInfo(_ context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
@@ -169,12 +169,7 @@ func (s *ceilingServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGe
 	if !ok {
 		return status.Error(codes.NotFound, "ceiling: no recorded answer for this ticket")
 	}
-	for _, m := range msgs {
-		if err := stream.SendMsg(marshaled(m)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sendAll(stream, msgs)
 }
 
 // marshaled is a message already in its wire form.
