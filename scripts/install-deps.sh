@@ -100,10 +100,12 @@ tools=(
 )
 missing_pkgs=()
 missing_dirs=()
+tool_dirs=() # each tool's cache folder, named for go.mod's version of it
 for t in "${tools[@]}"; do
   read -r name pkg mod <<<"$t"
   version=$(go list -m -f '{{.Version}}' "$mod") || { say "go.mod has no tool line for $mod"; exit 1; }
   dir="$TOOLS_CACHE/$name@$version"
+  tool_dirs+=("$dir")
   if [ ! -x "$dir/$name" ]; then
     missing_pkgs+=("$pkg")
     missing_dirs+=("$dir")
@@ -124,9 +126,10 @@ if [ ${#missing_pkgs[@]} -gt 0 ]; then
   rm -rf "$out"
   say "built the tools in $(( $(date +%s) - built )) s"
 fi
-for t in "${tools[@]}"; do
-  read -r name _ mod <<<"$t"
-  ln -sf "$TOOLS_CACHE/$name@$(go list -m -f '{{.Version}}' "$mod")/$name" "bin/$name"
+for dir in "${tool_dirs[@]}"; do
+  name=${dir##*/}
+  name=${name%@*}
+  ln -sf "$dir/$name" "bin/$name"
 done
 waited=$(date +%s)
 if [ -n "${npm_pid:-}" ]; then
