@@ -32,7 +32,11 @@ trap 'rm -f "$cdk_log" "$times_file"*' EXIT
 start=$(date +%s)
 # cpu sets CPU to the CPU seconds (user + system) this shell's finished
 # children have used, from bash's times (run in this shell, not a
-# subshell, whose children would be none).
+# subshell, whose children would be none). Each lane runs in a subshell of
+# its own, so a lane's steps count only that lane's processes (the main
+# shell reaps the other lane when it ends, and would add all of its CPU to
+# whichever step was running then). A process its parent never waits for
+# is not counted (the node process jsii starts under the CDK tests).
 times_file=$(mktemp)
 cpu() {
   local f="$times_file.$BASHPID" # this shell's: each lane has its own
@@ -54,7 +58,7 @@ steps() {
 }
 ( steps lint-cdk cdk-test bench-quick >"$cdk_log" 2>&1 ) &
 cdk_pid=$!
-steps lint-root unit compat integration
+( steps lint-root unit compat integration )
 root_status=$?
 wait "$cdk_pid"
 cdk_status=$?
