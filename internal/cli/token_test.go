@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"strings"
 	"testing"
 
@@ -15,11 +16,7 @@ import (
 // token that validation would refuse; at the bound the token validates.
 func TestTokenTTLBoundedByMaxLifetime(t *testing.T) {
 	t.Parallel()
-	secret := "0123456789abcdef0123456789abcdef"
-	v, err := auth.New(auth.Config{HS256Secret: []byte(secret)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := tokenValidator(t)
 	for _, tt := range []struct {
 		name    string
 		args    []string
@@ -34,20 +31,17 @@ func TestTokenTTLBoundedByMaxLifetime(t *testing.T) {
 		{"negative", []string{"--ttl", "-1h"}, "lake: --ttl -1h0m0s: a token must be valid for some time\n"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			env := map[string]string{"LAKE_JWT_HS256_SECRET": secret}
-			f := cli.NewFactory(func(k string) string { return env[k] }, &out, &errOut)
-			code := cli.Run(context.Background(), f, append([]string{"token", "--tenant", "acme"}, tt.args...))
+			code, out, errOut := runToken(nil, tt.args...)
 			if tt.wantErr != "" {
-				if code != 1 || errOut.String() != tt.wantErr || out.Len() != 0 {
-					t.Fatalf("got exit %d, stdout %q, stderr %q; want exit 1, no token, stderr %q", code, out.String(), errOut.String(), tt.wantErr)
+				if code != 1 || errOut != tt.wantErr || out != "" {
+					t.Fatalf("got exit %d, stdout %q, stderr %q; want exit 1, no token, stderr %q", code, out, errOut, tt.wantErr)
 				}
 				return
 			}
 			if code != 0 {
-				t.Fatalf("got exit %d (%s), want 0", code, errOut.String())
+				t.Fatalf("got exit %d (%s), want 0", code, errOut)
 			}
-			if tenant, err := v.Tenant(strings.TrimSpace(out.String())); err != nil || tenant != "acme" {
+			if tenant, err := v.Tenant(strings.TrimSpace(out)); err != nil || tenant != "acme" {
 				t.Fatalf("got %q, %v from the printed token; want acme", tenant, err)
 			}
 		})
@@ -58,11 +52,7 @@ func TestTokenTTLBoundedByMaxLifetime(t *testing.T) {
 // tenant: never the OS user who printed it, since the token is handed on.
 func TestTokenSubject(t *testing.T) {
 	t.Parallel()
-	secret := "0123456789abcdef0123456789abcdef"
-	v, err := auth.New(auth.Config{HS256Secret: []byte(secret)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := tokenValidator(t)
 	for _, tt := range []struct {
 		name string
 		env  map[string]string
@@ -74,18 +64,37 @@ func TestTokenSubject(t *testing.T) {
 		{"LAKE_AS", map[string]string{"LAKE_AS": "bob"}, nil, "bob"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var out, errOut bytes.Buffer
-			env := map[string]string{"LAKE_JWT_HS256_SECRET": secret}
-			for k, val := range tt.env {
-				env[k] = val
+			code, out, errOut := runToken(tt.env, tt.args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
 			}
-			f := cli.NewFactory(func(k string) string { return env[k] }, &out, &errOut)
-			if code := cli.Run(context.Background(), f, append([]string{"token", "--tenant", "acme"}, tt.args...)); code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut.String())
-			}
-			if id, err := v.Identity(strings.TrimSpace(out.String())); err != nil || id.Subject != tt.want {
+			if id, err := v.Identity(strings.TrimSpace(out)); err != nil || id.Subject != tt.want {
 				t.Fatalf("subject %q, %v; want %q", id.Subject, err, tt.want)
 			}
 		})
 	}
+}
+
+// tokenSecret signs the tokens `lake token` prints in these tests.
+const tokenSecret = "0123456789abcdef0123456789abcdef"
+
+// tokenValidator validates tokens signed with tokenSecret.
+func tokenValidator(t *testing.T) *auth.Validator {
+	t.Helper()
+	v, err := auth.New(auth.Config{HS256Secret: []byte(tokenSecret)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// runToken runs `lake token --tenant acme args...` with tokenSecret and
+// env in its environment, and returns its exit code, stdout and stderr.
+func runToken(env map[string]string, args ...string) (int, string, string) {
+	all := map[string]string{"LAKE_JWT_HS256_SECRET": tokenSecret}
+	maps.Copy(all, env)
+	var out, errOut bytes.Buffer
+	f := cli.NewFactory(func(k string) string { return all[k] }, &out, &errOut)
+	code := cli.Run(context.Background(), f, append([]string{"token", "--tenant", "acme"}, args...))
+	return code, out.String(), errOut.String()
 }
