@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"strconv"
@@ -544,7 +545,7 @@ func historyQuery(r *http.Request) (creationID string, before int64, limit int, 
 	creationID, limit = q.Get("creation_id"), 20
 	if v := q.Get("before"); v != "" {
 		if before, err = strconv.ParseInt(v, 10, 64); err != nil || before < 1 {
-			return "", 0, 0, badRequest("invalid_query", "before must be a version number ≥ 1, got %q", v)
+			return "", 0, 0, badRequest("invalid_query", "before must be a version number from 1 to %d, got %q", int64(math.MaxInt64), v)
 		}
 	}
 	if v := q.Get("limit"); v != "" {
@@ -606,11 +607,11 @@ func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, tableOf(ref, reg))
 }
 
-// parseVersion reads a version number (≥ 1) given as name.
+// parseVersion reads a version number (1 to math.MaxInt64) given as name.
 func parseVersion(name, s string) (int64, error) {
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 1 {
-		return 0, badRequest("invalid_version", "%s must be a version number ≥ 1, got %q", name, s)
+		return 0, badRequest("invalid_version", "%s must be a version number from 1 to %d, got %q", name, int64(math.MaxInt64), s)
 	}
 	return v, nil
 }
@@ -840,6 +841,9 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		return &apiError{http.StatusBadRequest, "invalid_registration", about("invalid registration", detail)}
 	case errors.Is(err, catalog.ErrQuotaExceeded):
 		return &apiError{http.StatusForbidden, "quota_exceeded", about("the tenant's quota is used up", detail) + "; drop tables or ask the operator to raise it"}
+	case errors.Is(err, catalog.ErrNotFound) && op == "version of" && detail != "":
+		// The table is there; the version asked for is not kept.
+		return &apiError{http.StatusNotFound, "not_found", about("no such version", detail)}
 	case errors.Is(err, catalog.ErrNotFound):
 		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists) && op == "undrop":

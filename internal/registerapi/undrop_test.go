@@ -249,3 +249,27 @@ func FuzzHistoryRoutes(f *testing.F) {
 		}
 	})
 }
+
+// A version number at the top of int64's range is a version like any
+// other: GET …/versions/9223372036854775807 (and a diff from it) is 404
+// naming the version, not a 400 about a query nobody sent; one past the
+// range is a 400 naming the range.
+func TestVersionAtTheEndOfTheRange(t *testing.T) {
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
+	one := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	if r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": one})); r.status != http.StatusCreated {
+		t.Fatalf("register: %d %s", r.status, r.body)
+	}
+	for _, path := range []string{"/orders/versions/9223372036854775807", "/orders/diff?from=9223372036854775807", "/orders/diff?from=1&to=9223372036854775807"} {
+		r := do(t, h, "GET", base+path, "", nil)
+		if code := errorCode(t, r); r.status != http.StatusNotFound || code != "not_found" || !strings.Contains(string(r.body), "version 9223372036854775807 is not kept") {
+			t.Errorf("GET …%s: %d %s, want 404 not_found saying version 9223372036854775807 is not kept", path, r.status, r.body)
+		}
+	}
+	for _, path := range []string{"/orders/versions/9223372036854775808", "/orders/diff?from=9223372036854775808", "/orders/versions?before=9223372036854775808"} {
+		r := do(t, h, "GET", base+path, "", nil)
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), "1 to 9223372036854775807") {
+			t.Errorf("GET …%s: %d %s, want 400 naming the range 1 to 9223372036854775807", path, r.status, r.body)
+		}
+	}
+}

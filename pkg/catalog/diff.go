@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 
@@ -110,7 +111,13 @@ func (c *Catalog) Version(ctx context.Context, ref TableRef, creationID string, 
 	if v < 1 {
 		return Registration{}, during("version of", ref.String(), &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("version %d: versions start at 1", v)})
 	}
-	vs, _, err := c.History(ctx, ref, creationID, v+1, 1)
+	// History reads below before: from the newest for a version at the top
+	// of the range (v+1 would overflow; no registration gets that far).
+	before := v + 1
+	if v == math.MaxInt64 {
+		before = 0
+	}
+	vs, _, err := c.History(ctx, ref, creationID, before, 1)
 	if err != nil {
 		return Registration{}, err
 	}
