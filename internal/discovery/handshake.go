@@ -36,8 +36,12 @@ import (
 //     token= form, and any client that handshakes before its calls);
 //   - anything else: UNAUTHENTICATED.
 //
-// Nothing else changes: every other call still needs the bearer header, and
-// the tenant still comes only from the validated token.
+// Every other call takes the same Basic header the same way (arrow-go's
+// database/sql driver with a user:password DSN, and arrow-java's call-header
+// authenticator, send it on every call and never handshake): the same
+// checks and answers, and the bearer token in the response header. A Bearer
+// call is answered with no header. The tenant still comes only from the
+// validated token.
 
 const handshakeMethod = "/arrow.flight.protocol.FlightService/Handshake"
 
@@ -63,6 +67,26 @@ func basicCredentials(header string) (user, password string, ok bool) {
 	return strings.Cut(string(raw), ":")
 }
 
+// basicTenant checks Basic credentials as every call takes them: the
+// password must be a valid lake token and the username its tenant. It
+// returns the tenant, or an UNAUTHENTICATED status saying which check
+// failed (the reason logged, what the method was).
+func (a *calls) basicTenant(ctx context.Context, what, user, password string) (string, error) {
+	tenant, err := a.authn.Tenant(password)
+	if err != nil {
+		a.reject(ctx, what, err)
+		return "", errBadPassword
+	}
+	if user != tenant {
+		a.log.InfoContext(ctx, "flight sql request rejected", slog.String("method", what),
+			slog.String("reason", "username is not the token's tenant"))
+		return "", status.Errorf(codes.Unauthenticated,
+			"unauthenticated: the username must be the token's tenant: this token is for %s, not %s",
+			strconv.Quote(tenant), strconv.Quote(user))
+	}
+	return tenant, nil
+}
+
 // handshake authenticates a Handshake call (see above) and, on success,
 // runs the handler with the tenant in its context and the bearer header set
 // on the response.
@@ -75,16 +99,9 @@ func (a *calls) handshake(srv any, ss *tenantStream, h grpc.StreamHandler) error
 	}
 	var token, tenant string
 	if user, password, ok := basicCredentials(vals[0]); ok {
-		t, err := a.authn.Tenant(password)
+		t, err := a.basicTenant(ctx, "basic handshake", user, password)
 		if err != nil {
-			a.reject(ctx, "basic handshake", err)
-			return errBadPassword
-		}
-		if user != t {
-			a.log.InfoContext(ctx, "flight sql handshake rejected", slog.String("reason", "username is not the token's tenant"))
-			return status.Errorf(codes.Unauthenticated,
-				"unauthenticated: the username must be the token's tenant: this token is for %s, not %s",
-				strconv.Quote(t), strconv.Quote(user))
+			return err
 		}
 		token, tenant = password, t
 	} else {
@@ -96,11 +113,17 @@ func (a *calls) handshake(srv any, ss *tenantStream, h grpc.StreamHandler) error
 		}
 		token = t
 	}
-	if err := ss.SetHeader(metadata.Pairs("authorization", "Bearer "+token)); err != nil {
+	if err := ss.SetHeader(bearerHeader(token)); err != nil {
 		return err
 	}
 	ss.ctx = WithTenant(ctx, tenant)
 	return h(srv, ss)
+}
+
+// bearerHeader is the response header that answers Basic credentials: the
+// bearer token a client sends on its later calls.
+func bearerHeader(token string) metadata.MD {
+	return metadata.Pairs("authorization", "Bearer "+token)
 }
 
 func (a *calls) reject(ctx context.Context, what string, err error) {

@@ -96,8 +96,8 @@ func NewGRPCServer(svc *Service, authn Authenticator, hs *health.Server, log *sl
 //     client's own, when sooner), so work driven by a request stops at
 //     every context check however long the client would wait;
 //   - authenticates every Flight call ("authorization: Bearer <jwt>", or a
-//     Handshake's user and password) and puts the token's tenant in its
-//     context;
+//     user and password as the Handshake takes them, on any call) and puts
+//     the token's tenant in its context;
 //   - counts requests: each DoGet under its Flight SQL command and each
 //     DoAction under its action type (actionName), both timed, and each
 //     other call that fails (rejected tokens and panics included).
@@ -126,21 +126,32 @@ func (c *calls) panicked(ctx context.Context, method string, p any, err *error) 
 	*err = status.Error(codes.Internal, "internal error")
 }
 
-// authenticate reads "authorization: Bearer <jwt>" and returns ctx with the
-// token's tenant. The client sees one generic message whatever failed.
-func (c *calls) authenticate(ctx context.Context, method string) (context.Context, error) {
+// authenticate reads "authorization: Bearer <jwt>", or "authorization:
+// Basic base64(tenant:jwt)" as the Handshake takes it (handshake.go), and
+// returns ctx with the token's tenant. For Basic it also returns the header
+// to answer with (the bearer token); for Bearer, nil. A rejected bearer
+// token gets one generic message whatever failed; rejected Basic
+// credentials get the Handshake's answers.
+func (c *calls) authenticate(ctx context.Context, method string) (context.Context, metadata.MD, error) {
 	// ValueFromIncomingContext reads the one key without copying the
 	// whole metadata map, as FromIncomingContext does.
 	var token string
 	if vals := metadata.ValueFromIncomingContext(ctx, "authorization"); len(vals) == 1 {
+		if user, password, ok := basicCredentials(vals[0]); ok {
+			tenant, err := c.basicTenant(ctx, method, user, password)
+			if err != nil {
+				return nil, nil, err
+			}
+			return WithTenant(ctx, tenant), bearerHeader(password), nil
+		}
 		token, _ = auth.BearerToken(vals[0])
 	}
 	tenant, err := c.authn.Tenant(token)
 	if err != nil {
-		c.log.InfoContext(ctx, "flight sql request rejected", slog.String("method", method), slog.String("reason", err.Error()))
-		return nil, status.Error(codes.Unauthenticated, "unauthenticated: send a valid bearer token")
+		c.reject(ctx, method, err)
+		return nil, nil, status.Error(codes.Unauthenticated, "unauthenticated: send a valid bearer token")
 	}
-	return WithTenant(ctx, tenant), nil
+	return WithTenant(ctx, tenant), nil, nil
 }
 
 func (c *calls) observe(cmd string, timed bool, start time.Time, err error) {
@@ -171,8 +182,14 @@ func (c *calls) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, 
 			c.observe(cmd, false, start, err)
 		}
 	}()
-	if ctx, err = c.authenticate(ctx, info.FullMethod); err != nil {
+	var answer metadata.MD
+	if ctx, answer, err = c.authenticate(ctx, info.FullMethod); err != nil {
 		return nil, err
+	}
+	if answer != nil {
+		if err := grpc.SetHeader(ctx, answer); err != nil {
+			return nil, err
+		}
 	}
 	return h(ctx, req)
 }
@@ -227,7 +244,7 @@ func (c *calls) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 	if info.FullMethod == handshakeMethod {
 		return c.handshake(srv, ts, h)
 	}
-	tctx, err := c.authenticate(ctx, info.FullMethod)
+	tctx, answer, err := c.authenticate(ctx, info.FullMethod)
 	if err != nil {
 		// Read the ticket or action only to name the rejected request.
 		if doGet {
@@ -236,6 +253,11 @@ func (c *calls) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 			_ = ts.RecvMsg(new(flight.Action))
 		}
 		return err
+	}
+	if answer != nil {
+		if err := ts.SetHeader(answer); err != nil {
+			return err
+		}
 	}
 	ts.ctx = tctx
 	return h(srv, ts)
