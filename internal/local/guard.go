@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lake-catalog/lake/internal/apierror"
+	"github.com/lake-catalog/lake/internal/auth"
 )
 
 // What keeps web pages out of local mode.
@@ -24,10 +25,14 @@ import (
 //     name, which is refused.
 //   - Origin: a request that may change something (any method but GET, HEAD
 //     and OPTIONS) needs an Origin naming this very listener (http://<its
-//     Host>), as a page served by it sends, or no Origin and the
-//     RequestHeader, which a form cannot send and a page on another site
-//     can only send after a CORS preflight that local mode never grants.
-//     The lake command (internal/apiclient) sends RequestHeader.
+//     Host>), as a page served by it sends, or no Origin and either a
+//     bearer token ("Authorization: Bearer …") or the RequestHeader. A form
+//     can send neither, and a page on another site can send them only after
+//     a CORS preflight that local mode never grants; no browser adds a
+//     bearer token by itself (it does add cookies, and Basic credentials it
+//     once was asked for, so those count as no credentials). curl, Python
+//     requests and SDKs therefore write with the token alone, as on AWS;
+//     the lake command (internal/apiclient) also sends RequestHeader.
 //   - Tokens: the browser's dev tokens carry BrowserAudience, and the
 //     registration API and POST /v1/refresh refuse them: a dev token reads
 //     (discovery takes it), it never writes.
@@ -74,12 +79,13 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // sameOrigin is "" when r may change something: its Origin is this
-// listener's own, or it has none and carries RequestHeader.
+// listener's own, or it has none and carries a bearer token or
+// RequestHeader.
 func sameOrigin(r *http.Request) string {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
-		if r.Header.Get(RequestHeader) == "" {
-			return "a request without Origin needs the " + RequestHeader + ": 1 header"
+		if _, bearer := auth.BearerToken(r.Header.Get("Authorization")); !bearer && r.Header.Get(RequestHeader) == "" {
+			return "a request without Origin needs a bearer token (Authorization: Bearer <token>) or the " + RequestHeader + ": 1 header"
 		}
 		return ""
 	}

@@ -166,3 +166,52 @@ func TestRemoteBrowserNeedsExplicitConsent(t *testing.T) {
 		t.Fatalf("got log %q, want a warning about dev tokens", logs.String())
 	}
 }
+
+// A request carrying a bearer token needs no X-Lake-Request: a page of
+// another site cannot send Authorization without a CORS preflight, which
+// local mode never grants, and no browser sends a bearer token by itself.
+// So curl, Python requests and SDKs write with the token alone, as on AWS
+// (issue 38, finding 9). A request with no credentials, or with only a
+// cookie, still needs a same-site Origin or the header; a bearer token
+// from a cross-site Origin is still refused.
+func TestBearerRequestsNeedNoRequestHeader(t *testing.T) {
+	in := startWithBrowser(t)
+	ep := in.Endpoints()
+	browserBase := strings.TrimSuffix(ep.Browser, "/")
+	browserHost := strings.TrimPrefix(browserBase, "http://")
+	write := token(t, in, "acme")
+	bearer := "Bearer " + write
+	orders := ep.API + "/v1/tenants/acme/namespaces/sales/tables/orders"
+
+	tests := []struct {
+		name, method, url string
+		hdr               map[string]string
+		want              int
+	}{
+		{"refresh with a bearer token alone", http.MethodPost, ep.API + "/v1/refresh", map[string]string{"Authorization": bearer}, http.StatusOK},
+		{"refresh with a lower-case scheme", http.MethodPost, ep.API + "/v1/refresh", map[string]string{"Authorization": "bearer " + write}, http.StatusOK},
+		{"refresh with a bad bearer token reaches the API (401)", http.MethodPost, ep.API + "/v1/refresh", map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized},
+		{"refresh with no credentials", http.MethodPost, ep.API + "/v1/refresh", nil, http.StatusForbidden},
+		{"refresh with a cookie alone", http.MethodPost, ep.API + "/v1/refresh", map[string]string{"Cookie": "session=1"}, http.StatusForbidden},
+		{"refresh with an empty bearer", http.MethodPost, ep.API + "/v1/refresh", map[string]string{"Authorization": "Bearer "}, http.StatusForbidden},
+		{"refresh with Basic credentials (a browser may send them by itself)", http.MethodPost, ep.API + "/v1/refresh", map[string]string{"Authorization": "Basic YWNtZTp4"}, http.StatusForbidden},
+		{"a bearer token from another site", http.MethodDelete, orders, map[string]string{"Authorization": bearer, "Origin": "https://attacker.example"}, http.StatusForbidden},
+		{"dev token with no credentials", http.MethodPost, browserBase + "/api/dev-token?tenant=acme", nil, http.StatusForbidden},
+		{"delete with a bearer token alone", http.MethodDelete, orders, map[string]string{"Authorization": bearer}, http.StatusNoContent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			host := ""
+			if strings.HasPrefix(tc.url, browserBase) {
+				host = browserHost
+			}
+			status, body := send(t, tc.method, tc.url, host, tc.hdr)
+			if status != tc.want {
+				t.Fatalf("got %d %s, want %d", status, body, tc.want)
+			}
+			if tc.want == http.StatusForbidden && !strings.Contains(string(body), "cross_origin") {
+				t.Errorf("got %s, want a cross_origin refusal", body)
+			}
+		})
+	}
+}
