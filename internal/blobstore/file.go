@@ -1,6 +1,7 @@
 package blobstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // File keeps the blob in a local file, for local mode, and its segments in
@@ -20,15 +22,38 @@ import (
 // are conditional under an exclusive flock, so concurrent writers, in one
 // process or several, behave like S3's conditional writes. The ETag is the
 // SHA-256 of the content.
+//
+// A read remembers the file's version (its inode, size and modification
+// time) with its ETag, so a conditional read of a file that has not changed
+// since answers ErrNotModified from one stat, as S3 answers 304, instead of
+// reading and hashing the whole file again: discovery names the ETag of the
+// blob it serves, or of one it rejected, at every poll. A version is
+// remembered only once the file is older than racyWindow, since a change
+// within one tick of the file system's clock could keep the size and the
+// modification time.
 type File struct {
 	path string
 	mu   sync.Mutex
+	now  func() time.Time
+
+	seenMu sync.Mutex
+	seen   seenVersion // guarded by seenMu
 }
+
+// seenVersion is the version of the file a read found, and its ETag.
+type seenVersion struct {
+	info fs.FileInfo // nil when none is remembered
+	etag string
+}
+
+// racyWindow is how old a file must be before its version is remembered:
+// longer than any file system's timestamp granularity (FAT's is 2 s).
+const racyWindow = 3 * time.Second
 
 var _ Store = (*File)(nil)
 
 // NewFile returns a store for the blob at path; its folder must exist.
-func NewFile(path string) *File { return &File{path: path} }
+func NewFile(path string) *File { return &File{path: path, now: time.Now} }
 
 // Location implements Store.
 func (f *File) Location() string { return f.path }
@@ -39,20 +64,61 @@ func etagOf(b []byte) string {
 }
 
 func (f *File) read() (Blob, error) {
-	b, err := os.ReadFile(f.path)
+	fh, err := os.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Blob{}, fmt.Errorf("blobstore: %s: %w", f.path, ErrNotFound)
 	}
 	if err != nil {
 		return Blob{}, fmt.Errorf("blobstore: %w", err)
 	}
-	return Blob{Data: b, ETag: etagOf(b), Size: int64(len(b))}, nil
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return Blob{}, fmt.Errorf("blobstore: %w", err)
+	}
+	if !info.Mode().IsRegular() {
+		return Blob{}, fmt.Errorf("blobstore: %s is not a regular file", f.path)
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(info.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(fh); err != nil {
+		return Blob{}, fmt.Errorf("blobstore: read %s: %w", f.path, err)
+	}
+	b := buf.Bytes()
+	blob := Blob{Data: b, ETag: etagOf(b), Size: int64(len(b))}
+	f.seenMu.Lock()
+	f.seen = seenVersion{}
+	if int64(len(b)) == info.Size() && f.now().Sub(info.ModTime()) >= racyWindow {
+		f.seen = seenVersion{info: info, etag: blob.ETag}
+	}
+	f.seenMu.Unlock()
+	return blob, nil
 }
 
-// Get implements Store.
+// unchanged returns the remembered ETag when the file is still the version
+// a read found ("" when it is not, or none is remembered), from one stat.
+func (f *File) unchanged() string {
+	info, err := os.Stat(f.path)
+	if err != nil {
+		return ""
+	}
+	f.seenMu.Lock()
+	defer f.seenMu.Unlock()
+	seen := f.seen.info
+	if seen == nil || !os.SameFile(seen, info) || seen.Size() != info.Size() || !seen.ModTime().Equal(info.ModTime()) {
+		return ""
+	}
+	return f.seen.etag
+}
+
+// Get implements Store. Naming the ETag of a version the store read before
+// and that has not changed since costs one stat.
 func (f *File) Get(ctx context.Context, ifNoneMatch string) (Blob, error) {
 	if err := ctx.Err(); err != nil {
 		return Blob{}, err
+	}
+	if ifNoneMatch != "" && f.unchanged() == ifNoneMatch {
+		return Blob{}, ErrNotModified
 	}
 	b, err := f.read()
 	if err != nil {
@@ -64,14 +130,49 @@ func (f *File) Get(ctx context.Context, ifNoneMatch string) (Blob, error) {
 	return b, nil
 }
 
-// GetPrefix implements Store. The ETag needs the whole file, so it reads it.
+// GetPrefix implements Store. The ETag needs the whole file: it reads the
+// prefix alone when the file is a version it read before, else the whole.
 func (f *File) GetPrefix(ctx context.Context, n int) (Blob, error) {
-	b, err := f.Get(ctx, "")
+	if err := ctx.Err(); err != nil {
+		return Blob{}, err
+	}
+	if etag := f.unchanged(); etag != "" {
+		if b, ok := f.prefix(n, etag); ok {
+			return b, nil
+		}
+	}
+	b, err := f.read()
 	if err != nil {
 		return Blob{}, err
 	}
 	b.Data = b.Data[:min(n, len(b.Data))]
 	return b, nil
+}
+
+// prefix reads the first n bytes of the file, whose version was etag at the
+// stat before; ok false when the file changed meanwhile (or cannot be read):
+// the caller reads it whole.
+func (f *File) prefix(n int, etag string) (Blob, bool) {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return Blob{}, false
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return Blob{}, false
+	}
+	b := make([]byte, min(int64(max(n, 0)), info.Size()))
+	if _, err := io.ReadFull(fh, b); err != nil {
+		return Blob{}, false
+	}
+	f.seenMu.Lock()
+	seen := f.seen
+	f.seenMu.Unlock()
+	if seen.info == nil || seen.etag != etag || !os.SameFile(seen.info, info) || seen.info.Size() != info.Size() || !seen.info.ModTime().Equal(info.ModTime()) {
+		return Blob{}, false
+	}
+	return Blob{Data: b, ETag: etag, Size: info.Size()}, true
 }
 
 // Put implements Store.
