@@ -404,9 +404,9 @@ func writeIdentity(v *auth.Validator, tok string) (auth.Identity, error) {
 	return id, nil
 }
 
-// serveRefresh runs a refresh now (any valid token) and answers its outcome,
-// and the caller's tenant's generation and table count: nothing about
-// other tenants.
+// serveRefresh runs a refresh now (any valid token) and answers its outcome
+// for the caller's tenant, and that tenant's generation and table count:
+// nothing about other tenants.
 func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := auth.BearerToken(r.Header.Get("Authorization"))
@@ -416,7 +416,11 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials")
 			return
 		}
-		res, err := in.refresh(r.Context(), true)
+		var before uint64
+		if view := in.disc.View(); view != nil {
+			before = view.TenantGeneration(tenant)
+		}
+		_, err = in.refresh(r.Context(), true)
 		if err != nil {
 			// The cause is for the log; the client learns the kind.
 			in.cfg.Log.ErrorContext(r.Context(), "local: refresh", slog.String("error", err.Error()))
@@ -426,19 +430,27 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 		// The answer speaks of the caller's tenant alone: catalog-wide
 		// counts and skipped keys (other tenants' names) stay in the log.
 		// The generation is the tenant's own (when its tables last
-		// changed): the blob's would tell it when others write.
+		// changed): the blob's would tell it when others write. So is the
+		// outcome: published when the tenant's tables changed in what
+		// discovery now serves, unchanged otherwise, whatever the run wrote
+		// for other tenants (and whichever run, this or the debounced one,
+		// wrote it).
 		tables, gen := 0, uint64(0)
 		if view := in.disc.View(); view != nil {
 			tables, gen = view.TenantTables(tenant), view.TenantGeneration(tenant)
 		}
+		outcome := refresh.Unchanged
+		if gen != before {
+			outcome = refresh.Published
+		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(res.Outcome), Generation: gen, Tenant: tenant, TenantTables: tables})
+		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(outcome), Generation: gen, Tenant: tenant, TenantTables: tables})
 	}
 }
 
-// refreshAnswer is POST /v1/refresh's answer: the run's outcome, and the
-// caller's own tenant's generation (when its tables last changed; 0 when it
-// has none) and table count.
+// refreshAnswer is POST /v1/refresh's answer: the outcome for the caller's
+// own tenant (published or unchanged), and its generation (when its tables
+// last changed; 0 when it has none) and table count.
 type refreshAnswer struct {
 	Outcome      string `json:"outcome"`
 	Generation   uint64 `json:"generation"`

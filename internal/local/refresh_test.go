@@ -126,6 +126,61 @@ func token(t testing.TB, in *local.Instance, tenant string) string {
 	return tok
 }
 
+// POST /v1/refresh's outcome speaks of the caller's tenant: "published"
+// when the run published a change of its tables, "unchanged" when it did
+// not — also when the run published another tenant's write, which the
+// caller must not learn of (issue 38, row 11).
+func TestRefreshEndpointOutcomeIsTheCallersTenants(t *testing.T) {
+	in, err := local.Start(context.Background(), local.Config{
+		DataDir: filepath.Join(t.TempDir(), "data"), APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
+		// Only the requests below refresh: no timer, no debounced refresh
+		// after a write.
+		RefreshInterval: time.Hour, Debounce: time.Hour, Demo: true, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	acme, globex := token(t, in, "acme"), token(t, in, "globex")
+	register := func(tenant, tok, name string) {
+		t.Helper()
+		schema := base64.StdEncoding.EncodeToString(flight.SerializeSchema(catalogtest.WideSchema(1, 2), memory.DefaultAllocator))
+		reg, _ := json.Marshal(map[string]any{"name": name, "location": "s3://" + tenant + "/new/", "schema": schema})
+		if status, body := do(t, http.MethodPost, in.Endpoints().API+"/v1/tenants/"+tenant+"/namespaces/sales/tables", tok, string(reg)); status != http.StatusCreated {
+			t.Fatalf("register %s: status %d: %s", name, status, body)
+		}
+	}
+	steps := []struct {
+		name  string
+		write func()
+		tok   string
+		want  string
+	}{
+		{"acme, nothing written", nil, acme, "unchanged"},
+		{"acme, after globex wrote", func() { register("globex", globex, "g1") }, acme, "unchanged"},
+		{"globex, its write already published by acme's refresh", nil, globex, "unchanged"},
+		{"globex, after it wrote", func() { register("globex", globex, "g2") }, globex, "published"},
+		{"acme, after it wrote", func() { register("acme", acme, "a1") }, acme, "published"},
+		{"globex, after acme wrote", func() { register("acme", acme, "a2") }, globex, "unchanged"},
+	}
+	for _, st := range steps {
+		if st.write != nil {
+			st.write()
+		}
+		status, body := do(t, http.MethodPost, in.Endpoints().API+"/v1/refresh", st.tok, "")
+		if status != http.StatusOK {
+			t.Fatalf("%s: refresh: status %d: %s", st.name, status, body)
+		}
+		var got struct{ Outcome string }
+		if err := json.Unmarshal(body, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Outcome != st.want {
+			t.Errorf("%s: outcome %q, want %q (%s)", st.name, got.Outcome, st.want, body)
+		}
+	}
+}
+
 // do sends a request the way the lake command does (bearer token, the
 // X-Lake-Request header) and returns the status and body.
 func do(t testing.TB, method, url, tok, body string) (int, []byte) {
