@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
@@ -92,4 +97,107 @@ func (e *EventBridge) Announce(ctx context.Context, generation uint64, changes [
 		}
 	}
 	return nil
+}
+
+// announce tells p.Events of changes published at generation, recording
+// the outcome in res.
+func (p *Publisher) announce(ctx context.Context, res *Result, generation uint64, changes []snapshot.Change) {
+	if p.Events == nil || len(changes) == 0 {
+		return
+	}
+	if err := p.Events.Announce(ctx, generation, changes); err != nil {
+		res.AnnounceError = err.Error()
+		return
+	}
+	res.Announced = len(changes)
+}
+
+// batchChanges are the changes a stream batch that fell back to a full
+// scan brought into the snapshot, or why they could not be found.
+type batchChanges struct {
+	changes []snapshot.Change
+	err     error
+}
+
+// batchChanges finds the changes a stream batch brought into the snapshot
+// when the batch fell back to a full scan that published generation at
+// scanAt: those an incremental batch would have found (snapshot.Apply of
+// the batch's keys to the blob the scan replaced, base), with each key as
+// the scan read it (seen), so what is announced is what the published
+// snapshot holds. It reads the segments of the batch's tenants in base, so
+// it runs before they are released. Without a version 5 base (no blob, or
+// one this build does not apply to) there are none. (A write the scan read
+// whose own batch comes later is announced by neither: that batch finds it
+// in the snapshot already.)
+func (p *Publisher) batchChanges(ctx context.Context, seen *batchScan, base *snapshot.Reader, generation uint64, scanAt time.Time) batchChanges {
+	if base == nil || base.Header().Version != snapshot.Version {
+		return batchChanges{}
+	}
+	applied, err := snapshot.Apply(ctx, seen.asScanned(), base, seen.keys, snapshot.ApplyOptions{Generation: generation, CreatedAt: scanAt, Fetch: p.fetchSegment})
+	if err != nil {
+		return batchChanges{err: fmt.Errorf("refresh: the batch's changes: %w", err)}
+	}
+	return batchChanges{changes: applied.Changes}
+}
+
+// announceBatch announces what batchChanges found.
+func (p *Publisher) announceBatch(ctx context.Context, res *Result, generation uint64, b batchChanges) {
+	if b.err != nil && p.Events != nil {
+		res.AnnounceError = b.err.Error()
+		return
+	}
+	p.announce(ctx, res, generation, b.changes)
+}
+
+// batchScan is the store a full scan reads through when it stands in for a
+// stream batch: it passes the scan on and keeps the value of each of the
+// batch's keys the scan visits.
+type batchScan struct {
+	metastore.Store
+	keys []string
+	want map[string]bool
+
+	mu   sync.Mutex
+	seen map[string][]byte // guarded by mu
+}
+
+var _ metastore.Visitor = (*batchScan)(nil)
+
+func newBatchScan(store metastore.Store, keys []string) *batchScan {
+	b := &batchScan{Store: store, keys: slices.Clone(keys), want: map[string]bool{}, seen: map[string][]byte{}}
+	for _, k := range keys {
+		if strings.HasPrefix(k, catalog.KeyPrefix) || strings.HasPrefix(k, catalog.TombstonePrefix) {
+			b.want[k] = true
+		}
+	}
+	return b
+}
+
+// VisitPrefix implements metastore.Visitor over the store's own scan.
+func (b *batchScan) VisitPrefix(ctx context.Context, prefix string, fn func(metastore.Entry) error) (metastore.ScanStats, error) {
+	return metastore.Visit(ctx, b.Store, prefix, func(e metastore.Entry) error {
+		if key := prefix + e.Key; b.want[key] {
+			b.mu.Lock()
+			b.seen[key] = e.Value // Visit's entries may be kept, not modified
+			b.mu.Unlock()
+		}
+		return fn(e)
+	})
+}
+
+// asScanned is a store whose Get answers each of the batch's keys as the
+// scan read it: its value, or metastore.ErrNotFound when the scan did not
+// visit it (deleted). It serves nothing else.
+func (b *batchScan) asScanned() metastore.Store { return scannedKeys{b} }
+
+type scannedKeys struct{ *batchScan }
+
+// Get implements metastore.Store from what the scan read.
+func (s scannedKeys) Get(_ context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.seen[key]; ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("refresh: %s as the scan read it: %w", key, metastore.ErrNotFound)
 }

@@ -94,10 +94,11 @@ type Publisher struct {
 	MaxIncremental int
 	// Events, when set, is told of the changes each published stream
 	// batch brought into the snapshot (after the publish: a subscriber
-	// that reads the snapshot then finds them). It is best effort: a
-	// failure is in the result (AnnounceError) and the log, and the batch
-	// stands; a change a full scan publishes (its batch failed) is not
-	// announced. The change feed (lake.changes) is the record.
+	// that reads the snapshot then finds them), also when the batch fell
+	// back to a full scan (announceBatch). It is best effort: a failure is
+	// in the result (AnnounceError) and the log, and the batch stands; a
+	// change that only a scheduled full scan publishes (its batch failed)
+	// is not announced. The change feed (lake.changes) is the record.
 	Events Announcer
 }
 
@@ -156,14 +157,26 @@ type Result struct {
 // (snapshot.Build, which holds the table rows rather than the scanned
 // items) and publishes it with a conditional write. On any read, scan,
 // encode or upload error it publishes nothing and returns the error.
-func (p *Publisher) Run(ctx context.Context) (Result, error) { return p.run(ctx, false) }
+func (p *Publisher) Run(ctx context.Context) (Result, error) { return p.run(ctx, runOptions{}) }
 
 // RunFull is Run with a full scan whatever the change counter says: for a
 // process that cannot know what was written while it was not running (local
 // mode's start) or a refresh a person asked for.
-func (p *Publisher) RunFull(ctx context.Context) (Result, error) { return p.run(ctx, true) }
+func (p *Publisher) RunFull(ctx context.Context) (Result, error) {
+	return p.run(ctx, runOptions{full: true})
+}
 
-func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
+// runOptions qualify a run.
+type runOptions struct {
+	// full scans whatever the change counter says.
+	full bool
+	// batch holds the keys of a stream batch that fell back to this full
+	// scan: the changes they brought are announced once it publishes.
+	batch []string
+}
+
+func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
+	full := opts.full
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
@@ -180,6 +193,7 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 	var (
 		prev        *snapshot.Header
 		prevTenants []snapshot.Entry
+		prevIndex   *snapshot.Reader // the current manifest opened alone, nil when unread
 		prevTag     string
 		gen         = uint64(1)
 	)
@@ -224,14 +238,23 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 		return res, nil
 	}
 	if prev != nil {
-		if prevTenants, err = p.previousIndex(ctx, *prev); err != nil {
+		if prevIndex, err = p.previousIndex(ctx, *prev); err != nil {
 			return res, err
+		}
+		if prevIndex != nil {
+			prevTenants = prevIndex.Entries()
 		}
 	}
 
 	res.Scanned = true
 	scanAt := now()
-	build, err := snapshot.Build(ctx, p.Store, snapshot.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
+	var scan metastore.Store = p.Store
+	var seen *batchScan
+	if opts.batch != nil && p.Events != nil {
+		seen = newBatchScan(p.Store, opts.batch)
+		scan = seen
+	}
+	build, err := snapshot.Build(ctx, scan, snapshot.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
 		Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
@@ -262,9 +285,16 @@ func (p *Publisher) run(ctx context.Context, full bool) (Result, error) {
 	switch {
 	case err == nil:
 		res.Outcome, res.Generation = Published, gen
+		var batch batchChanges
+		if seen != nil {
+			// Before the release: the changes are read from the segments
+			// the scan replaced.
+			batch = p.batchChanges(ctx, seen, prevIndex, gen, scanAt)
+		}
 		if prev != nil && prev.Version == snapshot.Version {
 			res.SegmentsReleased, err = p.release(ctx, prevTenants, build.Written.Entries)
 		}
+		p.announceBatch(ctx, &res, gen, batch)
 		if gerr := recordGeneration(ctx, p.Store, gen); gerr != nil {
 			res.Duration = now().Sub(start)
 			return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, gerr)
@@ -317,7 +347,7 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		limit = DefaultMaxIncremental
 	}
 	if len(keys) > limit {
-		return p.RunFull(ctx)
+		return p.run(ctx, runOptions{full: true, batch: keys})
 	}
 	const attempts = 3
 	for range attempts {
@@ -330,8 +360,11 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 			return Result{}, fmt.Errorf("refresh: read current blob: %w", err)
 		}
 		base, apart, err := openCurrent(cur)
-		if err != nil || base.Header().Version != snapshot.Version || now().Sub(base.Header().Marker.FullScanAt) >= reconcile {
+		switch {
+		case err != nil || base.Header().Version != snapshot.Version:
 			return p.RunFull(ctx)
+		case now().Sub(base.Header().Marker.FullScanAt) >= reconcile:
+			return p.run(ctx, runOptions{full: true, batch: keys})
 		}
 		h := base.Header()
 		res := Result{Incremental: true}
@@ -369,13 +402,7 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 			if apart {
 				res.SegmentsReleased, err = p.release(ctx, base.Entries(), applied.Written.Entries)
 			}
-			if p.Events != nil && len(applied.Changes) > 0 {
-				if aerr := p.Events.Announce(ctx, gen, applied.Changes); aerr != nil {
-					res.AnnounceError = aerr.Error()
-				} else {
-					res.Announced = len(applied.Changes)
-				}
-			}
+			p.announce(ctx, &res, gen, applied.Changes)
 			res.Duration = now().Sub(start)
 			if gerr := recordGeneration(ctx, p.Store, gen); gerr != nil {
 				return res, fmt.Errorf("refresh: published generation %d but could not record it: %w", gen, gerr)
@@ -512,12 +539,13 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 // carry its tenants' generations: 64 MiB, several million tenants.
 const maxIndexRead = 64 << 20
 
-// previousIndex reads the current blob's manifest (a ranged read) so
+// previousIndex reads the current blob's manifest (a ranged read) and
+// opens it alone (nil when it does not verify, or is over maxIndexRead), so
 // unchanged tenants keep their generation. A manifest that does not verify
 // is ignored: every tenant then counts as changed, which costs readers a
 // rebuild, not correctness. (A version 4 index addresses its segments as
 // version 5 does.)
-func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) ([]snapshot.Entry, error) {
+func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) (*snapshot.Reader, error) {
 	if h.ManifestBytes > maxIndexRead {
 		return nil, nil
 	}
@@ -529,7 +557,7 @@ func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) ([]sna
 	if err != nil {
 		return nil, nil
 	}
-	return m.Entries(), nil
+	return m, nil
 }
 
 // openCurrent opens the current blob for Apply: a manifest alone (apart:
