@@ -493,28 +493,34 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 	dropped.updatedAt = c.now().UTC()
 	dropped = dropped.withChange(OpDrop, callerOf(ctx))
 	// The tombstone first: a drop that is stored can always be undone
-	// within retention. One left by a delete that then fails is removed
-	// again (and would only name a table still registered, which Undrop
-	// refuses).
-	tombKey, tombBytes, err := c.keepTombstone(ctx, ref, dropped)
+	// within retention. One this drop wrote is taken back when the
+	// registration changed before the delete (nothing was dropped); it stays
+	// when the delete found the registration gone (a concurrent drop of
+	// the same state took it and relies on this tombstone) or failed
+	// without saying whether it happened (a tombstone of a live table is
+	// harmless: Undrop refuses it, the next drop replaces it, the purge
+	// removes it).
+	tomb, err := c.keepTombstone(ctx, ref, dropped)
 	if err != nil {
 		return fail(err)
 	}
 	err = c.store.CompareAndDelete(ctx, key, raw)
-	if err != nil && tombKey != "" {
-		_ = c.store.Delete(ctx, tombKey)
+	if errors.Is(err, metastore.ErrConflict) && tomb.val != nil {
+		// Whoever moved it since (a later drop) counted it.
+		if c.store.CompareAndDelete(ctx, tomb.key, tomb.val) == nil {
+			c.release(ctx, ref.Tenant, 0, registrationBytes(tomb.key, tomb.val))
+		}
 	}
 	switch {
 	case err == nil:
 		// What the dropped registration took as stored is what its writes
 		// reserved (undecodable ones are not dropped through here: get
-		// fails).
-		// The tombstone and the drop's version record hold their bytes
-		// until they are purged or undropped (charged whatever the limit:
-		// a drop is never refused for them).
+		// fails). The tombstone (charged as it was written) and the drop's
+		// version record hold their bytes until they are purged or
+		// undropped (charged whatever the limit: a drop is never refused
+		// for them).
 		c.release(ctx, ref.Tenant, 1, registrationBytes(key, raw))
-		c.charge(ctx, ref.Tenant, tombBytes)
-		c.keepDropVersion(ctx, ref, key, dropped, tombKey != "")
+		c.keepDropVersion(ctx, ref, key, dropped, tomb.key != "")
 		if err := c.bumpChanges(ctx); err != nil {
 			return fail(err)
 		}
@@ -541,33 +547,77 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 	return &Error{Op: "drop", Ref: ref.String(), Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
 }
 
-// keepTombstone stores the tombstone of dropped (the registration about
-// to be dropped, in its drop state), and returns its key ("" when the catalog keeps none: retention off, or a
-// registration written before creation ids, which a tombstone cannot name)
-// and the bytes it takes.
-func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, dropped Registration) (string, int64, error) {
+// keptTombstone is what keepTombstone left for a drop: the tombstone's key
+// ("" when the catalog keeps none) and the value this drop wrote there (nil
+// when it found the tombstone of a drop of the same state, or of a later
+// one, and wrote nothing).
+type keptTombstone struct {
+	key string
+	val []byte
+}
+
+// keepTombstone stores the tombstone of dropped (the registration about to
+// be dropped, in its drop state) and charges its bytes to the tenant
+// whatever the limit. Nothing is kept with retention off, or for a
+// registration written before creation ids, which a tombstone cannot name.
+//
+// The key may hold a tombstone already. One of an earlier state is left by
+// an earlier drop of this registration whose undrop has happened (the
+// registration is live: the drop just read it) and may be deleting it
+// still: it is replaced with a compare-and-swap and its bytes given back,
+// so exactly one of the two gives them back (that undrop's
+// compare-and-delete then fails, and counts nothing). One of this state or
+// a later one was written by a concurrent drop, and is left as it is.
+func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, dropped Registration) (keptTombstone, error) {
 	if c.retention < 0 || dropped.creationID == "" {
-		return "", 0, nil
+		return keptTombstone{}, nil
 	}
 	now := dropped.updatedAt
 	d := Tombstone{Ref: ref, Registration: dropped, DroppedAt: now, DroppedBy: dropped.updatedBy, ExpiresAt: now.Add(c.retention)}
 	key, err := d.Key()
 	if err != nil {
-		return "", 0, err
+		return keptTombstone{}, err
 	}
 	val, err := EncodeTombstone(d)
 	if err != nil {
-		return "", 0, err
+		return keptTombstone{}, err
 	}
-	if ep, ok := c.store.(metastore.ExpiringPutter); ok {
-		err = ep.PutExpiring(ctx, key, val, d.ExpiresAt)
-	} else {
-		err = c.store.Put(ctx, key, val)
+	ep, expiring := c.store.(metastore.ExpiringPutter)
+	for range casAttempts {
+		old, err := c.store.Get(ctx, key)
+		switch {
+		case errors.Is(err, metastore.ErrNotFound):
+			if expiring {
+				err = ep.CreateExpiring(ctx, key, val, d.ExpiresAt)
+			} else {
+				err = c.store.Create(ctx, key, val)
+			}
+		case err != nil:
+			return keptTombstone{}, err
+		default:
+			if prev, derr := DecodeTombstone(strings.TrimPrefix(key, TombstonePrefix), old); derr == nil && prev.Registration.version >= dropped.version {
+				return keptTombstone{key: key}, nil
+			}
+			if expiring {
+				err = ep.CompareAndSwapExpiring(ctx, key, old, val, d.ExpiresAt)
+			} else {
+				err = c.store.CompareAndSwap(ctx, key, old, val)
+			}
+			if err == nil {
+				c.release(ctx, ref.Tenant, 0, registrationBytes(key, old))
+			}
+		}
+		switch {
+		case err == nil:
+			c.charge(ctx, ref.Tenant, registrationBytes(key, val))
+			return keptTombstone{key: key, val: val}, nil
+		case errors.Is(err, metastore.ErrExists), errors.Is(err, metastore.ErrConflict), errors.Is(err, metastore.ErrNotFound):
+			// Moved meanwhile: read it again.
+		default:
+			return keptTombstone{}, err
+		}
 	}
-	if err != nil {
-		return "", 0, err
-	}
-	return key, registrationBytes(key, val), nil
+	return keptTombstone{}, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("%s still changing after %d attempts", key, casAttempts)}
 }
 
 // Purged is what PurgeExpired removed.
@@ -694,9 +744,12 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 	// The history is live again: its records no longer expire with the
 	// tombstone (on a store whose entries expire by themselves).
 	c.expireVersions(ctx, ref, reg.creationID, d.Registration.version, time.Time{})
-	if err := c.store.CompareAndDelete(ctx, tombKey, raw); err != nil && !errors.Is(err, metastore.ErrNotFound) {
-		return reg, during("undrop", ref.String(), fmt.Errorf("restored, but its tombstone stays: %w", err))
-	} else if err == nil {
+	// The table is restored whatever happens to the tombstone now. A drop
+	// of the restored table may have replaced it already (and given its
+	// bytes back); one that cannot be deleted stays, harmless: Undrop
+	// refuses it while the table is registered, the next drop replaces
+	// it, the purge removes it.
+	if err := c.store.CompareAndDelete(ctx, tombKey, raw); err == nil {
 		c.release(ctx, ref.Tenant, 0, registrationBytes(tombKey, raw))
 	}
 	if err := c.bumpChanges(ctx); err != nil {

@@ -30,10 +30,12 @@ import (
 // dropped registration took. The bytes count what the tenant holds: every
 // registration, the version record of each state kept (reserved with the
 // write that makes it, given back when it falls out of the kept count),
-// and each tombstone in retention (charged by the drop, given back by
-// undrop or the purge; on DynamoDB the TTL deletes tombstones, and the
-// version records a drop gave the tombstone's expiry, without telling the
-// usage, which `lake quota recompute` counts again).
+// and each tombstone in retention (charged by the drop that writes it,
+// given back by whoever removes it: the undrop, a later drop of the
+// restored table that replaces it, the purge, or the drop itself when the
+// registration changed before its delete; on DynamoDB the TTL deletes
+// tombstones, and the version records a drop gave the tombstone's expiry,
+// without telling the usage, which `lake quota recompute` counts again).
 //
 // The usage can only drift upwards: a process that dies between its
 // reservation and its write leaves the reservation counted (failing closed,

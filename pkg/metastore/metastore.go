@@ -33,12 +33,16 @@ var (
 )
 
 // ExpiringPutter is a Store that can purge an entry by itself after a
-// time (DynamoDB's TTL): PutExpiring is Put, and the store may delete the
-// entry any time after expiresAt (DynamoDB does within a few days; until
-// then it reads as any other). A store without it keeps entries until
+// time (DynamoDB's TTL): PutExpiring is Put, CreateExpiring Create and
+// CompareAndSwapExpiring CompareAndSwap (with their errors), and the store
+// may delete the entry any time after expiresAt (DynamoDB does within a
+// few days; until then it reads as any other). A plain write of the key
+// afterwards removes the expiry. A store without it keeps entries until
 // they are deleted (local mode sweeps them).
 type ExpiringPutter interface {
 	PutExpiring(ctx context.Context, key string, value []byte, expiresAt time.Time) error
+	CreateExpiring(ctx context.Context, key string, value []byte, expiresAt time.Time) error
+	CompareAndSwapExpiring(ctx context.Context, key string, old, value []byte, expiresAt time.Time) error
 }
 
 // MaxKeyBytes is the longest key any backend accepts: DynamoDB's limit for a

@@ -145,6 +145,16 @@ func item(key string, value []byte) map[string]types.AttributeValue {
 	}
 }
 
+// expiringItem is item with ExpiresAttr set to expiresAt (none when it is
+// zero).
+func expiringItem(key string, value []byte, expiresAt time.Time) map[string]types.AttributeValue {
+	it := item(key, value)
+	if !expiresAt.IsZero() {
+		it[ExpiresAttr] = &types.AttributeValueMemberN{Value: strconv.FormatInt(expiresAt.Unix(), 10)}
+	}
+	return it
+}
+
 // Get implements metastore.Store with a strongly consistent GetItem.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	if err := s.check(ctx, key, nil); err != nil {
@@ -203,15 +213,32 @@ func (s *Store) PutExpiring(ctx context.Context, key string, value []byte, expir
 	return nil
 }
 
+// CreateExpiring implements metastore.ExpiringPutter: Create with
+// ExpiresAttr.
+func (s *Store) CreateExpiring(ctx context.Context, key string, value []byte, expiresAt time.Time) error {
+	return s.create(ctx, key, value, expiresAt)
+}
+
+// CompareAndSwapExpiring implements metastore.ExpiringPutter:
+// CompareAndSwap with ExpiresAttr.
+func (s *Store) CompareAndSwapExpiring(ctx context.Context, key string, old, value []byte, expiresAt time.Time) error {
+	return s.compareAndSwap(ctx, key, old, value, expiresAt)
+}
+
 // Create implements metastore.Store with a PutItem conditioned on
 // attribute_not_exists(pk).
 func (s *Store) Create(ctx context.Context, key string, value []byte) error {
+	return s.create(ctx, key, value, time.Time{})
+}
+
+// create is Create, with ExpiresAttr unless expiresAt is zero.
+func (s *Store) create(ctx context.Context, key string, value []byte, expiresAt time.Time) error {
 	if err := s.check(ctx, key, value); err != nil {
 		return err
 	}
 	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                aws.String(s.opts.Table),
-		Item:                     item(key, value),
+		Item:                     expiringItem(key, value, expiresAt),
 		ConditionExpression:      aws.String("attribute_not_exists(#k)"),
 		ExpressionAttributeNames: map[string]string{"#k": KeyAttr},
 	})
@@ -297,12 +324,18 @@ func counterOf(key string, it map[string]types.AttributeValue) (uint64, error) {
 // stored value. On a failed condition it returns the stored item
 // (ReturnValuesOnConditionCheckFailure) to tell a missing key from a changed one.
 func (s *Store) CompareAndSwap(ctx context.Context, key string, old, value []byte) error {
+	return s.compareAndSwap(ctx, key, old, value, time.Time{})
+}
+
+// compareAndSwap is CompareAndSwap, with ExpiresAttr unless expiresAt is
+// zero.
+func (s *Store) compareAndSwap(ctx context.Context, key string, old, value []byte, expiresAt time.Time) error {
 	if err := s.check(ctx, key, value); err != nil {
 		return err
 	}
 	_, err := s.client.PutItem(ctx, &dynamodb.PutItemInput{
 		TableName:                           aws.String(s.opts.Table),
-		Item:                                item(key, value),
+		Item:                                expiringItem(key, value, expiresAt),
 		ConditionExpression:                 aws.String("#v = :old"),
 		ExpressionAttributeNames:            map[string]string{"#v": ValueAttr},
 		ExpressionAttributeValues:           map[string]types.AttributeValue{":old": &types.AttributeValueMemberB{Value: nonNil(old)}},

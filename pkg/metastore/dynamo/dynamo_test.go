@@ -258,3 +258,57 @@ func TestPutExpiringSetsTheTTLAttribute(t *testing.T) {
 		t.Fatalf("PutExpiring of an empty key: %v, want ErrInvalidKey", err)
 	}
 }
+
+// CreateExpiring and CompareAndSwapExpiring are Create and CompareAndSwap
+// (same conditions, same errors) that also set the TTL attribute; a plain
+// CompareAndSwap afterwards leaves the item without one.
+func TestConditionalWritesWithExpiry(t *testing.T) {
+	t.Parallel()
+	d := testenv.SharedDynamoDB(t)
+	table := d.NewTable(t)
+	st, err := dynamo.New(d.Client(), dynamo.Options{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const key = "dropped/acme/sales/orders/0123456789abcdef"
+	expires := func() string {
+		t.Helper()
+		out, err := d.Client().GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{dynamo.KeyAttr: &types.AttributeValueMemberS{Value: key}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := out.Item[dynamo.ExpiresAttr].(*types.AttributeValueMemberN); ok {
+			return n.Value
+		}
+		return ""
+	}
+	if err := st.CreateExpiring(ctx, key, []byte("one"), time.Unix(1_900_000_000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := expires(); got != "1900000000" {
+		t.Fatalf("after CreateExpiring the item's %s = %q, want 1900000000", dynamo.ExpiresAttr, got)
+	}
+	if err := st.CreateExpiring(ctx, key, []byte("two"), time.Unix(1_900_000_001, 0)); !errors.Is(err, metastore.ErrExists) {
+		t.Fatalf("CreateExpiring of a key that holds a value: %v, want ErrExists", err)
+	}
+	if err := st.CompareAndSwapExpiring(ctx, key, []byte("other"), []byte("two"), time.Unix(1_900_000_001, 0)); !errors.Is(err, metastore.ErrConflict) {
+		t.Fatalf("CompareAndSwapExpiring from another value: %v, want ErrConflict", err)
+	}
+	if err := st.CompareAndSwapExpiring(ctx, "dropped/none", []byte("one"), []byte("two"), time.Unix(1_900_000_001, 0)); !errors.Is(err, metastore.ErrNotFound) {
+		t.Fatalf("CompareAndSwapExpiring of a missing key: %v, want ErrNotFound", err)
+	}
+	if v, _ := st.Get(ctx, key); string(v) != "one" || expires() != "1900000000" {
+		t.Fatalf("after the refused writes: %q expiring %q, want them unchanged", v, expires())
+	}
+	if err := st.CompareAndSwapExpiring(ctx, key, []byte("one"), []byte("two"), time.Unix(1_900_000_001, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := st.Get(ctx, key); string(v) != "two" || expires() != "1900000001" {
+		t.Fatalf("after CompareAndSwapExpiring: %q expiring %q, want \"two\" expiring 1900000001", v, expires())
+	}
+	if err := st.CompareAndSwap(ctx, key, []byte("two"), []byte("three")); err != nil || expires() != "" {
+		t.Fatalf("a plain CompareAndSwap: %v, expiring %q; want no expiry", err, expires())
+	}
+}
