@@ -29,6 +29,11 @@ type Metrics struct {
 	// answers, both read at scrape time.
 	cache   atomic.Pointer[tenantCache]
 	answers atomic.Pointer[answerCache]
+	// sql is the Service whose SQL engine cache, results in flight and
+	// streams are read at scrape time.
+	sql           atomic.Pointer[Service]
+	sqlStatements *prometheus.CounterVec
+	sqlSeconds    *prometheus.HistogramVec
 }
 
 // NewMetrics creates the metrics and registers them with reg.
@@ -69,6 +74,51 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "lake_discovery_preencoded_responses_total", Help: "DoGet answers sent as the messages encoded when the tenant was prepared, by command.",
 		}, []string{"command"}),
 	}
+	m.sqlStatements = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "lake_discovery_sql_statements_total",
+		Help: "SQL statements by outcome: ok (run), kept (answered from a kept result), invalid, read_only, table_data, limit (past the row or byte cap), timeout (past the statement budget), busy (the results-in-flight budget full), streams (the tenant's streams at their cap), canceled, error.",
+	}, []string{"outcome"})
+	m.sqlSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "lake_discovery_sql_statement_seconds", Help: "Time to run a SQL statement (or find its kept result), by outcome, until its result is ready to stream.",
+		Buckets: prometheus.ExponentialBuckets(0.00005, 2, 18),
+	}, []string{"outcome"})
+	sqlStat := func(f func(*Service) float64) func() float64 {
+		return func() float64 {
+			if s := m.sql.Load(); s != nil {
+				return f(s)
+			}
+			return 0
+		}
+	}
+	reg.MustRegister(m.sqlStatements, m.sqlSeconds,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_sql_engine_cache_bytes", Help: "Bytes held by the tenants' SQL engines kept in memory.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().Bytes) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_sql_engine_cache_budget_bytes", Help: "The SQL engine cache's budget.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().BudgetBytes) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_sql_engine_cache_engines", Help: "Tenants' SQL engines in the cache.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().Engines) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lake_discovery_sql_engine_builds_total", Help: "SQL engines built (a tenant's first statement, after an eviction, or after a change).",
+		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().Builds) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_sql_result_cache_bytes", Help: "Bytes held by the statements' results kept for their DoGet and repeats.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().ResultBytes) })),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "lake_discovery_sql_result_cache_hits_total", Help: "Statements answered from a kept result.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().ResultHits) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_sql_inflight_bytes", Help: "Bytes of SQL results in flight (being built or streaming), all tenants.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.sqlBudget.Stats().Used) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_sql_inflight_budget_bytes", Help: "The budget of SQL results in flight.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.sqlBudget.Total()) })),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "lake_discovery_sql_streams", Help: "SQL results streaming, all tenants.",
+		}, sqlStat(func(s *Service) float64 { return float64(s.sqlStreams.streaming()) })),
+	)
 	answerStat := func(f func(AnswerCacheStats) float64) func() float64 {
 		return func() float64 {
 			if c := m.answers.Load(); c != nil {
@@ -124,6 +174,16 @@ func (m *Metrics) observe(cmd string, timed bool, start time.Time, err error) {
 	if timed {
 		m.latency.WithLabelValues(cmd).Observe(time.Since(start).Seconds())
 	}
+}
+
+// observeSQL counts one SQL statement by outcome and times it. A nil
+// Metrics records nothing.
+func (m *Metrics) observeSQL(outcome string, start time.Time) {
+	if m == nil {
+		return
+	}
+	m.sqlStatements.WithLabelValues(outcome).Inc()
+	m.sqlSeconds.WithLabelValues(outcome).Observe(time.Since(start).Seconds())
 }
 
 // actionNames are the action types counted under their own name: lake's

@@ -126,6 +126,17 @@ type Options struct {
 	// SQLLimits bound each SQL statement (zero fields: sqlcatalog's
 	// defaults).
 	SQLLimits sqlcatalog.Limits
+	// SQLInFlightBytes bounds the memory of SQL results in flight, all
+	// tenants together: results being built and results streaming to
+	// their clients (sqlcatalog.Budget). A statement the budget cannot
+	// hold now is refused at once (RESOURCE_EXHAUSTED). 0 means half of
+	// CacheBytes. It is apart from CacheBytes: results in flight are not
+	// prepared state, and a reader that does not read keeps its result.
+	SQLInFlightBytes int64
+	// SQLStreamsPerTenant is how many SQL results one tenant may stream at
+	// once; one more is refused at once (RESOURCE_EXHAUSTED). 0 means
+	// DefaultSQLStreamsPerTenant.
+	SQLStreamsPerTenant int
 	// Allocator holds the Arrow memory of every request (the batches a
 	// DoGet, an action or a statement builds, released when it is sent)
 	// and the batches a tenant's preparation encodes. Default
@@ -163,6 +174,10 @@ type Service struct {
 	checker   *sqlcatalog.Checker
 	engines   *engineCache
 	sqlLimits sqlcatalog.Limits
+	// sqlBudget bounds SQL results in flight; sqlStreams each tenant's
+	// streams.
+	sqlBudget  *sqlcatalog.Budget
+	sqlStreams *streamLimiter
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
@@ -204,6 +219,8 @@ func NewService(opts Options) *Service {
 		checker:     checker,
 		engines:     newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes),
 		sqlLimits:   opts.SQLLimits,
+		sqlBudget:   sqlcatalog.NewBudget(opts.SQLInFlightBytes),
+		sqlStreams:  newStreamLimiter(opts.SQLStreamsPerTenant),
 	}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,
@@ -230,6 +247,7 @@ func NewService(opts Options) *Service {
 	if opts.Metrics != nil {
 		opts.Metrics.cache.Store(s.cache)
 		opts.Metrics.answers.Store(s.answers)
+		opts.Metrics.sql.Store(s)
 	}
 	return s
 }
@@ -356,6 +374,14 @@ func (s *Service) info(desc *flight.FlightDescriptor, schema *arrow.Schema) *fli
 // stream hands recs to the Flight SQL server through
 // flight.StreamChunksFromReader, which releases them as they are written.
 func stream(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordBatch) (<-chan flight.StreamChunk, error) {
+	return streamThen(ctx, schema, recs, nil)
+}
+
+// streamThen streams recs, as stream does, then calls end (when not nil)
+// once the stream is over: every batch handed on, or ctx done (the call
+// ended: its reader gone, cancelled or past its deadline). recs are
+// released either way. On an error end is not called.
+func streamThen(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordBatch, end func()) (<-chan flight.StreamChunk, error) {
 	rdr, err := array.NewRecordReader(schema, recs)
 	for _, r := range recs {
 		r.Release()
@@ -364,7 +390,12 @@ func stream(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordBatch)
 		return nil, status.Errorf(codes.Internal, "stream: %v", err)
 	}
 	ch := make(chan flight.StreamChunk, 1)
-	go flight.StreamChunksFromReader(ctx, rdr, ch)
+	go func() {
+		if end != nil {
+			defer end()
+		}
+		flight.StreamChunksFromReader(ctx, rdr, ch)
+	}()
 	return ch, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -13,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/sqlcatalog"
+	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
 // SQL. Statements (CommandStatementQuery) and prepared statements
@@ -75,8 +78,11 @@ func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
 	}
 	t.Schemas = make([]*arrow.Schema, ts.cols.Schemas.Len())
 	for i := range t.Schemas {
-		sc, err := flight.DeserializeSchema(ts.cols.Schemas.Value(i), s.mem)
-		if err == nil {
+		// catalog.DecodeSchema verifies the bytes before arrow-go reads
+		// them, as search and describe do: a segment's schema is outside
+		// input to this reader (a crafted, cyclic one would recurse
+		// without end). A schema that fails reads as unavailable.
+		if sc, err := catalog.DecodeSchema(ts.cols.Schemas.Value(i)); err == nil {
 			t.Schemas[i] = sc
 		}
 	}
@@ -96,25 +102,74 @@ func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
 var errTransactions = status.Error(codes.PermissionDenied, "lake is read-only and has no transactions: send statements without a transaction id")
 
 // runSQL runs one statement for the caller, or answers it from the
-// engine's last result.
-func (s *Service) runSQL(ctx context.Context, query string) (*sqlcatalog.Result, error) {
+// engine's kept results. r is charged for the result: while it is built,
+// then (a kept one too) for the whole of it; the caller releases r when it
+// no longer holds the result (after its stream, for a DoGet).
+func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reservation) (res *sqlcatalog.Result, err error) {
+	start := time.Now()
+	outcome := "ok"
+	defer func() { s.opts.Metrics.observeSQL(outcome, start) }()
 	if len(query) > sqlcatalog.MaxSQLBytes {
+		outcome = "invalid"
 		return nil, status.Errorf(codes.InvalidArgument, "sql: statement of %d bytes, at most %d", len(query), sqlcatalog.MaxSQLBytes)
 	}
 	e, tenant, v, err := s.sqlEngine(ctx)
 	if err != nil {
+		outcome = "error"
 		return nil, err
 	}
 	defer s.engines.put(e)
-	if r := s.engines.result(e, query); r != nil {
-		return r, nil
+	if res := s.engines.result(e, query); res != nil {
+		outcome = "kept"
+		if err := r.Grow(res.Size()); err != nil {
+			outcome = "busy"
+			return nil, s.sqlStatus(ctx, v, tenant, err)
+		}
+		return res, nil
 	}
-	res, err := e.eng.Query(ctx, query)
+	res, err = e.eng.Query(ctx, query, r)
 	if err != nil {
+		outcome = sqlOutcome(ctx, err)
 		return nil, s.sqlStatus(ctx, v, tenant, err)
 	}
 	s.engines.keep(e, query, res)
 	return res, nil
+}
+
+// sqlOutcome is the metrics label of a statement's failure.
+func sqlOutcome(ctx context.Context, err error) string {
+	var se *sqlcatalog.Error
+	if !errors.As(err, &se) {
+		if ctx.Err() != nil {
+			return "canceled"
+		}
+		return "error"
+	}
+	switch se.Kind {
+	case sqlcatalog.ErrInvalid:
+		return "invalid"
+	case sqlcatalog.ErrReadOnly:
+		return "read_only"
+	case sqlcatalog.ErrTableData:
+		return "table_data"
+	case sqlcatalog.ErrLimit:
+		return "limit"
+	case sqlcatalog.ErrTimeout:
+		return "timeout"
+	case sqlcatalog.ErrBusy:
+		return "busy"
+	default:
+		return "error"
+	}
+}
+
+// runSQLOnce runs a statement whose result is not streamed (a
+// GetFlightInfo, a GetSchema, a CreatePreparedStatement): the result is
+// charged to the in-flight budget only while it is built.
+func (s *Service) runSQLOnce(ctx context.Context, query string) (*sqlcatalog.Result, error) {
+	r := s.sqlBudget.Reserve()
+	defer r.Release()
+	return s.runSQL(ctx, query, r)
 }
 
 // sqlStatus maps an engine failure to the client's answer.
@@ -132,7 +187,7 @@ func (s *Service) sqlStatus(ctx context.Context, v *View, tenant string, err err
 		return status.Error(codes.InvalidArgument, se.Msg)
 	case sqlcatalog.ErrReadOnly:
 		return status.Error(codes.PermissionDenied, se.Msg)
-	case sqlcatalog.ErrLimit:
+	case sqlcatalog.ErrLimit, sqlcatalog.ErrBusy:
 		return status.Error(codes.ResourceExhausted, se.Msg)
 	case sqlcatalog.ErrTimeout:
 		return status.Error(codes.DeadlineExceeded, se.Msg)
@@ -170,7 +225,7 @@ func (s *Service) GetFlightInfoStatement(ctx context.Context, cmd flightsql.Stat
 	if len(cmd.GetTransactionId()) > 0 {
 		return nil, errTransactions
 	}
-	res, err := s.runSQL(ctx, cmd.GetQuery())
+	res, err := s.runSQLOnce(ctx, cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +241,7 @@ func (s *Service) GetSchemaStatement(ctx context.Context, cmd flightsql.Statemen
 	if len(cmd.GetTransactionId()) > 0 {
 		return nil, errTransactions
 	}
-	res, err := s.runSQL(ctx, cmd.GetQuery())
+	res, err := s.runSQLOnce(ctx, cmd.GetQuery())
 	if err != nil {
 		return nil, err
 	}
@@ -198,13 +253,81 @@ func (s *Service) DoGetStatement(ctx context.Context, ticket flightsql.Statement
 	return s.streamSQL(ctx, string(ticket.GetStatementHandle()))
 }
 
+// streamSQL runs (or finds kept) the query's result and streams it. The
+// result is charged to the process's budget of SQL results in flight and
+// counts against the tenant's streams from before it is built until its
+// stream ends (sent, or its call over: the reader gone, cancelled or past
+// its deadline); past either bound the call is refused at once with
+// RESOURCE_EXHAUSTED saying which.
 func (s *Service) streamSQL(ctx context.Context, query string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	res, err := s.runSQL(ctx, query)
+	tenant, ok := TenantFrom(ctx)
+	if !ok {
+		return nil, nil, errUnauthenticated
+	}
+	if !s.sqlStreams.acquire(tenant) {
+		s.opts.Metrics.observeSQL("streams", time.Now())
+		return nil, nil, status.Errorf(codes.ResourceExhausted,
+			"sql: this catalog has %d results streaming, at most %d at once; read or cancel one first", s.sqlStreams.max, s.sqlStreams.max)
+	}
+	r := s.sqlBudget.Reserve()
+	end := func() {
+		r.Release()
+		s.sqlStreams.release(tenant)
+	}
+	res, err := s.runSQL(ctx, query, r)
 	if err != nil {
+		end()
 		return nil, nil, err
 	}
-	ch, err := stream(ctx, res.Schema, res.Batches())
-	return res.Schema, ch, err
+	ch, err := streamThen(ctx, res.Schema, res.Batches(), end)
+	if err != nil {
+		end()
+		return nil, nil, err
+	}
+	return res.Schema, ch, nil
+}
+
+// streamLimiter counts each tenant's SQL results streaming, up to max
+// each.
+type streamLimiter struct {
+	max int
+	mu  sync.Mutex
+	n   map[string]int
+}
+
+func newStreamLimiter(max int) *streamLimiter {
+	return &streamLimiter{max: max, n: map[string]int{}}
+}
+
+// acquire counts one more stream of tenant's, or returns false when it
+// has max already.
+func (l *streamLimiter) acquire(tenant string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[tenant] >= l.max {
+		return false
+	}
+	l.n[tenant]++
+	return true
+}
+
+func (l *streamLimiter) release(tenant string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.n[tenant]--; l.n[tenant] <= 0 {
+		delete(l.n, tenant)
+	}
+}
+
+// streaming is the number of SQL results streaming, all tenants.
+func (l *streamLimiter) streaming() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.n {
+		n += c
+	}
+	return n
 }
 
 // CreatePreparedStatement runs the query, so the dataset schema is known
@@ -213,7 +336,7 @@ func (s *Service) CreatePreparedStatement(ctx context.Context, req flightsql.Act
 	if len(req.GetTransactionId()) > 0 {
 		return flightsql.ActionCreatePreparedStatementResult{}, errTransactions
 	}
-	res, err := s.runSQL(ctx, req.GetQuery())
+	res, err := s.runSQLOnce(ctx, req.GetQuery())
 	if err != nil {
 		return flightsql.ActionCreatePreparedStatementResult{}, err
 	}
@@ -238,7 +361,7 @@ func (s *Service) ClosePreparedStatement(ctx context.Context, _ flightsql.Action
 // GetFlightInfoPreparedStatement answers the FlightInfo of the handle's
 // query; the ticket is the command itself.
 func (s *Service) GetFlightInfoPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	res, err := s.runSQL(ctx, string(cmd.GetPreparedStatementHandle()))
+	res, err := s.runSQLOnce(ctx, string(cmd.GetPreparedStatementHandle()))
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +370,7 @@ func (s *Service) GetFlightInfoPreparedStatement(ctx context.Context, cmd flight
 
 // GetSchemaPreparedStatement implements flightsql.Server.
 func (s *Service) GetSchemaPreparedStatement(ctx context.Context, cmd flightsql.PreparedStatementQuery, _ *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	res, err := s.runSQL(ctx, string(cmd.GetPreparedStatementHandle()))
+	res, err := s.runSQLOnce(ctx, string(cmd.GetPreparedStatementHandle()))
 	if err != nil {
 		return nil, err
 	}
@@ -268,8 +391,22 @@ func (s *Service) DoPutPreparedStatementQuery(context.Context, flightsql.Prepare
 // SQLCacheStats reports the SQL engine cache.
 func (s *Service) SQLCacheStats() SQLCacheStats { return s.engines.stats() }
 
+// Defaults of Options' SQL bounds.
+const (
+	// DefaultSQLStreamsPerTenant is how many SQL results one tenant may
+	// stream at once by default: more than a tool opens (one per query
+	// tab), few enough that one tenant cannot hold the budget alone.
+	DefaultSQLStreamsPerTenant = 8
+)
+
 // sqlOptions resolves Options' SQL settings.
 func sqlOptions(opts *Options) {
+	if opts.SQLInFlightBytes <= 0 {
+		opts.SQLInFlightBytes = max(opts.CacheBytes/2, 1)
+	}
+	if opts.SQLStreamsPerTenant <= 0 {
+		opts.SQLStreamsPerTenant = DefaultSQLStreamsPerTenant
+	}
 	if opts.SQLCacheBytes <= 0 {
 		opts.SQLCacheBytes = max(opts.CacheBytes/4, 1)
 	}

@@ -51,7 +51,7 @@ func BenchmarkEngine(b *testing.B) {
 	defer e.Close()
 	b.Run("columns_20k", func(b *testing.B) {
 		for b.Loop() {
-			res, err := e.Query(context.Background(), "SELECT * FROM information_schema.columns")
+			res, err := e.Query(context.Background(), "SELECT * FROM information_schema.columns", nil)
 			if err != nil || res.Rows != 20_000 {
 				b.Fatal(res, err)
 			}
@@ -59,7 +59,7 @@ func BenchmarkEngine(b *testing.B) {
 	})
 	b.Run("describe_one_table", func(b *testing.B) {
 		for b.Loop() {
-			res, err := e.Query(context.Background(), "DESCRIBE ns7.table_0417")
+			res, err := e.Query(context.Background(), "DESCRIBE ns7.table_0417", nil)
 			if err != nil || res.Rows != 20 {
 				b.Fatal(res, err)
 			}
@@ -67,7 +67,7 @@ func BenchmarkEngine(b *testing.B) {
 	})
 	b.Run("select1", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := e.Query(context.Background(), "SELECT 1"); err != nil {
+			if _, err := e.Query(context.Background(), "SELECT 1", nil); err != nil {
 				b.Fatal(err)
 			}
 		}

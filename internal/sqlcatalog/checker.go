@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"modernc.org/libc"
+	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -19,6 +20,12 @@ import (
 // (sqlite3_stmt_readonly). It holds no tenant's data, so one Checker
 // serves every tenant; it is safe for concurrent use (statements are
 // compiled one at a time, in microseconds).
+//
+// It compiles under the engines' authorizer (refused) and sqlite3_limit
+// values (sqlLimits), since compiling is not harmless: SQLite carries out
+// some PRAGMAs while it compiles them (temp_store_directory,
+// soft_heap_limit and hard_heap_limit among them, which are process-wide),
+// and the authorizer is what stops them before they act.
 type Checker struct {
 	mu  sync.Mutex
 	tls *libc.TLS
@@ -27,6 +34,11 @@ type Checker struct {
 	// it is passed by address, so it lives on the Go heap (a field of a
 	// heap object), which does not move, unlike a goroutine's stack.
 	out *[2]uintptr
+	// auth is the authorizer SQLite calls back (a method value, kept here
+	// so that the closure SQLite holds the address of stays alive);
+	// denied is what it last refused (set and read under mu).
+	auth   func(*libc.TLS, uintptr, int32, uintptr, uintptr, uintptr, uintptr) int32
+	denied string
 }
 
 // outAddr is the address of c.out[i], for SQLite to write through.
@@ -41,12 +53,25 @@ func nullFunction(tls *libc.TLS, ctx uintptr, _ int32, _ uintptr) {
 }
 
 // cFunction is the address SQLite's C API takes for a Go function: a Go
-// func value is a pointer to its code pointer (golang.org/s/go11func), and
-// modernc's transpiled C calls such a pointer back as that Go function.
-func cFunction(f func(*libc.TLS, uintptr, int32, uintptr)) uintptr {
-	return *(*uintptr)(unsafe.Pointer(&struct {
-		f func(*libc.TLS, uintptr, int32, uintptr)
-	}{f}))
+// func value is a pointer to its code pointer, or to a closure's code
+// pointer and captured values (golang.org/s/go11func), and modernc's
+// transpiled C calls such a pointer back as that Go function. The func
+// value must stay reachable while SQLite holds the address.
+func cFunction[F any](f F) uintptr {
+	return *(*uintptr)(unsafe.Pointer(&struct{ f F }{f}))
+}
+
+// authorize is the Checker's authorizer: the engines' policy (refused).
+func (c *Checker) authorize(_ *libc.TLS, _ uintptr, action int32, _, arg2, _, _ uintptr) int32 {
+	name := ""
+	if arg2 != 0 {
+		name = libc.GoString(arg2)
+	}
+	if denied := refused(sqlite.AuthorizerActionCode(action), name); denied != "" {
+		c.denied = denied
+		return sqlite3.SQLITE_DENY
+	}
+	return sqlite3.SQLITE_OK
 }
 
 // NewChecker opens the Checker's database. Close frees it.
@@ -67,6 +92,14 @@ func NewChecker() (*Checker, error) {
 	if err := c.exec(checkerDDL); err != nil {
 		c.Close()
 		return nil, err
+	}
+	for _, l := range sqlLimits {
+		sqlite3.Xsqlite3_limit(c.tls, c.db, int32(l.id), int32(l.val))
+	}
+	c.auth = c.authorize
+	if rc := sqlite3.Xsqlite3_set_authorizer(c.tls, c.db, cFunction(c.auth), 0); rc != sqlite3.SQLITE_OK {
+		c.Close()
+		return nil, fmt.Errorf("sqlcatalog: checker: authorizer: %s", c.errmsg())
 	}
 	fn := cFunction(nullFunction)
 	for _, f := range functionNames {
@@ -154,10 +187,13 @@ func (c *Checker) check(text string, tables map[string][]string) error {
 	if c.db == 0 {
 		return fmt.Errorf("sqlcatalog: checker closed")
 	}
+	c.denied = ""
 	first, err := c.compile(text)
 	switch {
 	case err != nil:
 		return err
+	case c.denied != "":
+		return &Error{Kind: ErrReadOnly, Msg: readOnlyMessage(c.denied), Offset: -1}
 	case first.errMsg != "":
 		return failure(text, first.errMsg, first.errAt, tables)
 	case first.empty:
@@ -168,6 +204,7 @@ func (c *Checker) check(text string, tables map[string][]string) error {
 		if err != nil {
 			return err
 		}
+		c.denied = "" // the second statement is refused whatever it is
 		if !second.empty || second.errMsg != "" {
 			return &Error{Kind: ErrInvalid, Offset: first.tail,
 				Msg: "sql: one statement per request" + position(text, first.tail)}

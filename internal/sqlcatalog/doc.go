@@ -38,12 +38,19 @@
 //   - sqlite3_limit bounds the SQL text (MaxSQLBytes), string and blob
 //     lengths, expression depth, compound SELECTs, attached databases and
 //     the like;
-//   - each statement runs under a time budget (Limits.Timeout): the
-//     driver interrupts SQLite (sqlite3_interrupt) when the context ends;
-//   - a result has at most Limits.MaxRows rows and Limits.MaxBytes bytes.
+//   - each statement runs under a time budget (Limits.Timeout) that holds
+//     for every row: SQLite is interrupted (sqlite3_interrupt) when the
+//     budget or the caller's context ends, whichever row it is computing
+//     (interrupt.go; the driver arms its own interrupt only until the
+//     first row);
+//   - a result has at most Limits.MaxRows rows and Limits.MaxBytes bytes,
+//     and is charged while it is built to a Budget of results in flight
+//     shared by every engine of the process (budget.go).
 //
 // Before a statement reaches a tenant's database it is compiled on a
-// schema-only twin (Checker, the same tables and functions, no rows): that
+// schema-only twin (Checker, the same tables and functions, no rows, the
+// same authorizer and limits, since SQLite carries out some PRAGMAs while
+// compiling them): that
 // reports the position of a malformed statement (sqlite3_error_offset,
 // which the database/sql driver does not expose), refuses more than one
 // statement per request, refuses writes (sqlite3_stmt_readonly), and tells

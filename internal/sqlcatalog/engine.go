@@ -32,9 +32,12 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	DefaultTimeout  = 5 * time.Second
-	DefaultMaxRows  = 100_000
-	DefaultMaxBytes = 64 << 20
+	DefaultTimeout = 5 * time.Second
+	DefaultMaxRows = 100_000
+	// DefaultMaxBytes is sized for a catalog's answers: every column of
+	// 100,000 tables' worth of information_schema rows fits, far below a
+	// discovery task's memory.
+	DefaultMaxBytes = 32 << 20
 )
 
 func (l Limits) withDefaults() Limits {
@@ -88,6 +91,9 @@ const (
 	ErrLimit
 	// ErrTimeout: the statement ran past Limits.Timeout.
 	ErrTimeout
+	// ErrBusy: the process's Budget for results in flight could not hold
+	// the result now; the same statement may succeed shortly.
+	ErrBusy
 )
 
 // Error is a statement's failure, with a message fit for the client.
@@ -119,6 +125,9 @@ type Engine struct {
 	sem  chan struct{} // held while a statement runs
 	db   *sql.DB
 	conn *sql.Conn
+	// handle is the connection's sqlite3*, for sqlite3_interrupt (see
+	// interruptOnDone).
+	handle uintptr
 	// denied is the action the authorizer last refused (set during
 	// prepare, read while sem is held).
 	denied string
@@ -228,12 +237,15 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 			return nil, fmt.Errorf("sqlcatalog: limit: %w", err)
 		}
 	}
-	err = e.conn.Raw(func(dc any) error {
+	err = e.conn.Raw(func(dc any) (err error) {
 		r, ok := dc.(sqlite.AuthorizerRegisterer)
 		if !ok {
 			return fmt.Errorf("sqlcatalog: driver connection %T has no authorizer", dc)
 		}
 		if err := r.RegisterAuthorizer(e.authorize); err != nil {
+			return err
+		}
+		if e.handle, err = connHandle(dc); err != nil {
 			return err
 		}
 		st, ok := dc.(interface {
@@ -339,28 +351,37 @@ func registerFunctions(d *sqlite.Driver, t Tenant) error {
 
 // authorize is the connection's authorizer: reads, SELECT and functions
 // only (load_extension excepted). It notes what it denies for the error.
-func (e *Engine) authorize(action sqlite.AuthorizerActionCode, arg1, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+func (e *Engine) authorize(action sqlite.AuthorizerActionCode, _, arg2, _, _ string) sqlite.AuthorizerReturnCode {
+	if denied := refused(action, arg2); denied != "" {
+		e.denied = denied
+		return sqlite.AuthorizerDeny
+	}
+	return sqlite.AuthorizerOK
+}
+
+// refused is the authorization policy of the engines and the Checker
+// alike: "" allows the action (arg2 is the function of an AuthFunction);
+// otherwise it names what is refused, for the error.
+func refused(action sqlite.AuthorizerActionCode, arg2 string) string {
 	switch action {
 	case sqlite.AuthSelect, sqlite.AuthRead, sqlite.AuthRecursive:
-		return sqlite.AuthorizerOK
+		return ""
 	case sqlite.AuthFunction:
 		if strings.EqualFold(arg2, "load_extension") {
-			e.denied = "load_extension"
-			return sqlite.AuthorizerDeny
+			return "load_extension"
 		}
-		return sqlite.AuthorizerOK
+		return ""
 	case sqlite.AuthPragma:
-		e.denied = "PRAGMA"
+		return "PRAGMA"
 	case sqlite.AuthAttach:
-		e.denied = "ATTACH"
+		return "ATTACH"
 	case sqlite.AuthDetach:
-		e.denied = "DETACH"
+		return "DETACH"
 	case sqlite.AuthTransaction, sqlite.AuthSavepoint:
-		e.denied = "transactions"
+		return "transactions"
 	default:
-		e.denied = "writes and DDL"
+		return "writes and DDL"
 	}
-	return sqlite.AuthorizerDeny
 }
 
 // readOnlyMessage is the answer to a refused statement.
@@ -382,8 +403,13 @@ func (e *Engine) release() { <-e.sem }
 
 // Query runs one statement (see the package doc for what is answered) and
 // returns its result, or an *Error (or the context's error when ctx ends
-// before the statement's budget does).
-func (e *Engine) Query(ctx context.Context, text string) (*Result, error) {
+// before the statement's budget does). The statement's budget
+// (Limits.Timeout) and ctx hold for every row: SQLite is interrupted when
+// either ends, whichever row it is computing. r, when not nil, is charged
+// for the memory the result holds while it is collected (the caller
+// releases it); a charge the budget refuses ends the statement with
+// ErrBusy.
+func (e *Engine) Query(ctx context.Context, text string, r *Reservation) (*Result, error) {
 	if len(text) > MaxSQLBytes {
 		return nil, invalid("sql: statement of %d bytes, at most %d", len(text), MaxSQLBytes)
 	}
@@ -416,12 +442,14 @@ func (e *Engine) Query(ctx context.Context, text string) (*Result, error) {
 		if !ok {
 			return fmt.Errorf("sqlcatalog: driver connection %T cannot query", dc)
 		}
+		stop := e.interruptOnDone(ctx)
+		defer stop()
 		rows, err := q.QueryContext(ctx, query, named)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
-		res, err = e.collect(ctx, rows)
+		res, err = e.collect(ctx, rows, r)
 		return err
 	})
 	if err != nil {

@@ -2,6 +2,7 @@ package sqlcatalog
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	_ "modernc.org/sqlite"
 )
 
 func testTenant() Tenant {
@@ -100,7 +102,7 @@ func TestNestedDataTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(e.Close)
-	res, err := e.Query(context.Background(), "DESCRIBE sales.nested")
+	res, err := e.Query(context.Background(), "DESCRIBE sales.nested", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +149,7 @@ func TestQueries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.sql, func(t *testing.T) {
-			res, err := e.Query(context.Background(), tt.sql)
+			res, err := e.Query(context.Background(), tt.sql, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +211,7 @@ func TestRefused(t *testing.T) {
 			name = name[:60]
 		}
 		t.Run(name, func(t *testing.T) {
-			_, err := e.Query(context.Background(), tt.sql)
+			_, err := e.Query(context.Background(), tt.sql, nil)
 			var se *Error
 			if !errors.As(err, &se) {
 				t.Fatalf("Query = %v, want an *Error", err)
@@ -223,7 +225,7 @@ func TestRefused(t *testing.T) {
 		})
 	}
 	// The engine still answers, unchanged, after all that.
-	res, err := e.Query(context.Background(), "SELECT count(*) FROM information_schema.tables")
+	res, err := e.Query(context.Background(), "SELECT count(*) FROM information_schema.tables", nil)
 	if err != nil || render(res) != "count(*)|4" {
 		t.Fatalf("after the refusals: %v %v", res, err)
 	}
@@ -231,12 +233,118 @@ func TestRefused(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	e := newTestEngine(t, Limits{Timeout: 50 * time.Millisecond})
-	_, err := e.Query(context.Background(), "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n) SELECT count(*) FROM n")
+	_, err := e.Query(context.Background(), "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n) SELECT count(*) FROM n", nil)
 	var se *Error
 	if !errors.As(err, &se) || se.Kind != ErrTimeout {
 		t.Fatalf("Query = %v, want ErrTimeout", err)
 	}
-	if _, err := e.Query(context.Background(), "SELECT 1"); err != nil {
+	if _, err := e.Query(context.Background(), "SELECT 1", nil); err != nil {
 		t.Fatalf("after the timeout: %v", err)
+	}
+}
+
+// slowRows is a statement whose first row is cheap and whose later rows
+// are slow: row i counts up to (i-1)·3,000,000 in a recursive CTE, so the
+// first step returns at once and the statement's whole work (about 18
+// million steps, seconds) comes after it.
+const slowRows = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 4)
+SELECT i, (WITH RECURSIVE m(j) AS (SELECT 0 UNION ALL SELECT j+1 FROM m WHERE j < (i-1)*3000000) SELECT count(*) FROM m) FROM n`
+
+// The budget holds for every row, not only the first: a statement whose
+// later rows are slow ends with ErrTimeout instead of running to its end.
+func TestTimeoutHoldsForEveryRow(t *testing.T) {
+	e := newTestEngine(t, Limits{Timeout: 100 * time.Millisecond})
+	res, err := e.Query(context.Background(), slowRows, nil)
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != ErrTimeout {
+		t.Fatalf("Query = %v, %v; want ErrTimeout", res, err)
+	}
+	if _, err := e.Query(context.Background(), "SELECT 1", nil); err != nil {
+		t.Fatalf("after the timeout: %v", err)
+	}
+}
+
+// The caller's cancel holds for every row too.
+func TestCancelHoldsForEveryRow(t *testing.T) {
+	e := newTestEngine(t, Limits{Timeout: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+	}()
+	res, err := e.Query(ctx, slowRows, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Query = %v, %v; want context.Canceled", res, err)
+	}
+}
+
+// A result is charged to the budget while it is collected; one the
+// budget cannot hold is refused with ErrBusy, and what it held is given
+// back.
+func TestBudgetRefusesAndGivesBack(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	const q = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < 20000) SELECT i, printf('%050d', i) FROM n"
+	big := NewBudget(64 << 20)
+	r := big.Reserve()
+	res, err := e.Query(context.Background(), q, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := r.Bytes(), res.Size(); got != want {
+		t.Errorf("reservation after the result = %d bytes, want the result's %d", got, want)
+	}
+	if st := big.Stats(); st.Peak <= res.Size() {
+		t.Errorf("peak %d, want more than the result's %d (the gathered rows were charged too)", st.Peak, res.Size())
+	}
+	r.Release()
+	if st := big.Stats(); st.Used != 0 {
+		t.Errorf("after Release: %d bytes used, want 0", st.Used)
+	}
+
+	small := NewBudget(res.Size() / 2)
+	r = small.Reserve()
+	_, err = e.Query(context.Background(), q, r)
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != ErrBusy {
+		t.Fatalf("Query over a small budget = %v, want ErrBusy", err)
+	}
+	r.Release()
+	if st := small.Stats(); st.Used != 0 || st.Refused != 1 {
+		t.Errorf("small budget after the refusal: %+v, want nothing used and 1 refused", st)
+	}
+}
+
+// The Checker compiles under the engines' authorizer: a PRAGMA SQLite
+// would carry out while compiling it is refused before it acts, on the
+// first statement or on a second one.
+func TestCheckerRefusesPragmasBeforeTheyAct(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	for _, q := range []string{
+		"PRAGMA soft_heap_limit = 12345",
+		"SELECT 1; PRAGMA soft_heap_limit = 12345",
+		"PRAGMA hard_heap_limit = 12345",
+		"PRAGMA temp_store_directory = '/tmp/lake-checker-test'",
+	} {
+		_, err := e.Query(context.Background(), q, nil)
+		var se *Error
+		if !errors.As(err, &se) || se.Kind != ErrReadOnly && se.Kind != ErrInvalid {
+			t.Errorf("%s: %v, want refused", q, err)
+		}
+	}
+	// soft_heap_limit is process-wide: reading it on a fresh connection
+	// shows whether a refused statement set it.
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, p := range []string{"soft_heap_limit", "hard_heap_limit"} {
+		var n int64
+		if err := db.QueryRow("PRAGMA " + p).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 12345 {
+			t.Errorf("%s is %d: a refused statement changed it for the whole process", p, n)
+		}
 	}
 }

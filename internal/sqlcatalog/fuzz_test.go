@@ -35,7 +35,7 @@ func FuzzSQL(f *testing.F) {
 	}
 	defer e.Close()
 	f.Fuzz(func(t *testing.T, sql string) {
-		res, err := e.Query(context.Background(), sql)
+		res, err := e.Query(context.Background(), sql, nil)
 		var se *Error
 		switch {
 		case err == nil:
@@ -45,7 +45,7 @@ func FuzzSQL(f *testing.F) {
 		case !errors.As(err, &se):
 			t.Fatalf("%q: %v is not an *Error", sql, err)
 		}
-		after, err := e.Query(context.Background(), "SELECT count(*) FROM information_schema.tables")
+		after, err := e.Query(context.Background(), "SELECT count(*) FROM information_schema.tables", nil)
 		if err != nil || render(after) != "count(*)|4" {
 			t.Fatalf("after %q: %v %v", sql, after, err)
 		}

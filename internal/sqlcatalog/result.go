@@ -43,6 +43,14 @@ func (r *Result) Size() int64 {
 	return n
 }
 
+// release frees the batches of a result never handed out.
+func (r *Result) release() {
+	for _, b := range r.batches {
+		b.Release()
+	}
+	r.batches = nil
+}
+
 // Batches returns the result's record batches, each retained once for the
 // caller to release.
 func (r *Result) Batches() []arrow.RecordBatch {
@@ -116,10 +124,20 @@ func valueBytes(v any) int {
 	}
 }
 
+// rowOverhead is what one collected value costs beyond its bytes (see
+// valueBytes): the interface holding it and its slice slot.
+const rowOverhead = 16
+
+// chargeStep is how many bytes collect gathers before charging them to
+// its reservation at once.
+const chargeStep = 64 << 10
+
 // collect reads every row, within the engine's limits, and lays them out
 // as Arrow. A column's type is what its values are (see merge), or, when
-// all are NULL, its declared type in the views.
-func (e *Engine) collect(ctx context.Context, rows driver.Rows) (*Result, error) {
+// all are NULL, its declared type in the views. ctx is checked at every
+// row. r is charged as rows are gathered, then for the Arrow batches; the
+// gathered rows' charge is given back once the batches hold the result.
+func (e *Engine) collect(ctx context.Context, rows driver.Rows, r *Reservation) (*Result, error) {
 	names := rows.Columns()
 	n := len(names)
 	decl := make([]string, n)
@@ -133,7 +151,13 @@ func (e *Engine) collect(ctx context.Context, rows driver.Rows) (*Result, error)
 	vals := make([]driver.Value, n)
 	var total, rowCount int
 	var rowSizes []int
+	// gathered is what the rows hold in Go values; charged, what of it r
+	// holds.
+	var gathered, charged int64
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if err := rows.Next(vals); err == io.EOF {
 			break
 		} else if err != nil {
@@ -162,9 +186,16 @@ func (e *Engine) collect(ctx context.Context, rows driver.Rows) (*Result, error)
 		}
 		rowSizes = append(rowSizes, size)
 		rowCount++
-		if rowCount%1024 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
+		gathered += int64(size + n*rowOverhead + 8)
+		if gathered-charged >= chargeStep {
+			if err := r.Grow(gathered - charged); err != nil {
+				return nil, err
+			}
+			charged = gathered
 		}
+	}
+	if err := r.Grow(gathered - charged); err != nil {
+		return nil, err
 	}
 	fields := make([]arrow.Field, n)
 	for i := range fields {
@@ -185,6 +216,12 @@ func (e *Engine) collect(ctx context.Context, rows driver.Rows) (*Result, error)
 	if rowCount > lo || len(res.batches) == 0 {
 		res.batches = append(res.batches, e.batch(res.Schema, kinds, cols, lo, rowCount))
 	}
+	// The batches hold the result now; the gathered values are garbage.
+	if err := r.Grow(res.Size()); err != nil {
+		res.release()
+		return nil, err
+	}
+	r.Shrink(gathered)
 	return res, nil
 }
 
