@@ -130,7 +130,8 @@ type Options struct {
 	// tenants together: results being built and results streaming to
 	// their clients (sqlcatalog.Budget). A statement the budget cannot
 	// hold now is refused at once (RESOURCE_EXHAUSTED). 0 means half of
-	// CacheBytes. It is apart from CacheBytes: results in flight are not
+	// CacheBytes, and at least twice the result cap (SQLLimits.MaxBytes).
+	// It is apart from CacheBytes: results in flight are not
 	// prepared state, and a reader that does not read keeps its result.
 	SQLInFlightBytes int64
 	// SQLStreamsPerTenant is how many SQL results one tenant may stream at

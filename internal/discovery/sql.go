@@ -402,7 +402,9 @@ const (
 // sqlOptions resolves Options' SQL settings.
 func sqlOptions(opts *Options) {
 	if opts.SQLInFlightBytes <= 0 {
-		opts.SQLInFlightBytes = max(opts.CacheBytes/2, 1)
+		// Never less than two results at the cap: a result at the cap
+		// holds about twice its bytes while it is laid out.
+		opts.SQLInFlightBytes = max(opts.CacheBytes/2, 2*int64(sqlcatalog.EffectiveMaxBytes(opts.SQLLimits)))
 	}
 	if opts.SQLStreamsPerTenant <= 0 {
 		opts.SQLStreamsPerTenant = DefaultSQLStreamsPerTenant

@@ -493,3 +493,7 @@ func (e *Engine) ctxError(ctx context.Context, err error) error {
 // EffectiveTimeout is the time budget l gives a statement (its Timeout,
 // or DefaultTimeout).
 func EffectiveTimeout(l Limits) time.Duration { return l.withDefaults().Timeout }
+
+// EffectiveMaxBytes is the result cap l gives a statement (its MaxBytes,
+// or DefaultMaxBytes).
+func EffectiveMaxBytes(l Limits) int { return l.withDefaults().MaxBytes }
