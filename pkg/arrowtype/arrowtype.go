@@ -6,6 +6,7 @@ package arrowtype
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -25,9 +26,60 @@ import (
 // arrow-go's own String drops the width of a 128-bit decimal ("decimal")
 // and prints children with it, which is why lake does not use it.
 func String(t arrow.DataType) string {
-	var b strings.Builder
+	b := writer{left: -1}
 	writeType(&b, t)
 	return b.String()
+}
+
+// Short is String(t) cut to at most n bytes: a longer one keeps its first
+// bytes (whole UTF-8 sequences) and ends with "…". It writes no more than
+// n bytes whatever t's size, so a type of a million nested fields costs n
+// bytes, not the million. n is at least len("…").
+func Short(t arrow.DataType, n int) string {
+	const ellipsis = "…"
+	n = max(n, len(ellipsis))
+	b := writer{left: n}
+	writeType(&b, t)
+	if !b.cut {
+		return b.String()
+	}
+	s := b.String()
+	return trimRunes(s[:n-len(ellipsis)]) + ellipsis
+}
+
+// writer is a strings.Builder that keeps at most left bytes (left < 0: all)
+// and then ignores every write, saying so in cut.
+type writer struct {
+	strings.Builder
+	left int
+	cut  bool
+}
+
+func (w *writer) WriteString(s string) {
+	switch {
+	case w.cut:
+	case w.left < 0:
+		w.Builder.WriteString(s)
+	case len(s) <= w.left:
+		w.Builder.WriteString(s)
+		w.left -= len(s)
+	default:
+		w.Builder.WriteString(s[:w.left])
+		w.left, w.cut = 0, true
+	}
+}
+
+// trimRunes drops the bytes of an incomplete UTF-8 sequence at s's end.
+func trimRunes(s string) string {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return s[:i]
+			}
+			break
+		}
+	}
+	return s
 }
 
 // Name is t's name alone: String without parameters or children
@@ -40,7 +92,10 @@ func Name(t arrow.DataType) string {
 	return t.Name()
 }
 
-func writeType(b *strings.Builder, t arrow.DataType) {
+func writeType(b *writer, t arrow.DataType) {
+	if b.cut {
+		return
+	}
 	switch t := t.(type) {
 	case arrow.DecimalType:
 		b.WriteString(Name(t) + "(" + strconv.Itoa(int(t.GetPrecision())) + ", " + strconv.Itoa(int(t.GetScale())) + ")")
@@ -112,7 +167,7 @@ func writeType(b *strings.Builder, t arrow.DataType) {
 
 // writeField writes a child: its name and sep (when sep is not empty), its
 // type, and " not null" unless it is nullable.
-func writeField(b *strings.Builder, f arrow.Field, sep string) {
+func writeField(b *writer, f arrow.Field, sep string) {
 	if sep != "" {
 		b.WriteString(f.Name + sep)
 	}

@@ -83,3 +83,27 @@ func TestTypeName(t *testing.T) {
 		}
 	}
 }
+
+// Short is String when it fits, else its first bytes (never half a UTF-8
+// sequence) and "…", at most n bytes in all.
+func TestShort(t *testing.T) {
+	wide := arrow.StructOf(arrow.Field{Name: "ä", Type: arrow.PrimitiveTypes.Int64}, arrow.Field{Name: "b", Type: arrow.BinaryTypes.String, Nullable: true})
+	full := arrowtype.String(wide) // struct<ä: int64 not null, b: utf8>
+	tests := []struct {
+		n    int
+		want string
+	}{
+		{len(full), full},
+		{100, full},
+		{len(full) - 1, "struct<ä: int64 not null, b: u…"},
+		{12, "struct<ä…"}, // "struct<ä" is 9 bytes, then the ellipsis
+		{11, "struct<…"},  // the ä would be cut in half
+		{1, "…"},          // never shorter than the ellipsis
+	}
+	for _, tt := range tests {
+		got := arrowtype.Short(wide, tt.n)
+		if got != tt.want || len(got) > max(tt.n, len("…")) {
+			t.Errorf("Short(%s, %d) = %q (%d bytes), want %q", full, tt.n, got, len(got), tt.want)
+		}
+	}
+}
