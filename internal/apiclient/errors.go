@@ -43,8 +43,10 @@ type Error struct {
 	// Ref is the table the request was about; zero for other requests.
 	Ref catalog.TableRef
 	// BreakingChanges are an incompatible_schema answer's breaking
-	// changes, each with its path and why.
-	BreakingChanges []registerapi.BreakingChange
+	// changes (the first schemadiff.MaxChanges), each with its path and
+	// why; BreakingChangesTotal counts them all.
+	BreakingChanges      []registerapi.BreakingChange
+	BreakingChangesTotal int
 	// kind is the sentinel Unwrap returns; nil for codes this client does
 	// not know.
 	kind error
@@ -194,14 +196,16 @@ func isPrefixWord(s string) bool {
 func decodeError(status int, raw []byte, ref catalog.TableRef) *Error {
 	var env struct {
 		Error struct {
-			Code            string                       `json:"code"`
-			Message         string                       `json:"message"`
-			BreakingChanges []registerapi.BreakingChange `json:"breaking_changes"`
+			Code                 string                       `json:"code"`
+			Message              string                       `json:"message"`
+			BreakingChanges      []registerapi.BreakingChange `json:"breaking_changes"`
+			BreakingChangesTotal int                          `json:"breaking_changes_total"`
 		} `json:"error"`
 	}
 	e := &Error{Status: status, Ref: ref}
 	if json.Unmarshal(raw, &env) == nil && env.Error.Code != "" {
 		e.Code, e.Message, e.BreakingChanges = env.Error.Code, env.Error.Message, env.Error.BreakingChanges
+		e.BreakingChangesTotal = max(env.Error.BreakingChangesTotal, len(e.BreakingChanges))
 		e.kind = kinds[e.Code].kind
 		return e
 	}

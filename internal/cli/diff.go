@@ -104,28 +104,29 @@ func diffRun(ctx context.Context, opts *DiffOptions) error {
 	if mode == "" {
 		mode = tableMode(t)
 	}
-	changes := schemadiff.Diff(current, candidate)
-	breaches := schemadiff.Check(mode, current, candidate)
-	reasons := map[string]string{}
-	for _, b := range breaches {
-		reasons[b.Path+" "+string(b.Kind)] = b.Reason
-	}
+	// The first schemadiff.MaxChanges changes, and the count of the rest
+	// and of those the mode refuses.
+	changes, total := schemadiff.Diff(current, candidate, schemadiff.MaxChanges)
+	_, breaking := schemadiff.Check(mode, current, candidate, 0)
 	out := opts.IO.Out
-	if len(changes) == 0 {
+	if total == 0 {
 		fmt.Fprintf(out, "%s: no changes from version %d\n", ref, t.Version)
 		return nil
 	}
-	fmt.Fprintf(out, "%s: %s from version %d:\n", ref, plural(len(changes), "change"), t.Version)
+	fmt.Fprintf(out, "%s: %s from version %d:\n", ref, plural(total, "change"), t.Version)
 	for _, ch := range changes {
 		line := "  " + ch.String()
-		if r, ok := reasons[ch.Path+" "+string(ch.Kind)]; ok {
+		if r := schemadiff.Reason(mode, ch); r != "" {
 			line += "  BREAKS " + string(mode) + ": " + r
 		}
 		fmt.Fprintln(out, line)
 	}
-	if len(breaches) > 0 {
+	if more := total - len(changes); more > 0 {
+		fmt.Fprintf(out, "  … and %d more\n", more)
+	}
+	if breaking > 0 {
 		// The changes are printed already; the error is the exit status.
-		return fmt.Errorf("%s: %s", ref, schemadiff.Breaking(len(breaches), mode))
+		return fmt.Errorf("%s: %s", ref, schemadiff.Breaking(breaking, mode))
 	}
 	fmt.Fprintf(out, "compatible under %s\n", mode)
 	return nil

@@ -132,7 +132,10 @@ func diffVersions(ctx context.Context, opts *DiffOptions, c *apiclient.Client, r
 		fmt.Fprintf(out, "%s: no changes from version %d to %d\n", ref, d.From, d.To)
 		return nil
 	}
-	fmt.Fprintf(out, "%s: %s from version %d to %d:\n", ref, plural(len(d.Lines), "change"), d.From, d.To)
+	// The schema's changes counted whole (the API sends the first
+	// schemadiff.MaxChanges, and a line for the rest), then the others.
+	n := max(d.SchemaChangesTotal, len(d.SchemaChanges)) + len(d.Changes)
+	fmt.Fprintf(out, "%s: %s from version %d to %d:\n", ref, plural(n, "change"), d.From, d.To)
 	for _, l := range d.Lines {
 		fmt.Fprintln(out, "  "+l)
 	}

@@ -133,6 +133,9 @@ func updateRun(ctx context.Context, opts *UpdateOptions) error {
 			}
 			fmt.Fprintf(opts.IO.ErrOut, "  %s: %s: %s\n", b.Path, change, b.Reason)
 		}
+		if more := ae.BreakingChangesTotal - len(ae.BreakingChanges); more > 0 {
+			fmt.Fprintf(opts.IO.ErrOut, "  … and %d more\n", more)
+		}
 		return fmt.Errorf("%s: the schema breaks the table's compatibility mode; nothing was changed (add --compatibility none to change it anyway)", ref)
 	}
 	if err != nil {

@@ -633,14 +633,17 @@ type SchemaChange struct {
 }
 
 // Diff is GET …/tables/{table}/diff's answer: what changed from version
-// From to version To, the schema field by field, then the other
-// attributes; Lines says each change on a line, as lake diff prints them.
+// From to version To, the schema field by field (the first
+// schemadiff.MaxChanges changes; SchemaChangesTotal counts them all), then
+// the other attributes; Lines says each change on a line, as lake diff
+// prints them, with a line counting the schema changes left out.
 type Diff struct {
-	From          int64                     `json:"from"`
-	To            int64                     `json:"to"`
-	SchemaChanges []SchemaChange            `json:"schema_changes"`
-	Changes       []catalog.AttributeChange `json:"changes"`
-	Lines         []string                  `json:"lines"`
+	From               int64                     `json:"from"`
+	To                 int64                     `json:"to"`
+	SchemaChanges      []SchemaChange            `json:"schema_changes"`
+	SchemaChangesTotal int                       `json:"schema_changes_total"`
+	Changes            []catalog.AttributeChange `json:"changes"`
+	Lines              []string                  `json:"lines"`
 }
 
 // diff answers GET …/tables/{table}/diff?from=V[&to=V][&creation_id=]:
@@ -671,7 +674,7 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	out := Diff{From: d.From, To: d.To, SchemaChanges: []SchemaChange{}, Changes: d.Attributes, Lines: d.Lines()}
+	out := Diff{From: d.From, To: d.To, SchemaChanges: []SchemaChange{}, SchemaChangesTotal: d.SchemaCount, Changes: d.Attributes, Lines: d.Lines()}
 	for _, c := range d.Schema {
 		out.SchemaChanges = append(out.SchemaChanges, SchemaChange{Path: c.Path, Change: string(c.Kind), From: c.From, To: c.To,
 			Nullable: c.Nullable && (c.Kind == schemadiff.Added || c.Kind == schemadiff.Removed)})
@@ -769,32 +772,34 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ref catalog.Table
 	if ae.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	if breaking := breakingChanges(err); len(breaking) > 0 && ae.code == "incompatible_schema" {
+	if breaking, total := breakingChanges(err); len(breaking) > 0 && ae.code == "incompatible_schema" {
 		var body struct {
 			Error struct {
-				Code            string           `json:"code"`
-				Message         string           `json:"message"`
-				BreakingChanges []BreakingChange `json:"breaking_changes"`
+				Code                 string           `json:"code"`
+				Message              string           `json:"message"`
+				BreakingChanges      []BreakingChange `json:"breaking_changes"`
+				BreakingChangesTotal int              `json:"breaking_changes_total"`
 			} `json:"error"`
 		}
-		body.Error.Code, body.Error.Message, body.Error.BreakingChanges = ae.code, ae.message, breaking
+		body.Error.Code, body.Error.Message, body.Error.BreakingChanges, body.Error.BreakingChangesTotal = ae.code, ae.message, breaking, total
 		writeJSON(w, ae.status, body)
 		return
 	}
 	WriteError(w, ae.status, ae.code, ae.message)
 }
 
-// breakingChanges lists the breaking changes of an ErrIncompatibleSchema.
-func breakingChanges(err error) []BreakingChange {
+// breakingChanges lists the breaking changes of an ErrIncompatibleSchema
+// the catalog kept (the first schemadiff.MaxChanges) and counts them all.
+func breakingChanges(err error) ([]BreakingChange, int) {
 	ce, ok := errors.AsType[*catalog.Error](err)
 	if !ok || !errors.Is(err, catalog.ErrIncompatibleSchema) {
-		return nil
+		return nil, 0
 	}
 	out := make([]BreakingChange, len(ce.Breaches))
 	for i, b := range ce.Breaches {
 		out[i] = BreakingChange{Path: b.Path, Change: string(b.Kind), From: b.From, To: b.To, Reason: b.Reason}
 	}
-	return out
+	return out, max(ce.BreachCount, len(out))
 }
 
 // classify maps err to the answer fail sends.

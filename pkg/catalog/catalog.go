@@ -30,7 +30,8 @@ var (
 	// not have the version the caller expected.
 	ErrConflict = errors.New("registration changed concurrently")
 	// ErrIncompatibleSchema: an update's schema breaks the table's
-	// compatibility mode; Error.Breaches lists every breaking change.
+	// compatibility mode; Error.Breaches lists the first
+	// schemadiff.MaxChanges breaking changes, Error.BreachCount counts them.
 	ErrIncompatibleSchema = errors.New("incompatible schema")
 	// ErrProtected: the table is protected, so it cannot be dropped until
 	// an update unsets the flag.
@@ -63,9 +64,12 @@ type Error struct {
 	// Detail is what Kind does not say (which field, which limit, which
 	// version), or "".
 	Detail string
-	// Breaches are the changes the table's compatibility mode refuses, in
-	// schemadiff.Diff's order: set for ErrIncompatibleSchema only.
-	Breaches []schemadiff.Breach
+	// Breaches are the first schemadiff.MaxChanges changes the table's
+	// compatibility mode refuses, in schemadiff.Diff's order, and
+	// BreachCount how many it refuses in all: set for
+	// ErrIncompatibleSchema only.
+	Breaches    []schemadiff.Breach
+	BreachCount int
 }
 
 // Error says "catalog: ", then Op and Ref, then the kind, then the detail,
@@ -105,7 +109,7 @@ func during(op, ref string, err error) error {
 		if e.Op != "" {
 			return e
 		}
-		return &Error{Op: op, Ref: ref, Kind: e.Kind, Detail: e.Detail, Breaches: e.Breaches}
+		return &Error{Op: op, Ref: ref, Kind: e.Kind, Detail: e.Detail, Breaches: e.Breaches, BreachCount: e.BreachCount}
 	}
 	return &Error{Op: op, Ref: ref, Kind: err}
 }
@@ -388,6 +392,10 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 	return Registration{}, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
 }
 
+// detailBreaches is how many breaking changes an ErrIncompatibleSchema's
+// Detail names.
+const detailBreaches = 10
+
 // checkCompatible refuses next when its schema breaks the compatibility
 // mode it carries (the mode the update sets, or the table's own): an
 // update may set the mode to none and change the schema at once, as an
@@ -402,16 +410,21 @@ func checkCompatible(cur, next Registration, schema *arrow.Schema) error {
 	if err != nil {
 		return nil
 	}
-	breaches := schemadiff.Check(mode, old, schema)
-	if len(breaches) == 0 {
+	breaches, total := schemadiff.Check(mode, old, schema, schemadiff.MaxChanges)
+	if total == 0 {
 		return nil
 	}
-	parts := make([]string, len(breaches))
-	for i, b := range breaches {
+	// The detail names the first few; Breaches holds more.
+	named := breaches[:min(len(breaches), detailBreaches)]
+	parts := make([]string, len(named), len(named)+1)
+	for i, b := range named {
 		parts[i] = b.String()
 	}
-	return &Error{Kind: ErrIncompatibleSchema, Breaches: breaches,
-		Detail: schemadiff.Breaking(len(breaches), mode) + ": " + strings.Join(parts, "; ")}
+	if more := total - len(named); more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
+	}
+	return &Error{Kind: ErrIncompatibleSchema, Breaches: breaches, BreachCount: total,
+		Detail: schemadiff.Breaking(total, mode) + ": " + strings.Join(parts, "; ")}
 }
 
 // Get returns the table's registration with a strongly consistent read.

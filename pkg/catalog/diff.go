@@ -38,18 +38,28 @@ func (c AttributeChange) String() string {
 
 // VersionDiff is what changed from one state of a registration to another:
 // the schema field by field (schemadiff.Diff, dotted paths through nested
-// types), then the registration's other attributes.
+// types; its first schemadiff.MaxChanges changes, SchemaCount of them in
+// all), then the registration's other attributes.
 type VersionDiff struct {
-	From, To   int64
-	Schema     []schemadiff.Change
-	Attributes []AttributeChange
+	From, To    int64
+	Schema      []schemadiff.Change
+	SchemaCount int
+	Attributes  []AttributeChange
 }
 
-// Lines says each change on a line: the schema's, then the attributes'.
+// Lines says each change on a line: the schema's, a line counting the
+// schema's changes left out when there are any ("… and 2900 more schema
+// changes (3000 in all)"), then the attributes'.
 func (d VersionDiff) Lines() []string {
-	out := make([]string, 0, len(d.Schema)+len(d.Attributes))
+	out := make([]string, 0, len(d.Schema)+1+len(d.Attributes))
 	for _, c := range d.Schema {
 		out = append(out, c.String())
+	}
+	switch more := d.SchemaCount - len(d.Schema); {
+	case more == 1:
+		out = append(out, fmt.Sprintf("… and 1 more schema change (%d in all)", d.SchemaCount))
+	case more > 1:
+		out = append(out, fmt.Sprintf("… and %d more schema changes (%d in all)", more, d.SchemaCount))
 	}
 	for _, c := range d.Attributes {
 		out = append(out, c.String())
@@ -57,15 +67,16 @@ func (d VersionDiff) Lines() []string {
 	return out
 }
 
-// DiffRegistrations compares two states of a registration, a then b. A
-// schema that does not decode compares as none.
+// DiffRegistrations compares two states of a registration, a then b,
+// keeping the first schemadiff.MaxChanges changes of the schema and
+// counting the rest. A schema that does not decode compares as none.
 func DiffRegistrations(a, b Registration) VersionDiff {
 	d := VersionDiff{From: a.version, To: b.version}
 	as, aerr := a.Schema()
 	bs, berr := b.Schema()
 	switch {
 	case aerr == nil && berr == nil:
-		d.Schema = schemadiff.Diff(as, bs)
+		d.Schema, d.SchemaCount = schemadiff.Diff(as, bs, schemadiff.MaxChanges)
 	case aerr == nil:
 		d.Attributes = append(d.Attributes, AttributeChange{Attribute: "schema", Kind: "removed", From: fmt.Sprintf("%d fields", as.NumFields())})
 	case berr == nil:

@@ -50,11 +50,25 @@
 //   - full: both.
 //
 // Reencoding and metadata changes are allowed by every mode.
+//
+// # Bounds
+//
+// A schema comes from a tenant, and a few hundred kilobytes of it can hold
+// thousands of changes at paths tens of kilobytes long. Diff and Check
+// therefore return at most the number of changes they are asked for
+// (MaxChanges for every caller in lake) and count the rest without
+// building them: memory is proportional to what they return, not to the
+// schema's changes. Every path they return is at most MaxPathBytes: a
+// longer one keeps its first and last bytes (whole UTF-8 sequences) with
+// "…" between ("customer.addr….zip"), so the leaf's name stays readable.
+// Every type they return (From, To) is at most MaxTypeBytes, cut at its
+// end with "…" (arrowtype.Short).
 package schemadiff
 
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -113,22 +127,157 @@ func (c Change) String() string {
 // one of its fields (its key-value metadata).
 const SchemaPath = "(schema)"
 
-// Diff returns every change from old to new: a change of the schema's own
-// metadata first (path SchemaPath, kind MetadataChanged), then for each
-// level the fields of new in order (added or changed, with their nested
-// changes after them), then the fields of old that new lacks, in order.
-// Two equal schemas have no changes.
-func Diff(old, new *arrow.Schema) []Change {
-	var out []Change
-	if !old.Metadata().Equal(new.Metadata()) {
-		out = append(out, Change{Path: SchemaPath, Kind: MetadataChanged})
+// The bounds of what Diff and Check return (see the package comment).
+const (
+	// MaxChanges is how many changes lake asks Diff and Check for: the
+	// registration API's 409 and diff, lake diff.
+	MaxChanges = 100
+	// MaxPathBytes bounds a returned Change's Path.
+	MaxPathBytes = 256
+	// MaxTypeBytes bounds a returned Change's From and To.
+	MaxTypeBytes = 256
+)
+
+// Diff returns the first limit changes from old to new and how many there
+// are in all: a change of the schema's own metadata first (path
+// SchemaPath, kind MetadataChanged), then for each level the fields of new
+// in order (added or changed, with their nested changes after them), then
+// the fields of old that new lacks, in order. Two equal schemas have no
+// changes. Paths and types are bounded (see the package comment); limit
+// ≤ 0 returns only the count.
+func Diff(old, new *arrow.Schema, limit int) (changes []Change, total int) {
+	d := differ{limit: limit, mode: None}
+	d.diff(old, new)
+	changes = make([]Change, len(d.out))
+	for i, b := range d.out {
+		changes[i] = b.Change
 	}
-	diffFields(&out, "", old.Fields(), new.Fields())
-	return out
+	return changes, d.total
 }
 
-// diffFields compares two lists of sibling fields under prefix.
-func diffFields(out *[]Change, prefix string, old, new []arrow.Field) {
+// differ walks two schemas, counting every change it is after and keeping
+// the first limit of them.
+type differ struct {
+	limit int
+	// mode, when not None, makes the differ keep and count only the
+	// changes the mode refuses, with why.
+	mode Mode
+	// names is the path of the field being compared, one name per level,
+	// and pathBytes its length joined with dots; a path is built only for
+	// a change that is kept.
+	names     []string
+	pathBytes int
+	out       []Breach
+	total     int
+}
+
+func (d *differ) diff(old, new *arrow.Schema) {
+	if !old.Metadata().Equal(new.Metadata()) {
+		d.change(MetadataChanged, nil, nil, false)
+	}
+	d.fields(old.Fields(), new.Fields())
+}
+
+// push enters the field name below the current path; pop leaves it.
+func (d *differ) push(name string) {
+	if len(d.names) > 0 {
+		d.pathBytes++
+	}
+	d.pathBytes += len(name)
+	d.names = append(d.names, name)
+}
+
+func (d *differ) pop() {
+	last := d.names[len(d.names)-1]
+	d.names = d.names[:len(d.names)-1]
+	d.pathBytes -= len(last)
+	if len(d.names) > 0 {
+		d.pathBytes--
+	}
+}
+
+// change counts a change of kind at the current path (from and to are the
+// types it names, nil for none; nullable as Change.Nullable) and keeps it
+// while fewer than limit are kept.
+func (d *differ) change(kind Kind, from, to arrow.DataType, nullable bool) {
+	var reason string
+	if d.mode != None {
+		if reason = refuses(d.mode, Change{Kind: kind, Nullable: nullable}); reason == "" {
+			return
+		}
+	}
+	d.total++
+	if len(d.out) >= d.limit {
+		return
+	}
+	c := Change{Path: d.path(), Kind: kind, Nullable: nullable}
+	if from != nil {
+		c.From = arrowtype.Short(from, MaxTypeBytes)
+	}
+	if to != nil {
+		c.To = arrowtype.Short(to, MaxTypeBytes)
+	}
+	d.out = append(d.out, Breach{Change: c, Reason: reason})
+}
+
+// path is the current path joined with dots, SchemaPath at the top, with
+// its middle elided past MaxPathBytes.
+func (d *differ) path() string {
+	if len(d.names) == 0 {
+		return SchemaPath
+	}
+	if d.pathBytes <= MaxPathBytes {
+		return strings.Join(d.names, ".")
+	}
+	const ellipsis = "…"
+	head := (MaxPathBytes - len(ellipsis)) / 2
+	tail := MaxPathBytes - len(ellipsis) - head
+	b := make([]byte, 0, MaxPathBytes)
+	b = d.span(b, 0, head)
+	b = b[:len(trimEnd(b))]
+	b = append(b, ellipsis...)
+	rest := d.span(nil, d.pathBytes-tail, d.pathBytes)
+	for len(rest) > 0 && !utf8.RuneStart(rest[0]) {
+		rest = rest[1:]
+	}
+	return string(append(b, rest...))
+}
+
+// span appends bytes lo to hi of the path joined with dots to b, without
+// joining it.
+func (d *differ) span(b []byte, lo, hi int) []byte {
+	pos := 0
+	for i, name := range d.names {
+		if i > 0 {
+			if lo <= pos && pos < hi {
+				b = append(b, '.')
+			}
+			pos++
+		}
+		end := pos + len(name)
+		if end > lo && pos < hi {
+			b = append(b, name[max(lo-pos, 0):min(hi, end)-pos]...)
+		}
+		pos = end
+	}
+	return b
+}
+
+// trimEnd drops the bytes of an incomplete UTF-8 sequence at b's end.
+func trimEnd(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// fields compares two lists of sibling fields under the current path.
+func (d *differ) fields(old, new []arrow.Field) {
 	// The n-th field of a name pairs with the n-th of the same name.
 	byName := map[string][]int{}
 	for i, f := range old {
@@ -136,52 +285,53 @@ func diffFields(out *[]Change, prefix string, old, new []arrow.Field) {
 	}
 	matched := make([]bool, len(old))
 	for _, f := range new {
-		path := join(prefix, f.Name)
-		idx := byName[f.Name]
-		if len(idx) == 0 {
-			*out = append(*out, Change{Path: path, Kind: Added, To: arrowtype.String(f.Type), Nullable: f.Nullable})
-			continue
+		d.push(f.Name)
+		if idx := byName[f.Name]; len(idx) == 0 {
+			d.change(Added, nil, f.Type, f.Nullable)
+		} else {
+			byName[f.Name] = idx[1:]
+			matched[idx[0]] = true
+			d.field(old[idx[0]], f)
 		}
-		byName[f.Name] = idx[1:]
-		matched[idx[0]] = true
-		diffField(out, path, old[idx[0]], f)
+		d.pop()
 	}
 	for i, f := range old {
 		if !matched[i] {
-			*out = append(*out, Change{Path: join(prefix, f.Name), Kind: Removed, From: arrowtype.String(f.Type), Nullable: f.Nullable})
+			d.push(f.Name)
+			d.change(Removed, f.Type, nil, f.Nullable)
+			d.pop()
 		}
 	}
 }
 
-func join(prefix, name string) string {
-	if prefix == "" {
-		return name
-	}
-	return prefix + "." + name
-}
-
-// diffField compares one field at path.
-func diffField(out *[]Change, path string, old, new arrow.Field) {
+// field compares one field at the current path.
+func (d *differ) field(old, new arrow.Field) {
 	switch {
 	case old.Nullable && !new.Nullable:
-		*out = append(*out, Change{Path: path, Kind: MadeRequired})
+		d.change(MadeRequired, nil, nil, false)
 	case !old.Nullable && new.Nullable:
-		*out = append(*out, Change{Path: path, Kind: MadeNullable})
+		d.change(MadeNullable, nil, nil, false)
 	}
 	if !old.Metadata.Equal(new.Metadata) {
-		*out = append(*out, Change{Path: path, Kind: MetadataChanged})
+		d.change(MetadataChanged, nil, nil, false)
 	}
-	diffType(out, path, old.Type, new.Type)
+	d.typ(old.Type, new.Type)
 }
 
-// diffType compares the types of the field at path.
-func diffType(out *[]Change, path string, old, new arrow.DataType) {
+// child compares a nested field (a list's element, a map's key or value)
+// under its fixed name.
+func (d *differ) child(name string, old, new arrow.Field) {
+	d.push(name)
+	d.field(renamed(old, name), renamed(new, name))
+	d.pop()
+}
+
+// typ compares the types of the field at the current path.
+func (d *differ) typ(old, new arrow.DataType) {
 	if arrow.TypeEqual(old, new, arrow.CheckMetadata()) {
 		return
 	}
-	change := func(k Kind) {
-		*out = append(*out, Change{Path: path, Kind: k, From: arrowtype.String(old), To: arrowtype.String(new)})
-	}
+	change := func(k Kind) { d.change(k, old, new, false) }
 	od, oDict := old.(*arrow.DictionaryType)
 	nd, nDict := new.(*arrow.DictionaryType)
 	if oDict || nDict {
@@ -195,7 +345,7 @@ func diffType(out *[]Change, path string, old, new arrow.DataType) {
 		if oDict != nDict || !arrow.TypeEqual(od.IndexType, nd.IndexType) || od.Ordered != nd.Ordered {
 			change(Reencoded)
 		}
-		diffType(out, path, ov, nv)
+		d.typ(ov, nv)
 		return
 	}
 	oe, oList := listElem(old)
@@ -214,7 +364,7 @@ func diffType(out *[]Change, path string, old, new arrow.DataType) {
 			change(Retyped)
 			return
 		}
-		diffField(out, join(path, "element"), renamed(oe, "element"), renamed(ne, "element"))
+		d.child("element", oe, ne)
 		return
 	case oList || nList:
 		change(Retyped)
@@ -228,8 +378,8 @@ func diffType(out *[]Change, path string, old, new arrow.DataType) {
 			change(Retyped)
 			return
 		}
-		diffField(out, join(path, "key"), renamed(om.KeyField(), "key"), renamed(nm.KeyField(), "key"))
-		diffField(out, join(path, "value"), renamed(om.ItemField(), "value"), renamed(nm.ItemField(), "value"))
+		d.child("key", om.KeyField(), nm.KeyField())
+		d.child("value", om.ItemField(), nm.ItemField())
 		return
 	case oMap || nMap:
 		change(Retyped)
@@ -239,7 +389,7 @@ func diffType(out *[]Change, path string, old, new arrow.DataType) {
 	ns, nStruct := new.(*arrow.StructType)
 	switch {
 	case oStruct && nStruct:
-		diffFields(out, path, os.Fields(), ns.Fields())
+		d.fields(os.Fields(), ns.Fields())
 		return
 	case oStruct || nStruct:
 		change(Retyped)
@@ -382,20 +532,22 @@ type Breach struct {
 
 func (b Breach) String() string { return b.Change.String() + ": " + b.Reason }
 
-// Check returns the changes from old to new that mode refuses, in Diff's
-// order; none when the change keeps the mode.
-func Check(mode Mode, old, new *arrow.Schema) []Breach {
+// Check returns the first limit changes from old to new that mode
+// refuses, in Diff's order, and how many it refuses in all; none when the
+// change keeps the mode. Paths and types are bounded as Diff's; limit ≤ 0
+// returns only the count.
+func Check(mode Mode, old, new *arrow.Schema, limit int) (breaches []Breach, total int) {
 	if mode == None {
-		return nil
+		return nil, 0
 	}
-	var out []Breach
-	for _, c := range Diff(old, new) {
-		if reason := refuses(mode, c); reason != "" {
-			out = append(out, Breach{Change: c, Reason: reason})
-		}
-	}
-	return out
+	d := differ{limit: limit, mode: mode}
+	d.diff(old, new)
+	return d.out, d.total
 }
+
+// Reason says why mode refuses c, or "" when it allows it: what Check
+// says of each change of Diff's.
+func Reason(mode Mode, c Change) string { return refuses(mode, c) }
 
 // Breaking says that n changes break mode, in the singular for one: "1
 // change breaks backward compatibility", "2 changes break full

@@ -17,6 +17,27 @@ func field(name string, t arrow.DataType, nullable bool) arrow.Field {
 
 func schema(fields ...arrow.Field) *arrow.Schema { return arrow.NewSchema(fields, nil) }
 
+// diffAll is schemadiff.Diff of a schema with fewer changes than
+// schemadiff.MaxChanges: all of them, counted alike.
+func diffAll(tb testing.TB, old, new *arrow.Schema) []schemadiff.Change {
+	tb.Helper()
+	cs, total := schemadiff.Diff(old, new, schemadiff.MaxChanges)
+	if total != len(cs) {
+		tb.Fatalf("Diff returned %d changes and counted %d", len(cs), total)
+	}
+	return cs
+}
+
+// checkAll is schemadiff.Check as diffAll is Diff.
+func checkAll(tb testing.TB, mode schemadiff.Mode, old, new *arrow.Schema) []schemadiff.Breach {
+	tb.Helper()
+	bs, total := schemadiff.Check(mode, old, new, schemadiff.MaxChanges)
+	if total != len(bs) {
+		tb.Fatalf("Check returned %d breaches and counted %d", len(bs), total)
+	}
+	return bs
+}
+
 // kinds renders changes as "path kind" lines, for comparing.
 func kinds(cs []schemadiff.Change) []string {
 	out := make([]string, len(cs))
@@ -104,7 +125,7 @@ func TestDiff(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := kinds(schemadiff.Diff(tt.old, tt.new))
+			got := kinds(diffAll(t, tt.old, tt.new))
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("Diff = %q, want %q", got, tt.want)
 			}
@@ -113,7 +134,7 @@ func TestDiff(t *testing.T) {
 }
 
 func TestChangeString(t *testing.T) {
-	cs := schemadiff.Diff(schema(field("n", i32, true), field("gone", str, false)), schema(field("n", i64, true), field("new", str, true)))
+	cs := diffAll(t, schema(field("n", i32, true), field("gone", str, false)), schema(field("n", i64, true), field("new", str, true)))
 	var lines []string
 	for _, c := range cs {
 		lines = append(lines, c.String())
@@ -156,7 +177,7 @@ func TestCheck(t *testing.T) {
 				mode schemadiff.Mode
 				want bool
 			}{{schemadiff.None, false}, {schemadiff.Backward, tt.backward}, {schemadiff.Forward, tt.forward}, {schemadiff.Full, tt.full}} {
-				b := schemadiff.Check(m.mode, base, tt.new)
+				b := checkAll(t, m.mode, base, tt.new)
 				if got := len(b) > 0; got != m.want {
 					t.Errorf("%s: refused %v (%v), want %v", m.mode, got, b, m.want)
 				}
@@ -175,7 +196,7 @@ func TestCheckNested(t *testing.T) {
 	old := schema(field("orders", arrow.ListOf(arrow.StructOf(field("sku", str, true), field("qty", i32, false))), true))
 	new := schema(field("orders", arrow.ListOf(arrow.StructOf(field("sku", i64, true), field("qty", i64, false), field("note", str, false))), true))
 	var got []string
-	for _, b := range schemadiff.Check(schemadiff.Backward, old, new) {
+	for _, b := range checkAll(t, schemadiff.Backward, old, new) {
 		got = append(got, b.Path+" "+string(b.Kind))
 	}
 	want := []string{"orders.element.sku retyped", "orders.element.note added"}
@@ -219,12 +240,12 @@ func FuzzParseMode(f *testing.F) {
 func TestDiffWideSchemas(t *testing.T) {
 	for i := range 50 {
 		s := catalogtest.WideSchema(i, 20)
-		if cs := schemadiff.Diff(s, s); len(cs) != 0 {
+		if cs := diffAll(t, s, s); len(cs) != 0 {
 			t.Fatalf("WideSchema(%d) against itself: %v", i, cs)
 		}
 		fs := slices.Clone(s.Fields())
 		fs[7].Nullable = !fs[7].Nullable
-		cs := schemadiff.Diff(s, arrow.NewSchema(fs, nil))
+		cs := diffAll(t, s, arrow.NewSchema(fs, nil))
 		if len(cs) != 1 || cs[0].Path != fs[7].Name {
 			t.Fatalf("WideSchema(%d) with field 7's nullability flipped: %v", i, cs)
 		}
@@ -280,7 +301,7 @@ func TestCheckEveryRuleAtEveryDepth(t *testing.T) {
 		for _, r := range rules {
 			t.Run(d.name+"/"+r.name, func(t *testing.T) {
 				old, new := d.wrap(slices.Clone(base)), d.wrap(r.change(slices.Clone(base)))
-				if got := schemadiff.Diff(old, new); len(got) != 1 || got[0].Path != d.prefix+r.path || got[0].Kind != r.kind {
+				if got := diffAll(t, old, new); len(got) != 1 || got[0].Path != d.prefix+r.path || got[0].Kind != r.kind {
 					t.Fatalf("Diff = %v, want one %s at %s", got, r.kind, d.prefix+r.path)
 				}
 				for _, m := range []struct {
@@ -288,7 +309,7 @@ func TestCheckEveryRuleAtEveryDepth(t *testing.T) {
 					refuse bool
 				}{{schemadiff.None, false}, {schemadiff.Backward, r.refuse.backward}, {schemadiff.Forward, r.refuse.forward},
 					{schemadiff.Full, r.refuse.backward || r.refuse.forward}} {
-					b := schemadiff.Check(m.mode, old, new)
+					b := checkAll(t, m.mode, old, new)
 					if (len(b) > 0) != m.refuse {
 						t.Errorf("%s: refused %v, want %v", m.mode, b, m.refuse)
 					}

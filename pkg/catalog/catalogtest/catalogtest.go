@@ -6,6 +6,7 @@ package catalogtest
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -116,4 +117,31 @@ func WideSchema(seed, cols int) *arrow.Schema {
 		}
 	}
 	return arrow.NewSchema(fields, nil)
+}
+
+// DeepBreakingSchemas returns two schemas whose diff is as large as a
+// small schema can make it: depth structs nested in one another, each
+// named by nameBytes bytes, the innermost holding leaves required int64
+// fields (f0000, f0001, …) in old and the same fields as utf8 in new. Every
+// leaf is a retyped change that breaks every compatibility mode but none,
+// at a dotted path of about depth × nameBytes bytes.
+func DeepBreakingSchemas(depth, leaves, nameBytes int) (old, new *arrow.Schema) {
+	build := func(leaf arrow.DataType) *arrow.Schema {
+		fields := make([]arrow.Field, leaves)
+		for i := range fields {
+			fields[i] = arrow.Field{Name: fmt.Sprintf("f%04d", i), Type: leaf}
+		}
+		t := arrow.StructOf(fields...)
+		for level := depth - 1; level >= 1; level-- {
+			t = arrow.StructOf(arrow.Field{Name: deepName(level, nameBytes), Type: t, Nullable: true})
+		}
+		return arrow.NewSchema([]arrow.Field{{Name: deepName(0, nameBytes), Type: t, Nullable: true}}, nil)
+	}
+	return build(arrow.PrimitiveTypes.Int64), build(arrow.BinaryTypes.String)
+}
+
+// deepName is level's struct name, padded to n bytes.
+func deepName(level, n int) string {
+	name := fmt.Sprintf("s%02d_", level)
+	return name + strings.Repeat("x", max(n-len(name), 0))
 }
