@@ -46,13 +46,16 @@ package refresh
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -143,6 +146,14 @@ type Result struct {
 	SegmentsRead, BytesRead       int
 	SegmentsWritten, BytesWritten int
 	SegmentsReleased              int
+	// SegmentsVerified is how many segments of the current manifest the
+	// run read back and checked against their addresses (a run that writes
+	// no segment checks them all: verify); SegmentsRepaired how many of
+	// those it found damaged or missing and stored again, of the tenants
+	// Repaired.
+	SegmentsVerified int      `json:",omitempty"`
+	SegmentsRepaired int      `json:",omitempty"`
+	Repaired         []string `json:",omitempty"`
 	// Announced is how many changes Events was told of; AnnounceError why
 	// it could not be ("" when it could, or was not asked).
 	Announced     int    `json:",omitempty"`
@@ -194,8 +205,11 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 		prev        *snapshot.Header
 		prevTenants []snapshot.Entry
 		prevIndex   *snapshot.Reader // the current manifest opened alone, nil when unread
+		prevApart   bool             // the current blob is a manifest alone, its segments objects of their own
 		prevTag     string
 		gen         = uint64(1)
+		repair      []snapshot.Entry // the current manifest's segments found not stored as their address says
+		verified    bool             // whether they were looked for
 	)
 	head, err := p.Blobs.GetPrefix(ctx, snapshot.MarkerPrefix)
 	switch {
@@ -213,6 +227,7 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 			gen = h.Generation + 1
 		default:
 			prev, gen = &h, h.Generation+1
+			prevApart = head.Size == int64(snapshot.HeaderSize)+int64(h.ManifestBytes) && h.ManifestBytes != h.BodyBytes
 		}
 	case errors.Is(err, blobstore.ErrNotFound):
 	default:
@@ -230,19 +245,30 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 	}
 	// A blob of another version (version 3, before the upgrade) is
 	// republished from a scan as the version this build writes.
-	if !full && prev != nil && prev.Version == snapshot.Version && prev.Marker.Changes == res.Changes &&
-		!prev.Marker.FullScanAt.IsZero() && now().Sub(prev.Marker.FullScanAt) < reconcile {
-		res.Outcome, res.Generation = Unchanged, prev.Generation
-		res.Counts = prev.Counts
-		res.Duration = now().Sub(start)
-		return res, nil
-	}
 	if prev != nil {
 		if prevIndex, err = p.previousIndex(ctx, *prev); err != nil {
 			return res, err
 		}
 		if prevIndex != nil {
 			prevTenants = prevIndex.Entries()
+		}
+	}
+	if !full && prev != nil && prev.Version == snapshot.Version && prev.Marker.Changes == res.Changes &&
+		!prev.Marker.FullScanAt.IsZero() && now().Sub(prev.Marker.FullScanAt) < reconcile {
+		// Nothing to publish. The run writes no segment, so it checks
+		// those the manifest names, and scans to rewrite any that is not
+		// stored as its address says.
+		if prevApart {
+			if repair, err = p.verify(ctx, prevTenants); err != nil {
+				return res, err
+			}
+			res.SegmentsVerified, verified = len(prevTenants), true
+		}
+		if len(repair) == 0 {
+			res.Outcome, res.Generation = Unchanged, prev.Generation
+			res.Counts = prev.Counts
+			res.Duration = now().Sub(start)
+			return res, nil
 		}
 	}
 
@@ -265,9 +291,20 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 
 	// The same tables under the same marker: nothing to record. (A moved
 	// counter or a reconciliation publishes even the same tables, so that
-	// the next run can be idle.)
+	// the next run can be idle.) The manifest stands: a segment it names
+	// that is not stored as its address says is written again from the
+	// scan (the same tables: the same addresses).
 	if prev != nil && prev.ContentHash == newHead.ContentHash && prev.Version == snapshot.Version &&
 		prev.Marker.Changes == res.Changes && !prev.Marker.FullScanAt.IsZero() && now().Sub(prev.Marker.FullScanAt) < reconcile {
+		if prevApart && !verified {
+			if repair, err = p.verify(ctx, prevTenants); err != nil {
+				return res, err
+			}
+			res.SegmentsVerified = len(prevTenants)
+		}
+		if err := p.rewrite(ctx, &res, build.Written, repair); err != nil {
+			return res, err
+		}
 		res.Outcome, res.Generation = Unchanged, prev.Generation
 		res.Duration = now().Sub(start)
 		return res, nil
@@ -277,9 +314,15 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 		cond = blobstore.Condition{IfMatch: prevTag}
 	}
 	// Every segment, also those the previous manifest names: a full scan is
-	// what stores a wrongly released segment live again.
+	// what stores a wrongly released segment, or a damaged one, live again.
 	if res.SegmentsWritten, res.BytesWritten, err = p.putSegments(ctx, build.Written, nil); err != nil {
 		return res, err
+	}
+	// A damaged segment is stored again at its address, or the manifest
+	// published names its tenant's new one.
+	for _, e := range repair {
+		res.SegmentsRepaired++
+		res.Repaired = append(res.Repaired, e.Tenant)
 	}
 	_, err = p.Blobs.Put(ctx, build.Written.Manifest, cond)
 	switch {
@@ -375,7 +418,14 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		var fetched counter
 		applied, err := snapshot.Apply(ctx, p.Store, base, keys, snapshot.ApplyOptions{Generation: gen, CreatedAt: now(),
 			Fetch: fetched.wrap(p.fetchSegment)})
-		if err != nil {
+		switch {
+		case apart && (errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, blobstore.ErrNotFound)):
+			// A segment of the batch's tenants is not stored as the
+			// manifest says: the batch is published from a full scan,
+			// which stores every segment again (a retry of the batch would
+			// fail the same way).
+			return p.run(ctx, runOptions{full: true, batch: keys})
+		case err != nil:
 			return res, fmt.Errorf("refresh: %w", err)
 		}
 		ah := applied.Written.Header
@@ -485,6 +535,9 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 		slog.Int("segments_written", r.SegmentsWritten),
 		slog.Int("segment_bytes_written", r.BytesWritten),
 		slog.Int("segments_released", r.SegmentsReleased),
+		slog.Int("segments_verified", r.SegmentsVerified),
+		slog.Int("segments_repaired", r.SegmentsRepaired),
+		slog.Any("repaired", r.Repaired),
 		slog.Int("announced", r.Announced),
 		slog.String("announce_error", r.AnnounceError),
 		slog.Int64("duration_ms", r.Duration.Milliseconds()),
@@ -512,7 +565,7 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 				"Metrics": []any{
 					metric("Tables", "Count"), metric("SchemaUnavailable", "Count"), metric("Skipped", "Count"),
 					metric("ScanPages", "Count"), metric("BlobBytes", "Bytes"), metric("DurationMs", "Milliseconds"),
-					metric("Published", "Count"), metric("Scanned", "Count"),
+					metric("Published", "Count"), metric("Scanned", "Count"), metric("SegmentsRepaired", "Count"),
 				},
 			}},
 		},
@@ -524,6 +577,7 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 		"DurationMs":        r.Duration.Milliseconds(),
 		"Published":         published,
 		"Scanned":           scanned,
+		"SegmentsRepaired":  r.SegmentsRepaired,
 		"Outcome":           string(r.Outcome),
 		"Generation":        r.Generation,
 	}
@@ -641,6 +695,74 @@ func (p *Publisher) putSegments(ctx context.Context, w *snapshot.Written, skip m
 		return 0, 0, err
 	}
 	return len(jobs), bytes, nil
+}
+
+// segmentVerifiers bounds the segment reads of a verification in flight.
+const segmentVerifiers = 16
+
+// verify reads back every segment entries name and returns the entries of
+// those not stored as their address says: damaged (other bytes), missing,
+// or unreadable (the store failing; storing it again is harmless, its
+// bytes are fixed by its address). It is the repair path of a run that
+// writes no segment: one GET and one SHA-256 per segment, at every
+// scheduled run that publishes nothing (README, Operations). Only ctx's
+// error is returned.
+func (p *Publisher) verify(ctx context.Context, entries []snapshot.Entry) ([]snapshot.Entry, error) {
+	var (
+		g    errgroup.Group
+		mu   sync.Mutex
+		bad  []snapshot.Entry
+		seen = map[[32]byte]bool{}
+	)
+	g.SetLimit(segmentVerifiers)
+	for _, e := range entries {
+		if seen[e.Address] {
+			continue // two tenants of the same bytes: one object
+		}
+		seen[e.Address] = true
+		g.Go(func() error {
+			b, err := p.fetchSegment(ctx, e)
+			if err == nil && len(b) == e.StoredBytes && sha256.Sum256(b) == e.Address {
+				return nil
+			}
+			mu.Lock()
+			bad = append(bad, e)
+			mu.Unlock()
+			return nil
+		})
+	}
+	_ = g.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(bad, func(a, b snapshot.Entry) int { return strings.Compare(a.Tenant, b.Tenant) })
+	return bad, nil
+}
+
+// rewrite stores again, from w (a scan of the same tables), the segments of
+// repair, and counts them in res.
+func (p *Publisher) rewrite(ctx context.Context, res *Result, w *snapshot.Written, repair []snapshot.Entry) error {
+	if len(repair) == 0 {
+		return nil
+	}
+	segs := make(map[[32]byte][]byte, len(w.Entries))
+	for i, e := range w.Entries {
+		segs[e.Address] = w.Segments[i]
+	}
+	for _, e := range repair {
+		seg := segs[e.Address]
+		if seg == nil {
+			return fmt.Errorf("refresh: the scan holds no segment %s of %q to repair", segmentName(e), e.Tenant)
+		}
+		if err := p.Blobs.PutSegment(ctx, segmentName(e), seg); err != nil {
+			return fmt.Errorf("refresh: repair the segment of %q: %w", e.Tenant, err)
+		}
+		res.SegmentsRepaired++
+		res.BytesWritten += len(seg)
+		res.Repaired = append(res.Repaired, e.Tenant)
+	}
+	res.SegmentsWritten += len(repair)
+	return nil
 }
 
 // release releases the segments old names and now does not, once now is
