@@ -134,9 +134,10 @@ type Options struct {
 	// It is apart from CacheBytes: results in flight are not
 	// prepared state, and a reader that does not read keeps its result.
 	SQLInFlightBytes int64
-	// SQLStreamsPerTenant is how many SQL results one tenant may stream at
-	// once; one more is refused at once (RESOURCE_EXHAUSTED). 0 means
-	// DefaultSQLStreamsPerTenant.
+	// SQLStreamsPerTenant is how many SQL statements one tenant may have
+	// in progress at once — running, or their results streaming until the
+	// stream ends; one more is refused at once (RESOURCE_EXHAUSTED). 0
+	// means DefaultSQLStreamsPerTenant.
 	SQLStreamsPerTenant int
 	// Allocator holds the Arrow memory of every request (the batches a
 	// DoGet, an action or a statement builds, released when it is sent)

@@ -166,10 +166,26 @@ func sqlOutcome(ctx context.Context, err error) string {
 // runSQLOnce runs a statement whose result is not streamed (a
 // GetFlightInfo, a GetSchema, a CreatePreparedStatement): the result is
 // charged to the in-flight budget only while it is built.
+// It counts against the tenant's SQL in progress while it runs.
 func (s *Service) runSQLOnce(ctx context.Context, query string) (*sqlcatalog.Result, error) {
+	tenant, ok := TenantFrom(ctx)
+	if !ok {
+		return nil, errUnauthenticated
+	}
+	if !s.sqlStreams.acquire(tenant) {
+		return nil, s.tooManyStatements()
+	}
+	defer s.sqlStreams.release(tenant)
 	r := s.sqlBudget.Reserve()
 	defer r.Release()
 	return s.runSQL(ctx, query, r)
+}
+
+// tooManyStatements answers a statement past the tenant's cap.
+func (s *Service) tooManyStatements() error {
+	s.opts.Metrics.observeSQL("streams", time.Now())
+	return status.Errorf(codes.ResourceExhausted,
+		"sql: this catalog has %d statements running or streaming, at most %d at once; read or cancel one first", s.sqlStreams.max, s.sqlStreams.max)
 }
 
 // sqlStatus maps an engine failure to the client's answer.
@@ -265,9 +281,7 @@ func (s *Service) streamSQL(ctx context.Context, query string) (*arrow.Schema, <
 		return nil, nil, errUnauthenticated
 	}
 	if !s.sqlStreams.acquire(tenant) {
-		s.opts.Metrics.observeSQL("streams", time.Now())
-		return nil, nil, status.Errorf(codes.ResourceExhausted,
-			"sql: this catalog has %d results streaming, at most %d at once; read or cancel one first", s.sqlStreams.max, s.sqlStreams.max)
+		return nil, nil, s.tooManyStatements()
 	}
 	r := s.sqlBudget.Reserve()
 	end := func() {
@@ -287,8 +301,10 @@ func (s *Service) streamSQL(ctx context.Context, query string) (*arrow.Schema, <
 	return res.Schema, ch, nil
 }
 
-// streamLimiter counts each tenant's SQL results streaming, up to max
-// each.
+// streamLimiter counts each tenant's SQL in progress — statements
+// running, and results streaming until their stream ends — up to max
+// each, so that one tenant cannot queue work on its engine past its
+// share: one more is refused at once.
 type streamLimiter struct {
 	max int
 	mu  sync.Mutex
@@ -393,9 +409,10 @@ func (s *Service) SQLCacheStats() SQLCacheStats { return s.engines.stats() }
 
 // Defaults of Options' SQL bounds.
 const (
-	// DefaultSQLStreamsPerTenant is how many SQL results one tenant may
-	// stream at once by default: more than a tool opens (one per query
-	// tab), few enough that one tenant cannot hold the budget alone.
+	// DefaultSQLStreamsPerTenant is how many statements one tenant may
+	// have running or streaming at once by default: more than a tool
+	// opens (one per query tab), few enough that one tenant cannot hold
+	// the budget alone.
 	DefaultSQLStreamsPerTenant = 8
 )
 

@@ -141,8 +141,8 @@ func openUnread(t testing.TB, e *env, ctx context.Context, sql string) (func(), 
 }
 
 // One tenant cannot hold more than its share of SQL streams: past the
-// cap a DoGet is refused at once, saying so, and a stream that ends gives
-// its place back.
+// cap a statement is refused at once, saying so, and a stream that ends
+// gives its place back.
 func TestSQLStreamsPerTenantAreCapped(t *testing.T) {
 	e := newEnv(t, discovery.Options{SQLStreamsPerTenant: 2})
 	for _, tn := range []string{"acme", "globex"} {
