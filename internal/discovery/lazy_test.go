@@ -128,11 +128,11 @@ func sqlInfo(t *testing.T, e *env, tenant string) map[uint32]string {
 }
 
 // The blob fixtures of every version a deployed discovery may meet
-// (pkg/snapshot/testdata: version 4, what the previous release's refresh
-// wrote, and version 5, this release's, in its one-file form) load and
+// (pkg/snapshot/testdata: versions 4 and 5, what earlier releases' refresh
+// wrote, and version 6, this release's, in its one-file form) load and
 // serve exactly what they hold.
 func TestBlobFixturesServe(t *testing.T) {
-	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
+	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap"} {
 		t.Run(name, func(t *testing.T) {
 			fixture, err := os.ReadFile(filepath.Join("..", "..", "pkg", "snapshot", "testdata", name))
 			if err != nil {

@@ -19,7 +19,7 @@
 //
 // # Segments apart from the manifest
 //
-// The blob holds the manifest alone (snapshot format version 5); each
+// The blob holds the manifest alone (snapshot format version 5 and later); each
 // tenant's segment is an immutable object named by its content address
 // (blobstore.Store.PutSegment), written before the manifest that names it.
 // A stream batch (Apply) reads the manifest and the segments of the
@@ -281,7 +281,7 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 		scan = seen
 	}
 	build, err := snapshot.Build(ctx, scan, snapshot.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
-		Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
+		Base: prevIndex, Fetch: p.previousSegment, Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
@@ -334,7 +334,7 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 			// the scan replaced.
 			batch = p.batchChanges(ctx, seen, prevIndex, gen, scanAt)
 		}
-		if prev != nil && prev.Version == snapshot.Version {
+		if prev != nil && prev.Version >= snapshot.Version5 { // its segments apart
 			res.SegmentsReleased, err = p.release(ctx, prevTenants, build.Written.Entries)
 		}
 		p.announceBatch(ctx, &res, gen, batch)
@@ -589,16 +589,29 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 	return err
 }
 
+// previousSegment fetches a segment of the current manifest for a full
+// scan (snapshot.BuildOptions.Fetch); one the store no longer holds is
+// snapshot.ErrSegmentMissing, its rows then published again.
+func (p *Publisher) previousSegment(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+	b, err := p.fetchSegment(ctx, e)
+	if errors.Is(err, blobstore.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %s", snapshot.ErrSegmentMissing, p.Blobs.SegmentLocation(segmentName(e)))
+	}
+	return b, err
+}
+
 // maxIndexRead bounds the index refresh reads back from the current blob to
 // carry its tenants' generations: 64 MiB, several million tenants.
 const maxIndexRead = 64 << 20
 
 // previousIndex reads the current blob's manifest (a ranged read) and
 // opens it alone (nil when it does not verify, or is over maxIndexRead), so
-// unchanged tenants keep their generation. A manifest that does not verify
-// is ignored: every tenant then counts as changed, which costs readers a
-// rebuild, not correctness. (A version 4 index addresses its segments as
-// version 5 does.)
+// unchanged tenants keep their generation and a full scan's unchanged rows
+// their publication (it fetches the segments: previousSegment). A manifest
+// that does not verify is ignored: every tenant then counts as changed and
+// every row is published again, which costs readers a rebuild and change
+// feed followers each change a second time, never one missed. (A version 4
+// index addresses its segments as later versions do.)
 func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) (*snapshot.Reader, error) {
 	if h.ManifestBytes > maxIndexRead {
 		return nil, nil

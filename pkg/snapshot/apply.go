@@ -144,6 +144,9 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 					CreationID: d.Registration.CreationID(), By: d.DroppedBy, At: d.DroppedAt})
 			}
 			row := (*rowCache)(nil).tombstone(d)
+			if before, had := r.tombstones[k]; had && sameTombstone(before, &row) {
+				row.Published = before.Published
+			}
 			r.tombstones[k] = &row
 			continue
 		}
@@ -176,6 +179,8 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 				}
 			}
 			out.Changes = append(out.Changes, Change{Ref: ref, Op: op, Version: reg.Version(), CreationID: reg.CreationID(), By: reg.UpdatedBy(), At: reg.UpdatedAt()})
+		} else {
+			t.Published = before.Published // unchanged: not a change again
 		}
 		r.tables[k] = &t
 	}
@@ -242,11 +247,18 @@ func writesSince(before *Table, had bool, t *Table) int {
 }
 
 // sameRow reports whether two rows of one table encode the same in a
-// blob (times at the blob's microseconds).
+// blob (times at the blob's microseconds; Published aside).
 func sameRow(a, b *Table) bool {
 	return a.Namespace == b.Namespace && a.Name == b.Name && a.Location == b.Location && a.TableType == b.TableType &&
 		a.Version == b.Version && a.CreatedAt.UnixMicro() == b.CreatedAt.UnixMicro() &&
 		a.UpdatedAt.UnixMicro() == b.UpdatedAt.UnixMicro() && bytes.Equal(a.SchemaIPC, b.SchemaIPC) &&
 		(a.SchemaIPC == nil) == (b.SchemaIPC == nil) && a.Description == b.Description &&
 		maps.Equal(a.Properties, b.Properties) && a.UpdatedBy == b.UpdatedBy && a.Op == b.Op
+}
+
+// sameTombstone reports whether two tombstones of one registration encode
+// the same in a blob (Published aside).
+func sameTombstone(a, b *Tombstone) bool {
+	return a.Version == b.Version && a.DroppedAt.UnixMicro() == b.DroppedAt.UnixMicro() && a.DroppedBy == b.DroppedBy &&
+		a.ExpiresAt.IsZero() == b.ExpiresAt.IsZero() && (a.ExpiresAt.IsZero() || a.ExpiresAt.UnixMicro() == b.ExpiresAt.UnixMicro())
 }

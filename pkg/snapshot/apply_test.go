@@ -2,6 +2,8 @@ package snapshot_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,7 +13,8 @@ import (
 )
 
 // Applying a batch of changed keys — registrations and tombstones — gives
-// the blob a full build gives (the same content hash), writes again only
+// the blob a full build over the same base gives (the same content hash:
+// every row published at the same generation), writes again only
 // the tenants the keys name, and carries every other tenant over
 // unchanged, generation included.
 func TestApplyEqualsAFullBuild(t *testing.T) {
@@ -42,7 +45,7 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 	if err != nil || len(ledger) != 1 {
 		t.Fatalf("the drop's tombstone: %v, %v", ledger, err)
 	}
-	keys := []string{"tbl/globex/finance/budget", "tbl/globex/finance/ledger", dKey, "dropped/globex/finance/ledger/" + ledger[0].Key,
+	keys := []string{"tbl/globex/finance/budget", "tbl/globex/finance/ledger", "tbl/acme/sales/orders", dKey, "dropped/globex/finance/ledger/" + ledger[0].Key,
 		purgedKey, catalog.ChangesKey, "quota/acme", "tbl/bad"}
 	applied, err := snapshot.Apply(ctx, st, baseR, keys, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1})
 	if err != nil {
@@ -51,7 +54,7 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 	if applied.Tenants != 3 || applied.Writes != 2 {
 		t.Fatalf("applied %d tenants, %d writes; want 3 (acme, globex, initech), 2", applied.Tenants, applied.Writes)
 	}
-	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1})
+	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Base: baseR})
 	got, want := applied.Written.Header, full.Written.Header
 	if got.ContentHash != want.ContentHash || got.Counts != want.Counts {
 		t.Fatalf("applied blob %+v, full build %+v", got, want)
@@ -72,7 +75,20 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 	if _, ok := r.Entry("initech"); ok {
 		t.Error("initech, whose only tombstone was purged, is still in the blob")
 	}
-	if s := tenant(t, r, "acme"); s.Tombstones.Name.Len() != 2 {
-		t.Errorf("acme has %d tombstones, want 2", s.Tombstones.Name.Len())
+	acme := tenant(t, r, "acme")
+	if acme.Tombstones.Name.Len() != 2 {
+		t.Fatalf("acme has %d tombstones, want 2", acme.Tombstones.Name.Len())
+	}
+	// Rows read again unchanged keep their publication; new ones are the
+	// batch's.
+	var published []string
+	for i := range acme.NumTables() {
+		published = append(published, fmt.Sprintf("%s@%d", acme.Table(i).Name, acme.Table(i).Published))
+	}
+	for i := range acme.Tombstones.Name.Len() {
+		published = append(published, fmt.Sprintf("dropped %s@%d", acme.Tombstone(i).Name, acme.Tombstone(i).Published))
+	}
+	if got, want := strings.Join(published, " "), "people@1 customers@1 orders@1 dropped interns@2 dropped returns@1"; got != want {
+		t.Errorf("acme rows published %s, want %s", got, want)
 	}
 }

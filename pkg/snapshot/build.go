@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,11 +21,27 @@ type BuildOptions struct {
 	Generation uint64
 	CreatedAt  time.Time
 	// Previous is the index of the blob this one replaces: a tenant whose
-	// segment is unchanged keeps its Generation and ChangedAt.
+	// segment is unchanged keeps its Generation and ChangedAt. Default
+	// Base's.
 	Previous []Entry
+	// Base is the blob this one replaces. A row the scan finds as Base
+	// holds it keeps the generation Base says it was published in
+	// (Table.Published, Tombstone.Published), so a full scan renumbers no
+	// unchanged row of the change feed; every other row is published at
+	// Generation. A tenant's segment is read from Base, or with Fetch when
+	// Base is a manifest alone. Without Base, or for a tenant whose
+	// segment is missing (ErrSegmentMissing) or fails its checks, the rows
+	// are all published at Generation: a change feed follower is given
+	// them again, never fewer.
+	Base  *Reader
+	Fetch Fetch
 	// Marker is the change marker the blob records.
 	Marker Marker
 }
+
+// ErrSegmentMissing is what a Fetch wraps when the store holds no segment
+// at the entry's address.
+var ErrSegmentMissing = errors.New("snapshot: segment missing")
 
 // Built is what one Build read and wrote.
 type Built struct {
@@ -111,13 +129,22 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 	slices.Sort(out.SkippedKeys)
 	out.DistinctSchemas = len(rc.schemas)
 	rc = nil
+	prev := opts.Previous
+	if prev == nil && opts.Base != nil {
+		prev = opts.Base.Entries()
+	}
 	w, err := NewWriter(WriterOptions{Generation: opts.Generation, CreatedAt: opts.CreatedAt, Marker: opts.Marker,
-		Skipped: out.Counts.Skipped, Previous: opts.Previous})
+		Skipped: out.Counts.Skipped, Previous: prev})
 	if err != nil {
 		return out, err
 	}
 	for _, name := range slices.Sorted(mapKeys(tenants)) {
 		r := tenants[name]
+		if opts.Base != nil {
+			if err := carry(ctx, opts.Base, opts.Fetch, name, r.tables, r.tombstones); err != nil {
+				return out, err
+			}
+		}
 		if err := w.AddTenant(name, r.tables, r.tombstones); err != nil {
 			return out, err
 		}
@@ -130,6 +157,62 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 	}
 	out.Counts = out.Written.Header.Counts
 	return out, nil
+}
+
+// carry gives each of a tenant's rows that base holds unchanged the
+// generation base published it in, reading the tenant's segment from base
+// or with fetch (decoded, checked and released: one segment in memory at a
+// time). A segment that is missing or fails its checks carries nothing.
+// It sorts tables and tombstones in place.
+func carry(ctx context.Context, base *Reader, fetch Fetch, tenant string, tables []Table, tombstones []Tombstone) error {
+	e, ok := base.Entry(tenant)
+	if !ok {
+		return nil
+	}
+	seg, err := base.Tenant(tenant)
+	if errors.Is(err, ErrDetached) && fetch != nil {
+		var stored []byte
+		stored, err = fetch(ctx, e)
+		switch {
+		case errors.Is(err, ErrSegmentMissing):
+			return nil
+		case err != nil:
+			return fmt.Errorf("snapshot: fetch the segment of %q: %w", tenant, err)
+		}
+		seg, err = decodeSegment(e, stored, base.mem)
+	}
+	switch {
+	case errors.Is(err, ErrCorrupt) || errors.Is(err, ErrDetached):
+		return nil
+	case err != nil:
+		return err
+	}
+	defer seg.Release()
+	slices.SortFunc(tables, func(a, b Table) int { return compareTables(&a, &b) })
+	slices.SortFunc(tombstones, func(a, b Tombstone) int { return compareTombstones(&a, &b) })
+	c, j := seg.Tables, 0
+	for i := range tables {
+		t := &tables[i]
+		for j < c.Name.Len() && cmp.Or(strings.Compare(c.Namespace.Value(j), t.Namespace), strings.Compare(c.Name.Value(j), t.Name)) < 0 {
+			j++
+		}
+		if j < c.Name.Len() && c.Namespace.Value(j) == t.Namespace && c.Name.Value(j) == t.Name && seg.sameTable(j, t) {
+			t.Published = c.Published.Value(j)
+		}
+	}
+	d, j := seg.Tombstones, 0
+	for i := range tombstones {
+		t := &tombstones[i]
+		for j < d.Name.Len() && cmp.Or(strings.Compare(d.Namespace.Value(j), t.Namespace), strings.Compare(d.Name.Value(j), t.Name),
+			strings.Compare(d.CreationID.Value(j), t.CreationID)) < 0 {
+			j++
+		}
+		if j < d.Name.Len() && d.Namespace.Value(j) == t.Namespace && d.Name.Value(j) == t.Name && d.CreationID.Value(j) == t.CreationID &&
+			seg.sameTombstone(j, t) {
+			t.Published = d.Published.Value(j)
+		}
+	}
+	return nil
 }
 
 func addStats(to *metastore.ScanStats, s metastore.ScanStats) {

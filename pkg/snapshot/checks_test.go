@@ -62,7 +62,7 @@ func TestDamageIsRejected(t *testing.T) {
 // strictly: every flip is rejected at open (the manifest's checksum, each
 // segment's address) and every truncation.
 func TestFixtureDamageIsRejected(t *testing.T) {
-	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
+	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func TestErrorsSayThePackageOnce(t *testing.T) {
 			copy(b, snapshot.Magic)
 			b[8] = 2
 			return b
-		}(), snapshot.ErrVersion, "snapshot: unsupported blob version: version 2, this build reads 4 and 5"},
+		}(), snapshot.ErrVersion, "snapshot: unsupported blob version: version 2, this build reads 4 to 6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := snapshot.Open(tc.blob, snapshot.ReaderOptions{})
@@ -225,7 +225,7 @@ func TestChangeFieldsAreCarried(t *testing.T) {
 }
 
 func FuzzOpen(f *testing.F) {
-	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
+	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(b)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/klauspost/compress/zstd"
 )
@@ -174,5 +175,41 @@ func TestForgedCountsAreRejected(t *testing.T) {
 	binary.LittleEndian.PutUint32(m[100:], crc32.Update(crc32.Checksum(m[:100], crcTable), crcTable, m[HeaderSize:]))
 	if _, err := OpenManifest(m, ReaderOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "inflates to") {
 		t.Fatalf("an index of another size: %v, want ErrCorrupt for the size", err)
+	}
+}
+
+// A segment whose row says it was published after its tenant's generation
+// is corrupt: the change feed would put a follower's cursor past rows
+// published later. At the tenant's generation it reads.
+func TestRowPublishedAfterItsTenantIsCorrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		table, tombstone uint64
+		generation       uint64
+		corrupt          bool
+	}{
+		{"at the tenant's generation", 5, 3, 5, false},
+		{"a table after it", 6, 3, 5, true},
+		{"a tombstone after it", 5, 6, 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			payload, _, err := encodePayload(memory.DefaultAllocator,
+				[]Table{{Namespace: "n", Name: "t", Location: "/x", Published: tc.table}},
+				[]Tombstone{{Namespace: "n", Name: "t", CreationID: "c", Published: tc.tombstone}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(craft(t, Entry{Tenant: "acme", Tables: 1, SchemaUnavailable: 1, Tombstones: 1, Generation: tc.generation}, payload), ReaderOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seg, err := r.Tenant("acme")
+			if got := errors.Is(err, ErrCorrupt); got != tc.corrupt {
+				t.Fatalf("Tenant: %v, want corrupt %v", err, tc.corrupt)
+			}
+			if err == nil {
+				seg.Release()
+			}
+		})
 	}
 }

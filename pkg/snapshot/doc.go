@@ -5,7 +5,7 @@
 // metastore (Build) and a stream batch applied to the previous blob
 // (Apply).
 //
-// # Format version 5
+// # Format version 6
 //
 // A blob is a manifest and one segment per tenant. The manifest is
 // self-contained and checksummed without the segments; each segment is
@@ -20,7 +20,7 @@
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"
-//	8      2     format version: 5
+//	8      2     format version: 6
 //	10     2     codec: 1 = zstd
 //	12     8     generation
 //	20     8     created at, Unix nanoseconds
@@ -47,14 +47,17 @@
 // A stored object is the one-file form when it is HeaderSize+BodyBytes
 // long and the manifest alone when it is HeaderSize+ManifestBytes long.
 // Bytes 0–119 are laid out as in version 4, so a refresh reads the change
-// marker from the first MarkerPrefix bytes of either version. The index is
+// marker from the first MarkerPrefix bytes of any version. The index is
 // compressed because it is what every change republishes: about 100 bytes
 // a tenant uncompressed, of which the address is the only part that does
 // not compress.
 //
-// Version 4 is version 5 with the index stored uncompressed from offset
-// 120 (no size field) and published in the one-file form only. Its
-// segments are the same bytes, so a writer carries them over as they are.
+// Version 5 is version 6 without the published columns in its segments
+// (below). Version 4 is version 5 with the index stored uncompressed from
+// offset 120 (no size field) and published in the one-file form only. The
+// reader reads a segment of either form whatever the manifest's version,
+// so a writer carries an older segment over as it is; its rows read as
+// published at the tenant's generation (its index entry's).
 //
 // A segment is one zstd frame. Uncompressed it holds three Arrow IPC
 // streams, each preceded by its length (u64), each with one record batch:
@@ -63,14 +66,23 @@
 //     int32 into the segment's schemas; null when the schema is
 //     unavailable), location, version, created_at, updated_at,
 //     description, properties (map<string,string>, null when none),
-//     updated_by, op; sorted by (namespace, name). No tenant column: the
-//     index names the tenant.
+//     updated_by, op, published; sorted by (namespace, name). No tenant
+//     column: the index names the tenant.
 //   - schemas (SchemasSchema): each distinct Arrow IPC schema message of
 //     the tenant's tables, once.
 //   - tombstones (TombstonesSchema): the tenant's dropped tables still in
 //     retention: namespace, name, version, creation_id, dropped_at,
-//     dropped_by, expires_at; sorted by (namespace, name, creation_id).
-//     Discovery never serves them as tables; they feed the change feed.
+//     dropped_by, expires_at, published; sorted by (namespace, name,
+//     creation_id). Discovery never serves them as tables; they feed the
+//     change feed.
+//
+// published (u64) is the generation of the blob in which the row last
+// changed, at most its tenant's generation: the change feed's order. A
+// writer stamps a row new or changed in its blob with the blob's
+// generation; a row the blob before held the same keeps its number, also
+// through a full scan (Build reads the previous segments: BuildOptions.Base).
+// Generations only grow, so a row published after a follower's cursor is
+// numbered after it.
 //
 // Each stream's schema message is verified (catalog.VerifySchemaMessage)
 // before the IPC reader sees it, and must equal the expected schema. One
@@ -80,15 +92,14 @@
 //
 // # Versions and the deploy order
 //
-// The writer writes version 5 only. The reader reads versions 4 and 5, so
-// a discovery of this release serves what the previous refresh published;
-// version 3 is no longer read (refresh has written version 4 since the
-// release before). Deploy discovery first, then refresh (the CDK stack
-// orders the refresh function after the discovery service): an older
-// discovery that meets a version 5 manifest rejects it as an unknown
-// version and keeps serving its last good snapshot (it never serves a blob
-// it cannot read), so deploying refresh first is safe but stalls discovery
-// at the last version 4 snapshot until it is upgraded too. A refresh of
-// this release that finds a version 4 blob republishes it from a full scan
-// as version 5.
+// The writer writes version 6 only. The reader reads versions 4 to 6, so
+// a discovery of this release serves what the previous refresh published.
+// Deploy discovery first, then refresh (the CDK stack orders the refresh
+// function after the discovery service): an older discovery that meets a
+// version 6 manifest rejects it as an unknown version and keeps serving
+// its last good snapshot (it never serves a blob it cannot read), so
+// deploying refresh first is safe but stalls discovery at the last version
+// 5 snapshot until it is upgraded too. A refresh of this release that
+// finds a version 4 or 5 blob republishes it from a full scan as version
+// 6, each row keeping the generation it read as.
 package snapshot

@@ -44,5 +44,5 @@ func Example() {
 	fmt.Println("version:", r.Header().Version, "tables:", seg.NumTables(), seg.Tables.Namespace.Value(0)+"."+seg.Tables.Name.Value(0),
 		"exact schema:", catalog.SchemaEqual(got, schema))
 	// Output:
-	// version: 5 tables: 1 sales.orders exact schema: true
+	// version: 6 tables: 1 sales.orders exact schema: true
 }

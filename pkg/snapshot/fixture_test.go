@@ -13,14 +13,16 @@ import (
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v5.lakesnap with the writer")
+var update = flag.Bool("update", false, "rewrite testdata/v6.lakesnap with the writer")
 
-// The committed fixtures (version 4: what the previous release's refresh
-// wrote; version 5: this release's, in its one-file form) open and hold
+// The committed fixtures (versions 4 and 5: what earlier releases' refresh
+// wrote; version 6: this release's, in its one-file form) open and hold
 // the fixture catalog: a blob written by a release must stay readable by
-// the next.
+// the next. Their rows were published at generation 7, the fixtures'
+// (versions before 6 have no published column: their rows read as
+// published at their tenant's generation).
 func TestFixturesOpen(t *testing.T) {
-	for _, v := range []uint16{snapshot.Version4, snapshot.Version} {
+	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { fixtureOpens(t, v) })
 	}
 }
@@ -52,7 +54,10 @@ func fixtureOpens(t *testing.T, version uint16) {
 		orders.Description != "one row per order" || orders.Properties["owner"] != "sales-eng" {
 		t.Fatalf("orders from the v4 fixture: schema %v, %v; description %q, properties %v", s, err, orders.Description, orders.Properties)
 	}
-	if d := acme.Tombstone(0); acme.Tombstones.Name.Len() != 1 || d.Name != "returns" || d.DroppedBy != "bob" {
+	if orders.Published != 7 || acme.Generation != 7 {
+		t.Fatalf("orders published at %d in a segment of generation %d, want 7 and 7", orders.Published, acme.Generation)
+	}
+	if d := acme.Tombstone(0); acme.Tombstones.Name.Len() != 1 || d.Name != "returns" || d.DroppedBy != "bob" || d.Published != 7 {
 		t.Fatalf("acme tombstones from the v4 fixture: %d, first %+v", acme.Tombstones.Name.Len(), d)
 	}
 	if initech := tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {

@@ -127,7 +127,7 @@ func TestLoadTenant(t *testing.T) {
 
 // Apply to a manifest opened alone fetches only the changed tenants'
 // segments, writes only theirs, references the rest, and gives the blob a
-// full build gives.
+// full build over the same base (its segments fetched) gives.
 func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 	ctx := context.Background()
 	c, st := fixture(t)
@@ -151,7 +151,11 @@ func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 			t.Errorf("%s: segment written %v", e.Tenant, wrote)
 		}
 	}
-	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1})
+	m2, err := snapshot.OpenManifest(base.Written.Manifest, snapshot.ReaderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Base: m2, Fetch: segs.fetch})
 	if got, want := applied.Written.Header, full.Written.Header; got.ContentHash != want.ContentHash || got.Counts != want.Counts {
 		t.Fatalf("applied %+v, full build %+v", got, want)
 	}

@@ -30,7 +30,7 @@ type ReaderOptions struct {
 
 // Open verifies a blob in its one-file form (the manifest, its checksum
 // and content hash, and every segment against its address) and returns it
-// without decompressing any segment. It reads versions 4 and 5. Every
+// without decompressing any segment. It reads versions 4 to 6. Every
 // failure wraps ErrCorrupt or ErrVersion; no input panics.
 func Open(b []byte, opts ReaderOptions) (*Reader, error) {
 	h, err := ReadHeader(b)

@@ -36,6 +36,7 @@ var TablesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "properties", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.BinaryTypes.String), Nullable: true},
 	{Name: "updated_by", Type: arrow.BinaryTypes.String},
 	{Name: "op", Type: arrow.BinaryTypes.String},
+	{Name: "published", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
 
 // SchemasSchema is the schema of a segment's distinct table schemas.
@@ -52,7 +53,19 @@ var TombstonesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "dropped_at", Type: timestampUTC},
 	{Name: "dropped_by", Type: arrow.BinaryTypes.String},
 	{Name: "expires_at", Type: timestampUTC, Nullable: true},
+	{Name: "published", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
+
+// tablesSchema5 and tombstonesSchema5 are a segment's schemas before format
+// version 6: the same without the last column, published.
+var (
+	tablesSchema5     = withoutLast(TablesSchema)
+	tombstonesSchema5 = withoutLast(TombstonesSchema)
+)
+
+func withoutLast(s *arrow.Schema) *arrow.Schema {
+	return arrow.NewSchema(s.Fields()[:s.NumFields()-1], nil)
+}
 
 // Table is one table of a tenant as the writer takes it and Segment.Table
 // returns it.
@@ -70,6 +83,10 @@ type Table struct {
 	Properties  map[string]string
 	UpdatedBy   string
 	Op          string
+	// Published is the generation of the blob in which the row last
+	// changed: the change feed's order. Zero when the writer is to stamp
+	// it with its own generation (a row new or changed in this blob).
+	Published uint64
 }
 
 // HasSchema reports whether the table's schema is available.
@@ -84,6 +101,8 @@ type Tombstone struct {
 	DroppedBy       string
 	// ExpiresAt is when retention ends (zero: never).
 	ExpiresAt time.Time
+	// Published is as Table.Published.
+	Published uint64
 }
 
 // TableColumns are the columns of a segment's tables record batch
@@ -100,6 +119,10 @@ type TableColumns struct {
 	// Properties is null for a table without properties; keys are sorted.
 	Properties    *array.Map
 	UpdatedBy, Op *array.String
+	// Published is each row's Table.Published. A segment written before
+	// version 6 has no such column; its rows read as published at the
+	// tenant's generation (Entry.Generation).
+	Published *array.Uint64
 }
 
 // TombstoneColumns are the columns of a segment's tombstones record batch
@@ -111,13 +134,18 @@ type TombstoneColumns struct {
 	DroppedAt       *array.Timestamp
 	DroppedBy       *array.String
 	ExpiresAt       *array.Timestamp
+	// Published is as TableColumns.Published.
+	Published *array.Uint64
 }
 
 // Segment is one tenant's decoded and checked segment. Its arrays are
 // immutable and safe for concurrent reads; Release gives their memory back
 // to the allocator.
 type Segment struct {
-	Tenant     string
+	Tenant string
+	// Generation is the tenant's index entry's: the blob generation in
+	// which its segment last changed, at or above every row's Published.
+	Generation uint64
 	Tables     TableColumns
 	Schemas    *array.Binary
 	Tombstones TombstoneColumns
@@ -146,7 +174,8 @@ func (s *Segment) Table(i int) Table {
 		TableType: strings.Clone(c.TableType.Value(i)), SchemaIPC: bytes.Clone(s.Schema(i)), Location: strings.Clone(c.Location.Value(i)),
 		Version: c.Version.Value(i), CreatedAt: c.CreatedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
 		UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), Description: strings.Clone(c.Description.Value(i)),
-		Properties: s.Properties(i), UpdatedBy: strings.Clone(c.UpdatedBy.Value(i)), Op: strings.Clone(c.Op.Value(i))}
+		Properties: s.Properties(i), UpdatedBy: strings.Clone(c.UpdatedBy.Value(i)), Op: strings.Clone(c.Op.Value(i)),
+		Published: c.Published.Value(i)}
 	if !s.Tables.SchemaRef.IsNull(i) && t.SchemaIPC == nil {
 		t.SchemaIPC = []byte{}
 	}
@@ -173,11 +202,48 @@ func (s *Segment) Tombstone(i int) Tombstone {
 	c := s.Tombstones
 	d := Tombstone{Namespace: strings.Clone(c.Namespace.Value(i)), Name: strings.Clone(c.Name.Value(i)), Version: c.Version.Value(i),
 		CreationID: strings.Clone(c.CreationID.Value(i)), DroppedAt: c.DroppedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
-		DroppedBy: strings.Clone(c.DroppedBy.Value(i))}
+		DroppedBy: strings.Clone(c.DroppedBy.Value(i)), Published: c.Published.Value(i)}
 	if c.ExpiresAt.IsValid(i) {
 		d.ExpiresAt = c.ExpiresAt.Value(i).ToTime(arrow.Microsecond).UTC()
 	}
 	return d
+}
+
+// sameTable reports whether row i holds t as a blob encodes it (times at
+// the blob's microseconds; its name aside): sameRow against a segment's
+// row.
+func (s *Segment) sameTable(i int, t *Table) bool {
+	c := s.Tables
+	if c.TableType.Value(i) != t.TableType || c.Location.Value(i) != t.Location || c.Version.Value(i) != t.Version ||
+		int64(c.CreatedAt.Value(i)) != t.CreatedAt.UnixMicro() || int64(c.UpdatedAt.Value(i)) != t.UpdatedAt.UnixMicro() ||
+		c.Description.Value(i) != t.Description || c.UpdatedBy.Value(i) != t.UpdatedBy || c.Op.Value(i) != t.Op ||
+		c.SchemaRef.IsNull(i) != (t.SchemaIPC == nil) || !bytes.Equal(s.Schema(i), t.SchemaIPC) {
+		return false
+	}
+	m := c.Properties
+	if m.IsNull(i) {
+		return len(t.Properties) == 0
+	}
+	lo, hi := m.ValueOffsets(i)
+	if int(hi-lo) != len(t.Properties) {
+		return false
+	}
+	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
+	for j := lo; j < hi; j++ {
+		if v, ok := t.Properties[keys.Value(int(j))]; !ok || v != items.Value(int(j)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameTombstone reports whether tombstone row i holds d as a blob encodes
+// it (its name and creation id aside).
+func (s *Segment) sameTombstone(i int, d *Tombstone) bool {
+	c := s.Tombstones
+	return c.Version.Value(i) == d.Version && int64(c.DroppedAt.Value(i)) == d.DroppedAt.UnixMicro() &&
+		c.DroppedBy.Value(i) == d.DroppedBy && c.ExpiresAt.IsNull(i) == d.ExpiresAt.IsZero() &&
+		(d.ExpiresAt.IsZero() || int64(c.ExpiresAt.Value(i)) == d.ExpiresAt.UnixMicro())
 }
 
 // Release releases the segment's arrays.
@@ -223,7 +289,7 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone)
 	ref, loc, ver := tb.Field(3).(*array.Int32Builder), tb.Field(4).(*array.StringBuilder), tb.Field(5).(*array.Int64Builder)
 	created, updated := tb.Field(6).(*array.TimestampBuilder), tb.Field(7).(*array.TimestampBuilder)
 	desc, props := tb.Field(8).(*array.StringBuilder), tb.Field(9).(*array.MapBuilder)
-	by, op := tb.Field(10).(*array.StringBuilder), tb.Field(11).(*array.StringBuilder)
+	by, op, pub := tb.Field(10).(*array.StringBuilder), tb.Field(11).(*array.StringBuilder), tb.Field(12).(*array.Uint64Builder)
 	keys, items := props.KeyBuilder().(*array.StringBuilder), props.ItemBuilder().(*array.StringBuilder)
 	schemas := sb.Field(0).(*array.BinaryBuilder)
 	seen := map[string]int32{}
@@ -261,6 +327,7 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone)
 		}
 		by.Append(t.UpdatedBy)
 		op.Append(t.Op)
+		pub.Append(t.Published)
 	}
 	if err := stream(tb.NewRecordBatch()); err != nil {
 		return nil, 0, err
@@ -272,6 +339,7 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone)
 	defer db.Release()
 	dns, dname, dver := db.Field(0).(*array.StringBuilder), db.Field(1).(*array.StringBuilder), db.Field(2).(*array.Int64Builder)
 	did, dat, dby, dexp := db.Field(3).(*array.StringBuilder), db.Field(4).(*array.TimestampBuilder), db.Field(5).(*array.StringBuilder), db.Field(6).(*array.TimestampBuilder)
+	dpub := db.Field(7).(*array.Uint64Builder)
 	for i := range tombstones {
 		d := &tombstones[i]
 		dns.Append(d.Namespace)
@@ -285,6 +353,7 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone)
 		} else {
 			dexp.Append(arrow.Timestamp(d.ExpiresAt.UnixMicro()))
 		}
+		dpub.Append(d.Published)
 	}
 	if err := stream(db.NewRecordBatch()); err != nil {
 		return nil, 0, err
@@ -335,9 +404,15 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 			seg = nil
 		}
 	}()
+	seg.Generation = e.Generation
 	rest := payload
-	var recs [3]arrow.RecordBatch
-	for k, want := range []*arrow.Schema{TablesSchema, SchemasSchema, TombstonesSchema} {
+	var (
+		recs  [3]arrow.RecordBatch
+		forms [3]int // which of its schemas each stream has
+	)
+	// The tables and the tombstones of version 6, or of the versions
+	// before, without their published columns.
+	for k, want := range [][]*arrow.Schema{{TablesSchema, tablesSchema5}, {SchemasSchema}, {TombstonesSchema, tombstonesSchema5}} {
 		if len(rest) < 8 {
 			return seg, fmt.Errorf("stream %d truncated", k)
 		}
@@ -346,11 +421,11 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		if n > uint64(len(rest)) {
 			return seg, fmt.Errorf("stream %d of %d bytes in the %d left", k, n, len(rest))
 		}
-		rec, err := readStream(rest[:n], want, mem)
+		rec, form, err := readStream(rest[:n], want, mem)
 		if err != nil {
 			return seg, fmt.Errorf("stream %d: %v", k, err)
 		}
-		recs[k] = rec
+		recs[k], forms[k] = rec, form
 		seg.recs = append(seg.recs, rec)
 		seg.Bytes += int64(n)
 		rest = rest[n:]
@@ -358,62 +433,91 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 	if len(rest) != 0 {
 		return seg, fmt.Errorf("%d bytes after the last stream", len(rest))
 	}
+	switch before := forms[0] == 1; {
+	case before != (forms[2] == 1):
+		return seg, fmt.Errorf("the tables and the tombstones are of different format versions")
+	case before:
+		// Every row as published at the tenant's generation.
+		recs[0] = withPublished(recs[0], TablesSchema, e.Generation, mem)
+		recs[2] = withPublished(recs[2], TombstonesSchema, e.Generation, mem)
+		seg.recs[0], seg.recs[2] = recs[0], recs[2]
+		seg.Bytes += 8 * (recs[0].NumRows() + recs[2].NumRows())
+	}
 	tc := recs[0].Columns()
 	seg.Tables = TableColumns{Namespace: tc[0].(*array.String), Name: tc[1].(*array.String), TableType: tc[2].(*array.String),
 		SchemaRef: tc[3].(*array.Int32), Location: tc[4].(*array.String), Version: tc[5].(*array.Int64),
 		CreatedAt: tc[6].(*array.Timestamp), UpdatedAt: tc[7].(*array.Timestamp), Description: tc[8].(*array.String),
-		Properties: tc[9].(*array.Map), UpdatedBy: tc[10].(*array.String), Op: tc[11].(*array.String)}
+		Properties: tc[9].(*array.Map), UpdatedBy: tc[10].(*array.String), Op: tc[11].(*array.String), Published: tc[12].(*array.Uint64)}
 	seg.Schemas = recs[1].Column(0).(*array.Binary)
 	dc := recs[2].Columns()
 	seg.Tombstones = TombstoneColumns{Namespace: dc[0].(*array.String), Name: dc[1].(*array.String), Version: dc[2].(*array.Int64),
-		CreationID: dc[3].(*array.String), DroppedAt: dc[4].(*array.Timestamp), DroppedBy: dc[5].(*array.String), ExpiresAt: dc[6].(*array.Timestamp)}
+		CreationID: dc[3].(*array.String), DroppedAt: dc[4].(*array.Timestamp), DroppedBy: dc[5].(*array.String), ExpiresAt: dc[6].(*array.Timestamp),
+		Published: dc[7].(*array.Uint64)}
 	return seg, checkSegment(e, seg)
 }
 
-// readStream reads one IPC stream of exactly one record batch of schema
-// want, its schema message verified before the IPC reader sees it.
-func readStream(b []byte, want *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+// withPublished returns rec (a record batch of a segment before version 6)
+// with a last column, published, of gen in every row, as schema; it
+// releases rec.
+func withPublished(rec arrow.RecordBatch, schema *arrow.Schema, gen uint64, mem memory.Allocator) arrow.RecordBatch {
+	defer rec.Release()
+	b := array.NewUint64Builder(mem)
+	defer b.Release()
+	b.Reserve(int(rec.NumRows()))
+	for range rec.NumRows() {
+		b.UnsafeAppend(gen)
+	}
+	pub := b.NewArray()
+	defer pub.Release()
+	return array.NewRecordBatch(schema, append(slices.Clone(rec.Columns()), pub), rec.NumRows())
+}
+
+// readStream reads one IPC stream of exactly one record batch of one of
+// the schemas in want, and returns it and that schema's index; its schema
+// message is verified before the IPC reader sees it.
+func readStream(b []byte, want []*arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, int, error) {
 	// The IPC reader recurses into field children with no depth limit, and
 	// a stack overflow is a fatal error no recover() catches.
 	if err := catalog.VerifySchemaMessage(b); err != nil {
-		return nil, fmt.Errorf("schema message: %v", err)
+		return nil, 0, fmt.Errorf("schema message: %v", err)
 	}
 	rdr, err := ipc.NewReader(bytes.NewReader(b), ipc.WithAllocator(mem),
 		ipc.WithMetadataSizeLimit(int64(len(b))), ipc.WithBodySizeLimit(int64(len(b))))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rdr.Release()
-	if !rdr.Schema().Equal(want) {
-		return nil, fmt.Errorf("schema %s, want %s", rdr.Schema(), want)
+	k := slices.IndexFunc(want, rdr.Schema().Equal)
+	if k < 0 {
+		return nil, 0, fmt.Errorf("schema %s, want %s", rdr.Schema(), want[0])
 	}
 	if !rdr.Next() {
 		if err := rdr.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return nil, fmt.Errorf("no record batch")
+		return nil, 0, fmt.Errorf("no record batch")
 	}
 	rec := rdr.RecordBatch()
 	rec.Retain()
 	if rdr.Next() {
 		rec.Release()
-		return nil, fmt.Errorf("more than one record batch")
+		return nil, 0, fmt.Errorf("more than one record batch")
 	}
 	if err := rdr.Err(); err != nil {
 		rec.Release()
-		return nil, err
+		return nil, 0, err
 	}
 	for i, col := range rec.Columns() {
 		if err := array.ValidateFull(col); err != nil {
 			rec.Release()
-			return nil, fmt.Errorf("column %s: %v", rec.Schema().Field(i).Name, err)
+			return nil, 0, fmt.Errorf("column %s: %v", rec.Schema().Field(i).Name, err)
 		}
 		if !rec.Schema().Field(i).Nullable && col.NullN() != 0 {
 			rec.Release()
-			return nil, fmt.Errorf("column %s has nulls", rec.Schema().Field(i).Name)
+			return nil, 0, fmt.Errorf("column %s has nulls", rec.Schema().Field(i).Name)
 		}
 	}
-	return rec, nil
+	return rec, k, nil
 }
 
 // checkSegment checks a decoded segment against its index entry: counts,
@@ -450,6 +554,11 @@ func checkSegment(e Entry, s *Segment) error {
 		} else if r := c.SchemaRef.Value(i); r < 0 || int(r) >= s.Schemas.Len() {
 			return fmt.Errorf("table %s.%s: schema reference %d out of range", ns, name, r)
 		}
+		// A row published after its tenant's last change would put the
+		// change feed's cursor past rows published later.
+		if p := c.Published.Value(i); p > e.Generation {
+			return fmt.Errorf("table %s.%s published at generation %d, after the tenant's %d", ns, name, p, e.Generation)
+		}
 	}
 	if unavailable != e.SchemaUnavailable {
 		return fmt.Errorf("%d tables without a schema, index counts %d", unavailable, e.SchemaUnavailable)
@@ -466,6 +575,9 @@ func checkSegment(e Entry, s *Segment) error {
 		if i > 0 && cmp.Or(strings.Compare(d.Namespace.Value(i-1), ns), strings.Compare(d.Name.Value(i-1), name),
 			strings.Compare(d.CreationID.Value(i-1), d.CreationID.Value(i))) >= 0 {
 			return fmt.Errorf("tombstones out of order at %s.%s", ns, name)
+		}
+		if p := d.Published.Value(i); p > e.Generation {
+			return fmt.Errorf("tombstone of %s.%s published at generation %d, after the tenant's %d", ns, name, p, e.Generation)
 		}
 	}
 	return nil

@@ -3,10 +3,12 @@ package snapshot_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,8 +192,10 @@ func TestBuildRoundTrips(t *testing.T) {
 	}
 }
 
-// The same catalog builds the same bytes, and a tenant whose segment is
-// unchanged keeps its generation.
+// The same catalog builds the same bytes. A build over the blob before
+// (Base) keeps each unchanged row's publication and each unchanged
+// tenant's generation, and publishes the new row at its own; one over the
+// index alone (Previous) publishes every row again.
 func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 	c, st := fixture(t)
 	first := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0})
@@ -201,7 +205,7 @@ func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 	}
 	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(2, 2)})
 	t1 := t0.Add(time.Minute)
-	second := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Previous: first.Written.Entries})
+	second := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Base: open(t, first.Blob)})
 	r := open(t, second.Blob)
 	for name, gen := range map[string]uint64{"acme": 1, "globex": 2, "initech": 1} {
 		if e, _ := r.Entry(name); e.Generation != gen {
@@ -211,13 +215,43 @@ func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 	if second.Written.Header.ContentHash == first.Written.Header.ContentHash {
 		t.Error("content hash did not change with the catalog")
 	}
+	published := func(r *snapshot.Reader, name string) string {
+		seg := tenant(t, r, name)
+		var out []string
+		for i := range seg.NumTables() {
+			row := seg.Table(i)
+			out = append(out, fmt.Sprintf("%s.%s@%d", row.Namespace, row.Name, row.Published))
+		}
+		for i := range seg.Tombstones.Name.Len() {
+			d := seg.Tombstone(i)
+			out = append(out, fmt.Sprintf("dropped %s.%s@%d", d.Namespace, d.Name, d.Published))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := published(r, "globex"), "finance.budget@2 finance.ledger@1 legacy.old@1"; got != want {
+		t.Errorf("globex rows published %s, want %s", got, want)
+	}
+	if got, want := published(r, "initech"), "dropped ops.tps@1"; got != want {
+		t.Errorf("initech rows published %s, want %s", got, want)
+	}
+	renumbered := open(t, build(t, st, snapshot.BuildOptions{Generation: 3, CreatedAt: t1, Previous: second.Written.Entries}).Blob)
+	if got, want := published(renumbered, "globex"), "finance.budget@3 finance.ledger@3 legacy.old@3"; got != want {
+		t.Errorf("without Base, globex rows published %s, want %s", got, want)
+	}
 }
 
-// The committed version 4 fixture (what the previous release's refresh
-// wrote) carries over into version 5: a writer copies its segments byte for
-// byte, each tenant keeping its generation.
-func TestV4FixtureCarriesOver(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("testdata", "v4.lakesnap"))
+// The committed version 4 and 5 fixtures (what earlier releases' refresh
+// wrote) carry over into version 6: a writer copies their segments byte
+// for byte, each tenant keeping its generation, each row reading as
+// published at it.
+func TestOlderFixturesCarryOver(t *testing.T) {
+	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
+		t.Run(name, func(t *testing.T) { fixtureCarriesOver(t, name) })
+	}
+}
+
+func fixtureCarriesOver(t *testing.T, name string) {
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,6 +285,9 @@ func TestV4FixtureCarriesOver(t *testing.T) {
 	if got, want := names(tenant(t, r5, "acme")), names(tenant(t, r, "acme")); !slices.Equal(got, want) {
 		t.Fatalf("copied acme tables %q, want %q", got, want)
 	}
+	if p := tenant(t, r5, "acme").Table(0).Published; p != 7 {
+		t.Fatalf("copied: acme's first table published at %d, want 7", p)
+	}
 }
 
 // Blobs of versions 1 to 3 and of unknown versions are refused as
@@ -258,7 +295,7 @@ func TestV4FixtureCarriesOver(t *testing.T) {
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 	_, st := fixture(t)
 	b := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0}).Blob
-	for _, v := range []uint16{1, 2, 3, 6, 0xffff} {
+	for _, v := range []uint16{1, 2, 3, 7, 0xffff} {
 		bad := slices.Clone(b)
 		bad[8], bad[9] = byte(v), byte(v>>8)
 		if _, err := snapshot.Open(bad, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrVersion) || errors.Is(err, snapshot.ErrCorrupt) {
@@ -296,7 +333,7 @@ func TestManifestStandsAlone(t *testing.T) {
 
 	// Republish: globex changes, the others are referenced by entry.
 	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(2, 2)})
-	seg := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t0})
+	seg := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t0, Base: open(t, b.Blob)})
 	full := open(t, seg.Blob)
 	nw, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 2, CreatedAt: t0})
 	if err != nil {
@@ -352,10 +389,15 @@ func TestWriterRefusesBadInput(t *testing.T) {
 		{"duplicate", func(w *snapshot.Writer) error {
 			return w.AddTenant("a", []snapshot.Table{row("n", "t"), row("n", "t")}, nil)
 		}},
+		{"published after the blob", func(w *snapshot.Writer) error {
+			r := row("n", "t")
+			r.Published = 8
+			return w.AddTenant("a", []snapshot.Table{r}, nil)
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := snapshot.NewWriter(snapshot.WriterOptions{})
+			w, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 7})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,7 +17,8 @@ import (
 type WriterOptions struct {
 	// Generation and CreatedAt go into the header; a tenant added with
 	// AddTenant gets them as its own generation and change time unless
-	// Previous holds its segment unchanged.
+	// Previous holds its segment unchanged, and each of its rows not yet
+	// published (Published zero) gets Generation.
 	Generation uint64
 	CreatedAt  time.Time
 	// Marker is the change marker the blob records.
@@ -33,7 +34,7 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 }
 
-// Writer writes a version 5 blob, one tenant at a time in strictly
+// Writer writes a version 6 blob, one tenant at a time in strictly
 // ascending name order: every blob, whether built from a full scan or from
 // a previous blob and a batch of changes, is written by it. A Writer is not
 // safe for concurrent use.
@@ -78,9 +79,11 @@ func (w *Writer) next(tenant string) error {
 
 // AddTenant encodes and compresses a tenant's segment from its tables and
 // tombstones, which it sorts in place (by namespace and name, tombstones
-// then by creation id). Every name is validated; two tables of one name
-// are an error. A tenant with neither tables nor tombstones is left out.
-// The tables' schema bytes must have been checked to decode.
+// then by creation id). A row whose Published is zero is stamped with the
+// writer's Generation (in place); one published after it is an error.
+// Every name is validated; two tables of one name are an error. A tenant
+// with neither tables nor tombstones is left out. The tables' schema bytes
+// must have been checked to decode.
 func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone) error {
 	if err := w.next(tenant); err != nil {
 		return err
@@ -98,6 +101,9 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 		if i > 0 && compareTables(&tables[i-1], t) == 0 {
 			return fmt.Errorf("snapshot: write tenant %q: two tables %s.%s", tenant, t.Namespace, t.Name)
 		}
+		if err := w.stamp(&t.Published); err != nil {
+			return fmt.Errorf("snapshot: write tenant %q: table %s.%s %w", tenant, t.Namespace, t.Name, err)
+		}
 	}
 	for i := range tombstones {
 		d := &tombstones[i]
@@ -106,6 +112,9 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 		}
 		if i > 0 && compareTombstones(&tombstones[i-1], d) == 0 {
 			return fmt.Errorf("snapshot: write tenant %q: two tombstones of %s.%s %s", tenant, d.Namespace, d.Name, d.CreationID)
+		}
+		if err := w.stamp(&d.Published); err != nil {
+			return fmt.Errorf("snapshot: write tenant %q: tombstone of %s.%s %w", tenant, d.Namespace, d.Name, err)
 		}
 	}
 	payload, unavailable, err := encodePayload(w.opts.Allocator, tables, tombstones)
@@ -121,6 +130,18 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 	}
 	w.entries = append(w.entries, e)
 	w.segs = append(w.segs, stored)
+	return nil
+}
+
+// stamp gives a row new in this blob (published zero) the writer's
+// generation, and refuses one published after it.
+func (w *Writer) stamp(published *uint64) error {
+	switch {
+	case *published == 0:
+		*published = w.opts.Generation
+	case *published > w.opts.Generation:
+		return fmt.Errorf("published at generation %d, after the blob's %d", *published, w.opts.Generation)
+	}
 	return nil
 }
 
