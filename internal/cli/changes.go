@@ -34,11 +34,12 @@ func NewCmdChanges(f *Factory, runF func(context.Context, *ChangesOptions) error
 	cmd := &cobra.Command{
 		Use:   "changes",
 		Short: "Print the tenant's change feed (from discovery); --follow keeps printing new changes",
-		Long: `Print the tenant's changes in the order they happened, from discovery's snapshot: each
-table's latest change (create, update, undrop) and each drop in retention, with its version and
-who made it. A table changed twice between two snapshots shows its latest change (lake history
-has every version). The last line on stderr is the cursor to pass as --since to go on from there;
-with --follow the command keeps printing new changes as discovery publishes them.`,
+		Long: `Print the tenant's changes in the order refresh published them, from discovery's snapshot:
+each table's latest change (create, update, undrop) and each drop in retention, with its version
+and who made it. A table changed twice between two snapshots shows its latest change (lake
+history has every version). The last line on stderr is the cursor to pass as --since to go on
+from there: it resumes after every change printed and before every change published since, so
+with --follow the command prints each new change once as discovery publishes it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.IO, opts.FlightClient, opts.Discovery, opts.Tenant = f.IO, f.FlightClient, f.Discovery, f.Tenant

@@ -48,6 +48,9 @@ type tenantState struct {
 	tableTypes []string // sorted, distinct
 	// unavailable counts rows without a schema.
 	unavailable int
+	// changes is the change feed's order (changeOrder): table rows (0 to
+	// n-1) and tombstones (n and after) by publication, then key.
+	changes []int32
 
 	// Whole-tenant answers as marshaled FlightData messages (schema message
 	// first). tablesWithSchema is nil when a table has no schema.
@@ -103,6 +106,7 @@ func prepareTenant(seg *snapshot.Segment, batchBytes int, mem memory.Allocator) 
 	if ts.catalogs, err = encodeMessages(schema_ref.Catalogs, []arrow.RecordBatch{catalogsRecord(mem, tenant)}, mem); err != nil {
 		return nil, err
 	}
+	ts.changes = ts.changeOrder()
 	ts.bytes = ts.size(seg.Bytes)
 	return ts, nil
 }
@@ -117,7 +121,7 @@ func (ts *tenantState) size(segment int64) int64 {
 		}
 	}
 	total += int64(len(ts.namespaces))*int64(unsafe.Sizeof("")+unsafe.Sizeof(rowRange{})) +
-		int64(len(ts.tableTypes))*int64(unsafe.Sizeof("")) + int64(unsafe.Sizeof(*ts))
+		int64(len(ts.tableTypes))*int64(unsafe.Sizeof("")) + int64(cap(ts.changes))*4 + int64(unsafe.Sizeof(*ts))
 	return total
 }
 
