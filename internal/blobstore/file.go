@@ -76,9 +76,6 @@ func (f *File) read() (Blob, error) {
 	if err != nil {
 		return Blob{}, fmt.Errorf("blobstore: %w", err)
 	}
-	if !info.Mode().IsRegular() {
-		return Blob{}, fmt.Errorf("blobstore: %s is not a regular file", f.path)
-	}
 	var buf bytes.Buffer
 	buf.Grow(int(info.Size()) + bytes.MinRead)
 	if _, err := buf.ReadFrom(fh); err != nil {

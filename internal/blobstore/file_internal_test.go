@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -95,5 +96,22 @@ func TestFileNotModifiedReadsNothing(t *testing.T) {
 	}
 	if got, err := f.Get(ctx, first.ETag); err != nil || !bytes.Equal(got.Data, changed) {
 		t.Fatalf("Get of a file changed within the racy window: got %d bytes, %v; want the changed content", len(got.Data), err)
+	}
+}
+
+// A folder where the blob should be is an error that says so, as reading
+// the file whole said it (discovery's /status shows it).
+func TestFileFolderInPlaceOfTheBlob(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.lakesnap")
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, get := range []func() error{
+		func() error { _, err := NewFile(path).Get(t.Context(), ""); return err },
+		func() error { _, err := NewFile(path).GetPrefix(t.Context(), 8); return err },
+	} {
+		if err := get(); err == nil || !strings.Contains(err.Error(), "is a directory") {
+			t.Fatalf("got %v, want an error saying the blob is a directory", err)
+		}
 	}
 }
