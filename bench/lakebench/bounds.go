@@ -183,6 +183,28 @@ func benchBounds(c config, r *report, procs *procSet) error {
 	r.target("64 unread ~60 MB results (and 64 of ~24 MB), one tenant, standalone task at GOMEMLIMIT 900 MiB: peak RSS", "2,430 MiB",
 		"peak ≤ 1 GiB; each streams or is refused at once", peak <= 1024, "%.0f MB", peak)
 
+	// 4. A follower of lake.changes under concurrent writers.
+	writers, dur := 16, 30*time.Second
+	if c.quick {
+		dur = 5 * time.Second
+	}
+	missed, total, err := measureFollowerMisses(context.Background(), writers, dur)
+	if err != nil {
+		return fmt.Errorf("follower: %w", err)
+	}
+	r.printf("A follower of lake.changes (lake local in this process) under %d writers for %s: missed %d of %d changes.\n\n", writers, dur, missed, total)
+	r.target(fmt.Sprintf("follower misses under %d writers × %s", writers, dur), "446 of 10,000 (16 × 30 s)", "0", missed == 0, "%d of %d", missed, total)
+
+	// 6. A new task with one tenant's segment damaged (lake local).
+	dmg, err := measureDamagedSegment(context.Background(), procs, c.discoveryBin, 10)
+	if err != nil {
+		return fmt.Errorf("damaged segment: %w", err)
+	}
+	r.printf("A new discovery task on a blob with one of %d tenants' segments damaged: served %d tenants; the damaged one answered %q; served again after one refresh run (lake local): %v.\n\n",
+		dmg.tenants, dmg.served, dmg.damaged, dmg.repaired)
+	r.target("new task, one tenant's segment damaged", "0 tenants served", "every other tenant served; repaired by the next refresh run",
+		dmg.served == dmg.tenants-1 && strings.HasPrefix(dmg.damaged, "Unavailable") && dmg.repaired, "%d of %d served; repaired: %v", dmg.served, dmg.tenants, dmg.repaired)
+
 	// 5. A 409 for a schema of 3,000 breaking changes under 60 nested structs.
 	body, growth, err := bigDiff(procs)
 	if err != nil {
