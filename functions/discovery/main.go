@@ -13,6 +13,7 @@
 //	-snapshot               LAKE_SNAPSHOT               s3://bucket/key, file:///path or a path (required)
 //	-poll-interval          LAKE_POLL_INTERVAL          blob poll interval, a conditional GET (default 2s, at least 100ms)
 //	-max-staleness          LAKE_MAX_STALENESS          unhealthy past this since the last successful poll (default 5m; 0 disables)
+//	-segment-retry-max      LAKE_SEGMENT_RETRY_MAX      longest wait before a segment that failed to load is fetched again (default 1m)
 //	-shutdown-grace         LAKE_SHUTDOWN_GRACE         drain time after SIGTERM (default 20s)
 //	-tls-cert, -tls-key     LAKE_TLS_CERT, LAKE_TLS_KEY PEM pair; serves TLS when set
 //	-jwt-hs256-secret-file  LAKE_JWT_HS256_SECRET_FILE  HS256 secret file (or LAKE_JWT_HS256_SECRET)

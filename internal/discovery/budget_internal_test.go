@@ -35,7 +35,7 @@ func serveRegistrations(t *testing.T, regs []snapshot.Registered) *Service {
 		t.Fatal(err)
 	}
 	s := NewService(Options{})
-	s.setView(&View{Generation: 1, index: blobIndex{blob}})
+	s.setView(&View{Generation: 1, index: blobIndex{blob: blob}})
 	return s
 }
 

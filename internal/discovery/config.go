@@ -31,7 +31,10 @@ type ProgramConfig struct {
 	PollInterval, ShutdownGrace time.Duration
 	// MaxStaleness is how old the last successful poll may grow before
 	// health says unhealthy (Config.MaxStaleness); 0 disables the check.
-	MaxStaleness              time.Duration
+	MaxStaleness time.Duration
+	// SegmentRetryMax is the longest wait before a degraded tenant's
+	// segment is fetched again (Config.SegmentRetryMax).
+	SegmentRetryMax           time.Duration
 	TLSCert, TLSKey           string
 	HS256Secret               string // LAKE_JWT_HS256_SECRET: the secret itself (env only)
 	HS256SecretFile, JWKSFile string
@@ -75,6 +78,7 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.Snapshot, "snapshot", env("LAKE_SNAPSHOT", ""), "snapshot blob: s3://bucket/key, file:///path or a path (required) [LAKE_SNAPSHOT]")
 	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", DefaultPollInterval.String()), "how often to check the blob for a new version: a conditional GET, answered 304 with no body while it is unchanged [LAKE_POLL_INTERVAL]")
 	staleness := fs.String("max-staleness", env("LAKE_MAX_STALENESS", ""), "health turns unhealthy (/healthz 503, gRPC NOT_SERVING) when the last successful poll is older than this; requests are still answered from the last good snapshot; more than -poll-interval; 0 disables (default 5m, or 3 × -poll-interval when that is longer) [LAKE_MAX_STALENESS]")
+	segmentRetry := fs.String("segment-retry-max", env("LAKE_SEGMENT_RETRY_MAX", ""), "the longest wait before a segment that failed to load (its tenant degraded: damaged, missing or unreachable) is fetched again; the first wait is 2s (or this when shorter), doubling after each failure; at least -poll-interval (default 1m, or -poll-interval when that is longer) [LAKE_SEGMENT_RETRY_MAX]")
 	grace := fs.String("shutdown-grace", env("LAKE_SHUTDOWN_GRACE", "20s"), "how long running requests may finish after SIGTERM [LAKE_SHUTDOWN_GRACE]")
 	fs.StringVar(&c.TLSCert, "tls-cert", env("LAKE_TLS_CERT", ""), "PEM certificate file; with -tls-key serves TLS [LAKE_TLS_CERT]")
 	fs.StringVar(&c.TLSKey, "tls-key", env("LAKE_TLS_KEY", ""), "PEM private key file [LAKE_TLS_KEY]")
@@ -103,6 +107,12 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	}
 	if c.MaxStaleness, err = maxStaleness(*staleness, c.PollInterval); err != nil {
 		return c, err
+	}
+	c.SegmentRetryMax = max(DefaultSegmentRetryMax, c.PollInterval)
+	if *segmentRetry != "" {
+		if c.SegmentRetryMax, err = time.ParseDuration(*segmentRetry); err != nil || c.SegmentRetryMax < c.PollInterval {
+			return c, fmt.Errorf("-segment-retry-max %q: want a duration of at least -poll-interval (%v), such as 1m", *segmentRetry, c.PollInterval)
+		}
 	}
 	if c.ShutdownGrace, err = time.ParseDuration(*grace); err != nil || c.ShutdownGrace < 0 {
 		return c, fmt.Errorf("-shutdown-grace %q: want a duration such as 20s", *grace)
@@ -262,7 +272,7 @@ func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 	}
 	srv, err := Start(ctx, Config{
 		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, AdminPprof: c.AdminPprof, Blobs: blobs, PollInterval: c.PollInterval,
-		MaxStaleness: c.MaxStaleness, Auth: validator, TLS: tlsCfg, Log: log,
+		MaxStaleness: c.MaxStaleness, SegmentRetryMax: c.SegmentRetryMax, Auth: validator, TLS: tlsCfg, Log: log,
 		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout},
 	})
 	if err != nil {

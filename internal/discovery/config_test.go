@@ -33,7 +33,7 @@ func TestParseConfig(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", args: []string{"-snapshot", "s3://b/k"}, env: secret, check: func(c ProgramConfig) bool {
-			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 2*time.Second && c.MaxStaleness == 5*time.Minute && c.ShutdownGrace == 20*time.Second &&
+			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 2*time.Second && c.MaxStaleness == 5*time.Minute && c.ShutdownGrace == 20*time.Second && c.SegmentRetryMax == DefaultSegmentRetryMax &&
 				c.BatchBytes == DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != "" &&
 				c.JWKSURL == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh && c.MaxLifetime == auth.DefaultMaxLifetime && c.BrowserListen == ""
 		}},
@@ -77,6 +77,11 @@ func TestParseConfig(t *testing.T) {
 		{name: "browser with TLS", args: []string{"-snapshot", "x", "-browser-listen", ":8090", "-tls-cert", "c.pem", "-tls-key", "k.pem"}, env: secret, wantErr: "-browser-listen with -tls-cert"},
 		{name: "no snapshot", env: secret, wantErr: "-snapshot (LAKE_SNAPSHOT) is required"},
 		{name: "no keys", args: []string{"-snapshot", "x"}, wantErr: "configure token validation"},
+		{name: "segment retry max", args: []string{"-snapshot", "x", "-segment-retry-max", "5m"}, env: secret, check: func(c ProgramConfig) bool { return c.SegmentRetryMax == 5*time.Minute }},
+		{name: "segment retry max from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_SEGMENT_RETRY_MAX": "10s"},
+			check: func(c ProgramConfig) bool { return c.SegmentRetryMax == 10*time.Second }},
+		{name: "segment retry max under the poll", args: []string{"-snapshot", "x", "-poll-interval", "5s", "-segment-retry-max", "1s"}, env: secret,
+			wantErr: `-segment-retry-max "1s": want a duration of at least -poll-interval (5s)`},
 		{name: "short poll", args: []string{"-snapshot", "x", "-poll-interval", "10ms"}, env: secret, wantErr: "at least 100ms"},
 		{name: "max staleness flag", args: []string{"-snapshot", "x", "-poll-interval", "1s", "-max-staleness", "1500ms"}, env: secret,
 			check: func(c ProgramConfig) bool {

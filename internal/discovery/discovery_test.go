@@ -54,6 +54,8 @@ type env struct {
 	addr   string
 	gen    uint64
 	reg    *prometheus.Registry
+	// metrics are the Service's and the Source's, registered in reg.
+	metrics *discovery.Metrics
 }
 
 func newEnv(t testing.TB, opts discovery.Options) *env {
@@ -63,6 +65,7 @@ func newEnv(t testing.TB, opts discovery.Options) *env {
 	reg := prometheus.NewRegistry()
 	e.reg = reg
 	opts.Metrics = discovery.NewMetrics(reg)
+	e.metrics = opts.Metrics
 	e.svc = discovery.NewService(opts)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	e.src = discovery.NewSource(e.blobs, e.svc, opts.Metrics, quiet)

@@ -251,13 +251,16 @@ func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 	}
 }
 
-// A manifest whose new segment is damaged is rejected (and not fetched
-// again); one whose new segment is missing fails the poll without a
-// rejection, and loads once the segment is there. The last good snapshot
-// serves meanwhile, and a load fetches only the segment it lacks.
+// A manifest whose new segment of one tenant is missing, then damaged, is
+// taken for every other tenant while that tenant keeps its last good state
+// (it was rejected whole, and never taken while it named the segment);
+// stored right, the segment loads at the next attempt, and a load fetches
+// only the segment the serving view lacks.
 func TestSegmentsApartDamagedOrMissing(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, discovery.Options{})
+	clk := &fakeClock{time.Now()}
+	e.src.Now = clk.now
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("globex", "finance", "ledger", wide(2))
 	e.publish()
@@ -279,46 +282,50 @@ func TestSegmentsApartDamagedOrMissing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	etag, err := e.blobs.Put(ctx, w.Manifest, blobstore.Condition{IfMatch: cur.ETag})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Missing: an error, no rejection; still the last good answers.
-	for range 2 {
-		if loaded, err := e.src.Poll(ctx); loaded || err == nil || errors.Is(err, snapshot.ErrCorrupt) {
-			t.Fatalf("poll of a manifest whose segment is missing: %v, %v; want an error that is no rejection", loaded, err)
+	for i, seg := range w.Segments[1:] {
+		if err := e.blobs.PutSegment(ctx, hex.EncodeToString(w.Entries[i+1].Address[:]), seg); err != nil {
+			t.Fatal(err)
 		}
 	}
-	if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
-		t.Fatal("answers changed while a segment was missing")
+	if _, err := e.blobs.Put(ctx, w.Manifest, blobstore.Condition{IfMatch: cur.ETag}); err != nil {
+		t.Fatal(err)
 	}
-	// Damaged: rejected.
+	state := func(wantState string) {
+		t.Helper()
+		st := e.src.Status()
+		if len(st.DegradedTenants) != 1 || st.DegradedTenants[0].Tenant != "acme" || st.DegradedTenants[0].State != wantState ||
+			st.DegradedTenants[0].Serving != discovery.ServingLastGood {
+			t.Fatalf("degraded tenants %+v; want acme, %s, serving its last good state", st.DegradedTenants, wantState)
+		}
+		if got := answers(t, e, []string{"acme", "globex"}); got["acme"] != want["acme"] || got["globex"] != want["globex"] {
+			t.Fatal("answers changed while acme's segment did not load")
+		}
+	}
+	// Missing: the manifest is taken; acme keeps its last good state.
+	if loaded, err := e.src.Poll(ctx); !loaded || err != nil {
+		t.Fatalf("poll of a manifest whose segment is missing: %v, %v; want a load", loaded, err)
+	}
+	state(discovery.SegmentMissing)
+	// Damaged: still degraded at the next attempt.
 	bad := bytes.Clone(w.Segments[0])
 	bad[len(bad)/2] ^= 1
 	if err := e.blobs.PutSegment(ctx, acme, bad); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.src.Poll(ctx); !errors.Is(err, snapshot.ErrCorrupt) {
-		t.Fatalf("poll of a manifest whose segment is damaged: %v, want ErrCorrupt", err)
+	clk.t = clk.t.Add(discovery.DefaultSegmentRetryMin)
+	if _, err := e.src.Poll(ctx); err != nil {
+		t.Fatal(err)
 	}
-	// Stored right, the same manifest is still the rejected one; a new
-	// manifest (another ETag) loads, fetching acme's segment alone.
+	state(discovery.SegmentDamaged)
+	// Stored right, it loads at the attempt after, fetching acme's
+	// segment alone (globex's is held).
 	if err := e.blobs.PutSegment(ctx, acme, w.Segments[0]); err != nil {
 		t.Fatal(err)
 	}
 	fetched := e.src.Status().SegmentsFetched
-	if _, err := e.src.Poll(ctx); !errors.Is(err, snapshot.ErrCorrupt) {
-		t.Fatalf("poll of the rejected manifest again: %v, want its rejection", err)
-	}
-	w2, err := snapshot.Build(ctx, e.store, snapshot.BuildOptions{Generation: e.gen + 2, CreatedAt: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.blobs.Put(ctx, w2.Written.Manifest, blobstore.Condition{IfMatch: etag}); err != nil {
-		t.Fatal(err)
-	}
+	clk.t = clk.t.Add(2 * discovery.DefaultSegmentRetryMin)
 	if loaded, err := e.src.Poll(ctx); !loaded || err != nil {
-		t.Fatalf("poll of a good manifest: %v, %v", loaded, err)
+		t.Fatalf("poll once the segment is stored right: %v, %v", loaded, err)
 	}
 	if n := e.src.Status().SegmentsFetched - fetched; n != 1 {
 		t.Fatalf("the load fetched %d segments, want 1 (acme's; globex's is held)", n)

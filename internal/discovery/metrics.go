@@ -24,7 +24,11 @@ type Metrics struct {
 	tables       prometheus.Gauge
 	lastLoadTime prometheus.Gauge
 	lastSuccess  prometheus.Gauge
-	preEncoded   *prometheus.CounterVec
+	// degradedTenants and segmentFailures report the tenants whose
+	// segment did not load (degraded.go).
+	degradedTenants prometheus.Gauge
+	segmentFailures *prometheus.CounterVec
+	preEncoded      *prometheus.CounterVec
 	// cache is the Service's tenant cache, answers its cache of filtered
 	// answers, both read at scrape time.
 	cache   atomic.Pointer[tenantCache]
@@ -67,6 +71,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "lake_discovery_last_successful_poll_timestamp_seconds",
 			Help: "When a poll of the snapshot blob last succeeded (a 304 or a load), Unix seconds: alarm on its age.",
 		}),
+		degradedTenants: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "lake_discovery_degraded_tenants",
+			Help: "Tenants the serving manifest names whose segment did not load (damaged, missing or unreachable): each serves its last good state or answers UNAVAILABLE, and is fetched again with backoff. Names in /status.",
+		}),
+		segmentFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "lake_discovery_segment_failures_total",
+			Help: "Segment loads that failed, by reason: damaged (bytes that do not match the address), missing (no object), unreachable (the store failed).",
+		}, []string{"reason"}),
 		lastLoadTime: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "lake_discovery_snapshot_load_seconds", Help: "How long the last snapshot load (fetch, verify, read the tenant index) took.",
 		}),
@@ -136,6 +148,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}
 	}
 	reg.MustRegister(m.requests, m.latency, m.generation, m.createdAt, m.loads, m.metadataIO, m.tables, m.lastLoadTime, m.lastSuccess, m.preEncoded,
+		m.degradedTenants, m.segmentFailures,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "lake_discovery_tenant_cache_bytes", Help: "Bytes held by prepared tenants (Arrow buffers and pre-encoded answers).",
 		}, stat(func(s CacheStats) float64 { return float64(s.Bytes) })),

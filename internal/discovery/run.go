@@ -54,6 +54,10 @@ type Config struct {
 	// than PollInterval. 0 disables the check (the program's default is
 	// DefaultMaxStaleness).
 	MaxStaleness time.Duration
+	// SegmentRetryMax is the longest wait before a degraded tenant's
+	// segment is fetched again (Source.SegmentRetryMax); 0 means
+	// DefaultSegmentRetryMax.
+	SegmentRetryMax time.Duration
 	// Auth validates bearer tokens.
 	Auth Authenticator
 	// TLS, when set, serves gRPC over TLS.
@@ -113,6 +117,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
 	s.src = NewSource(cfg.Blobs, s.svc, metrics, cfg.Log)
 	s.src.MaxStaleness = cfg.MaxStaleness
+	s.src.SegmentRetryMax = cfg.SegmentRetryMax
 	s.src.OnPoll = s.updateHealth
 
 	var opts []grpc.ServerOption

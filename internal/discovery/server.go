@@ -264,9 +264,12 @@ func (c *calls) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInf
 }
 
 // HealthHandler serves /healthz alone: 200 once a snapshot is loaded, 503
-// before, and 503 while the last successful poll is older than the
-// source's MaxStaleness (the snapshot still serves requests). The 503's
-// body is a short reason; it tells a load balancer nothing else.
+// before, 503 while the last successful poll is older than the source's
+// MaxStaleness (the snapshot still serves requests), and 503 while it
+// serves no tenant (each one's segment failed to load). The 503's body is a
+// short reason; a 200's says "ok", and how many tenants are degraded when
+// some are (their names are in /status). It tells a load balancer nothing
+// else.
 func HealthHandler(src *Source) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz(src))
@@ -275,11 +278,15 @@ func HealthHandler(src *Source) http.Handler {
 
 func healthz(src *Source) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		if ok, reason := src.health(time.Now()); !ok {
-			http.Error(w, reason, http.StatusServiceUnavailable)
-			return
+		ok, detail := src.health(time.Now())
+		switch {
+		case !ok:
+			http.Error(w, detail, http.StatusServiceUnavailable)
+		case detail != "":
+			_, _ = fmt.Fprintf(w, "ok: %s\n", detail)
+		default:
+			_, _ = w.Write([]byte("ok\n"))
 		}
-		_, _ = w.Write([]byte("ok\n"))
 	}
 }
 

@@ -298,7 +298,9 @@ var (
 		"a table this request would return has no stored schema; list with include_schema=false, or backfill its schema")
 )
 
-// begin resolves the caller's tenant and the serving view.
+// begin resolves the caller's tenant and the serving view: UNAVAILABLE
+// before the first view, and for a degraded tenant the view cannot serve
+// (degraded.go).
 func (s *Service) begin(ctx context.Context) (string, *View, error) {
 	tenant, ok := TenantFrom(ctx)
 	if !ok {
@@ -307,6 +309,9 @@ func (s *Service) begin(ctx context.Context) (string, *View, error) {
 	v := s.view.Load()
 	if v == nil {
 		return "", nil, errNotLoaded
+	}
+	if err := v.unavailable(tenant); err != nil {
+		return "", nil, err
 	}
 	return tenant, v, nil
 }

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/pkg/snapshot"
@@ -16,16 +19,20 @@ import (
 // Source loads the snapshot blob into a Service and keeps it current by
 // polling with conditional reads: each poll names the ETag of the serving
 // blob (If-None-Match), so an unchanged blob is answered 304 with no bytes
-// and nothing is decoded. The blob is the manifest (snapshot.Load): a new
-// one is loaded with the segments the serving view already holds, by
-// address, and only the others fetched, so a change moves the manifest and
-// the changed tenants' segments. A blob that fails any check (a segment
-// that does not match its address included) is rejected and the previous
-// view keeps serving; a blob of an older generation than the serving one
-// is rejected too. A rejected blob's ETag is remembered and named instead,
-// so the same rejected bytes are not fetched and checked again at every
-// poll. A segment that cannot be fetched (missing, the store failing)
-// fails the poll without a rejection: the next poll tries again.
+// and nothing is decoded. The blob is the manifest: a new one is loaded
+// with the segments the serving view already holds, by address, and only
+// the others fetched, so a change moves the manifest and the changed
+// tenants' segments. A manifest that fails any check is rejected and the
+// previous view keeps serving; a blob of an older generation than the
+// serving one is rejected too. A rejected blob's ETag is remembered and
+// named instead, so the same rejected bytes are not fetched and checked
+// again at every poll.
+//
+// A segment is one tenant's: one that does not load (damaged, missing, the
+// store failing) leaves that tenant degraded and the manifest serves every
+// other tenant (degraded.go). The tenant keeps its last good state where
+// the view held one, else its requests get UNAVAILABLE; its segment is
+// fetched again with backoff, at a poll once the wait is over.
 type Source struct {
 	// OnLoad, when set before the first poll, is called after each new view
 	// is swapped in.
@@ -37,6 +44,16 @@ type Source struct {
 	// how old the last successful poll may be before the source counts as
 	// stale (Status.Stale; /healthz answers 503). The view keeps serving.
 	MaxStaleness time.Duration
+	// SegmentRetryMin and SegmentRetryMax bound the wait before a degraded
+	// tenant's segment is fetched again: SegmentRetryMin (or SegmentRetryMax
+	// when shorter) after the first failure, twice as long after each one
+	// after, at most SegmentRetryMax; the fetch is made at the first poll
+	// after the wait. Zero: DefaultSegmentRetryMin, DefaultSegmentRetryMax.
+	// Set them before the first poll.
+	SegmentRetryMin, SegmentRetryMax time.Duration
+	// Now is the clock segment retries are scheduled by; default time.Now.
+	// Set it before the first poll.
+	Now func() time.Time
 
 	blobs   blobstore.Store
 	svc     *Service
@@ -47,6 +64,10 @@ type Source struct {
 	etag        string     // the serving blob's ETag; guarded by pollMu
 	rejectedTag string     // the last rejected blob's ETag, "" after a load; guarded by pollMu
 	rejectedErr error      // why it was rejected; guarded by pollMu
+	// manifest is the serving manifest (nil for a one-file blob), and
+	// failures its degraded tenants' failed segments; guarded by pollMu.
+	manifest []byte
+	failures map[string]*segmentFailure
 
 	mu          sync.Mutex // guards the status fields; never held during I/O
 	lastErr     error
@@ -55,6 +76,9 @@ type Source struct {
 	metaReads   uint64
 	segsFetched uint64
 	segBytes    uint64
+	degraded    []DegradedTenant // the serving view's, as of the last poll
+	segFailures uint64
+	unservable  bool // the view serves no tenant: each one is degraded without a last good state
 }
 
 // NewSource returns a Source feeding svc from blobs. metrics may be nil.
@@ -94,9 +118,15 @@ type Status struct {
 	MetadataReads uint64 `json:"metadata_reads"`
 	// SegmentsFetched and SegmentBytesFetched count the segments the
 	// source fetched (those a new manifest names that the serving view
-	// lacked) and their bytes.
+	// lacked, and retries) and their bytes.
 	SegmentsFetched     uint64 `json:"segments_fetched"`
 	SegmentBytesFetched uint64 `json:"segment_bytes_fetched"`
+	// DegradedTenants lists the tenants the serving manifest names whose
+	// segment did not load, by tenant (empty when none): each serves its
+	// last good state or answers UNAVAILABLE, and is fetched again with
+	// backoff. SegmentFailures counts the failed segment loads since start.
+	DegradedTenants []DegradedTenant `json:"degraded_tenants"`
+	SegmentFailures uint64           `json:"segment_failures"`
 	// Cache describes the prepared-tenant cache.
 	Cache CacheStats `json:"cache"`
 }
@@ -107,8 +137,11 @@ func (s *Source) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := Status{LastPoll: s.lastPoll, LastSuccessfulPoll: s.lastSuccess, MetadataReads: s.metaReads,
-		SegmentsFetched: s.segsFetched, SegmentBytesFetched: s.segBytes,
-		MaxStalenessSeconds: s.MaxStaleness.Seconds(), Cache: s.svc.CacheStats()}
+		SegmentsFetched: s.segsFetched, SegmentBytesFetched: s.segBytes, SegmentFailures: s.segFailures,
+		DegradedTenants: slices.Clone(s.degraded), MaxStalenessSeconds: s.MaxStaleness.Seconds(), Cache: s.svc.CacheStats()}
+	if st.DegradedTenants == nil {
+		st.DegradedTenants = []DegradedTenant{}
+	}
 	if s.lastErr != nil {
 		st.LastError = s.lastErr.Error()
 	}
@@ -128,18 +161,28 @@ func (s *Source) staleFor(now time.Time) time.Duration {
 	return max(0, now.Sub(s.lastSuccess)-s.MaxStaleness)
 }
 
-// health reports whether the source can serve: a snapshot is loaded and the
-// last successful poll is within MaxStaleness. reason says why not, briefly
-// and without the blob's location (a load balancer reads it).
+// health reports whether the source can serve: a snapshot is loaded, it
+// serves at least one tenant (or names none), and the last successful poll
+// is within MaxStaleness. reason says why not, or, when it can, how many
+// tenants are degraded ("" when none), briefly and without the blob's
+// location or a tenant's name (a load balancer reads it). A degraded
+// tenant is one tenant's problem: the others are served, so the task is
+// healthy.
 func (s *Source) health(now time.Time) (ok bool, reason string) {
-	if s.svc.View() == nil {
+	v := s.svc.View()
+	if v == nil {
 		return false, "no snapshot loaded yet"
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.staleFor(now) > 0 {
+	switch {
+	case s.staleFor(now) > 0:
 		return false, fmt.Sprintf("snapshot stale: no successful poll for %v, over the %v bound",
 			now.Sub(s.lastSuccess).Round(time.Millisecond), s.MaxStaleness)
+	case s.unservable:
+		return false, fmt.Sprintf("no tenant can be served: the segment of each of the %d tenants failed to load", v.Tenants)
+	case len(s.degraded) > 0:
+		return true, fmt.Sprintf("%d of %d tenants degraded (segments that failed to load)", len(s.degraded), v.Tenants)
 	}
 	return true, ""
 }
@@ -201,48 +244,90 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 	}
 	b, err := s.blobs.Get(ctx, tag)
 	switch {
-	case errors.Is(err, blobstore.ErrNotModified) && s.rejectedTag != "":
-		// Still the blob rejected before: not fetched, not checked again.
-		return false, s.rejectedErr
 	case errors.Is(err, blobstore.ErrNotModified):
+		// Unchanged, or still the blob rejected before (not fetched, not
+		// checked again): the serving manifest's degraded tenants are
+		// fetched again when their wait is over.
+		loaded, err := s.retry(ctx)
+		switch {
+		case err != nil:
+			return loaded, err
+		case s.rejectedTag != "":
+			return loaded, s.rejectedErr
+		}
 		s.succeeded(start)
-		return false, nil
+		return loaded, nil
 	case errors.Is(err, blobstore.ErrNotFound):
 		return false, fmt.Errorf("discovery: no snapshot blob at %s yet", s.blobs.Location())
 	case err != nil:
 		return false, fmt.Errorf("discovery: fetch %s: %w", s.blobs.Location(), err)
 	}
-	blob, fetched, err := s.load(ctx, b.Data)
-	if err != nil && !errors.Is(err, snapshot.ErrCorrupt) && !errors.Is(err, snapshot.ErrVersion) {
-		return false, fmt.Errorf("discovery: load %s: %w", s.blobs.Location(), err)
+	blob, apart, err := openBlob(b.Data)
+	if err == nil {
+		if cur := s.svc.View(); cur != nil && blob.Header().Generation < cur.Generation {
+			h := blob.Header()
+			s.log.WarnContext(ctx, "snapshot blob of an older generation rejected",
+				slog.Uint64("blob_generation", h.Generation), slog.Uint64("serving_generation", cur.Generation))
+			return false, s.reject(b.ETag, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, h.Generation, cur.Generation))
+		}
 	}
 	if err != nil {
 		s.log.ErrorContext(ctx, "snapshot blob rejected; the previous snapshot keeps serving",
 			slog.String("blob", s.blobs.Location()), slog.String("etag", b.ETag), slog.String("error", err.Error()))
 		return false, s.reject(b.ETag, fmt.Errorf("%w: %w", errRejected, err))
 	}
-	h := blob.Header()
-	if cur := s.svc.View(); cur != nil && h.Generation < cur.Generation {
-		s.log.WarnContext(ctx, "snapshot blob of an older generation rejected",
-			slog.Uint64("blob_generation", h.Generation), slog.Uint64("serving_generation", cur.Generation))
-		return false, s.reject(b.ETag, fmt.Errorf("%w: generation %d is older than the serving %d", errRejected, h.Generation, cur.Generation))
+	o := opened{blob: blob}
+	if apart {
+		if o, err = s.attach(ctx, blob); err != nil {
+			return false, fmt.Errorf("discovery: load %s: %w", s.blobs.Location(), err)
+		}
 	}
-	v := &View{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts, Tenants: len(blob.Entries()), index: blobIndex{blob}}
 	s.succeeded(start)
-	s.svc.setView(v)
+	v := s.swap(o)
 	s.etag, s.rejectedTag, s.rejectedErr = b.ETag, "", nil
-	if s.OnLoad != nil {
-		s.OnLoad(v)
-	}
-	if s.metrics != nil {
-		s.metrics.generation.Set(float64(v.Generation))
-		s.metrics.createdAt.Set(float64(v.CreatedAt.UnixNano()) / 1e9)
-		s.metrics.tables.Set(float64(v.Counts.Tables))
+	s.manifest = nil
+	if apart {
+		s.manifest = b.Data
 	}
 	s.log.InfoContext(ctx, "snapshot loaded", slog.Uint64("generation", v.Generation), slog.Int("tables", v.Counts.Tables),
 		slog.Int("schema_unavailable", v.Counts.SchemaUnavailable), slog.Int("blob_bytes", len(b.Data)),
-		slog.Int("segments_fetched", fetched.n), slog.Int("segment_bytes_fetched", fetched.bytes))
+		slog.Int("segments_fetched", o.fetched.n), slog.Int("segment_bytes_fetched", o.fetched.bytes), slog.Int("degraded_tenants", len(o.failures)))
 	return true, nil
+}
+
+// openBlob opens a blob object whichever its form: a one-file blob
+// checked whole (snapshot.Open; apart false), or a manifest alone
+// (snapshot.OpenManifest; apart true) whose segments are then attached one
+// tenant at a time. Bytes of neither form wrap snapshot.ErrCorrupt.
+func openBlob(data []byte) (r *snapshot.Reader, apart bool, err error) {
+	h, err := snapshot.ReadHeader(data)
+	if err != nil {
+		return nil, false, err
+	}
+	switch uint64(len(data) - snapshot.HeaderSize) {
+	case h.BodyBytes:
+		r, err = snapshot.Open(data, snapshot.ReaderOptions{})
+		return r, false, err
+	case h.ManifestBytes:
+		r, err = snapshot.OpenManifest(data, snapshot.ReaderOptions{})
+		return r, true, err
+	}
+	return nil, false, fmt.Errorf("%w: %d bytes are neither the one-file blob (%d) nor its manifest alone (%d)",
+		snapshot.ErrCorrupt, len(data), snapshot.HeaderSize+h.BodyBytes, snapshot.HeaderSize+h.ManifestBytes)
+}
+
+// opened is a blob made ready for a view: its reader with every segment
+// that loaded attached, the degraded tenants' failures and last good
+// states, and what loading it fetched.
+type opened struct {
+	blob     *snapshot.Reader
+	lastGood map[string]*snapshot.Reader
+	failures map[string]*segmentFailure
+	fetched  fetched
+	// tried counts the segment loads that failed, by state; recovered the
+	// tenants degraded before whose segment loaded.
+	tried     map[string]int
+	recovered int
 }
 
 // fetched counts a load's segment fetches.
@@ -251,39 +336,207 @@ type fetched struct{ n, bytes int }
 // segmentFetchers bounds a load's segment fetches in flight.
 const segmentFetchers = 32
 
-// load opens a blob object (snapshot.Load): each segment its manifest
-// names is the serving view's when that holds one of the same address,
-// else fetched from the store.
-func (s *Source) load(ctx context.Context, data []byte) (*snapshot.Reader, fetched, error) {
+// attach gives blob (a manifest opened alone) the segments it names: each
+// the serving view's when that holds one of the same address, else
+// fetched from the store, segmentFetchers at a time, and checked against
+// its address; a tenant whose segment failed at the same address before
+// and whose wait is not over is not fetched and stays degraded. A segment
+// that does not load leaves its tenant degraded, with its last good state
+// from the serving view where that has one. Only ctx's error is returned.
+func (s *Source) attach(ctx context.Context, blob *snapshot.Reader) (opened, error) {
+	now := s.now()
+	o := opened{blob: blob, lastGood: map[string]*snapshot.Reader{}, failures: map[string]*segmentFailure{}, tried: map[string]int{}}
+	var serving blobIndex
 	have := map[[32]byte][]byte{}
 	if cur := s.svc.View(); cur != nil {
-		if x, ok := cur.index.(blobIndex); ok {
-			for _, e := range x.blob.Entries() {
-				if b, err := x.blob.Stored(e.Tenant); err == nil {
-					have[e.Address] = b
-				}
+		serving, _ = cur.index.(blobIndex)
+	}
+	if serving.blob != nil {
+		for _, e := range serving.blob.Entries() {
+			if held, b, ok := serving.stored(e.Tenant); ok { // a degraded tenant's: its last good state's
+				have[held.Address] = b
 			}
 		}
 	}
+	entries := blob.Entries()
+	type load struct {
+		stored []byte
+		err    error
+		wait   bool // failed before at this address, and not due
+	}
+	loads := make([]load, len(entries))
 	var (
+		g  errgroup.Group
 		mu sync.Mutex
-		f  fetched
 	)
-	r, err := snapshot.Load(ctx, data, func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+	g.SetLimit(segmentFetchers)
+	for i, e := range entries {
 		if b, ok := have[e.Address]; ok {
-			return b, nil
+			loads[i].stored = b
+			continue
 		}
-		b, err := s.blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
-		mu.Lock()
-		f.n, f.bytes = f.n+1, f.bytes+len(b)
-		mu.Unlock()
-		return b, err
-	}, snapshot.LoadOptions{Concurrency: segmentFetchers})
+		if f := s.failures[e.Tenant]; f != nil && f.entry.Address == e.Address && now.Before(f.next) {
+			loads[i].wait = true
+			continue
+		}
+		g.Go(func() error {
+			b, err := s.blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
+			loads[i].stored, loads[i].err = b, err
+			mu.Lock()
+			o.fetched.n, o.fetched.bytes = o.fetched.n+1, o.fetched.bytes+len(b)
+			mu.Unlock()
+			return nil
+		})
+	}
+	_ = g.Wait() // the loads carry their errors
 	s.mu.Lock()
-	s.segsFetched += uint64(f.n)
-	s.segBytes += uint64(f.bytes)
+	s.segsFetched += uint64(o.fetched.n)
+	s.segBytes += uint64(o.fetched.bytes)
 	s.mu.Unlock()
-	return r, f, err
+	if err := ctx.Err(); err != nil {
+		return o, err
+	}
+	minWait, maxWait := s.segmentRetry()
+	var attempted []string
+	for i, e := range entries {
+		l := loads[i]
+		before := s.failures[e.Tenant]
+		if l.wait {
+			o.failures[e.Tenant] = before
+			continue
+		}
+		err := l.err
+		if err == nil {
+			err = blob.Attach(e.Tenant, l.stored)
+		}
+		if err == nil {
+			if before != nil {
+				o.recovered++
+			}
+			continue
+		}
+		f := failed(before, e, err, now, minWait, maxWait)
+		o.failures[e.Tenant] = f
+		o.tried[f.state]++
+		attempted = append(attempted, e.Tenant)
+	}
+	for tenant := range o.failures {
+		if r, ok := serving.lastGood[tenant]; ok {
+			o.lastGood[tenant] = r
+			continue
+		}
+		if _, ok := serving.degraded[tenant]; ok || serving.blob == nil {
+			continue
+		}
+		if _, err := serving.blob.Stored(tenant); err != nil {
+			continue // the serving view has no state of it
+		}
+		r, err := lastGoodOf(serving.blob, tenant)
+		if err != nil {
+			s.log.ErrorContext(ctx, "the last good state of a degraded tenant could not be kept", slog.String("error", err.Error()))
+			continue
+		}
+		o.lastGood[tenant] = r
+	}
+	// One line per failed attempt: the backoff bounds them.
+	for _, tenant := range attempted {
+		f := o.failures[tenant]
+		_, keeps := o.lastGood[tenant]
+		s.log.ErrorContext(ctx, "tenant segment failed to load; the tenant is degraded", slog.String("tenant", tenant),
+			slog.String("state", f.state), slog.Bool("serves_last_good", keeps), slog.Int("attempts", f.attempts),
+			slog.Time("next_attempt", f.next), slog.String("segment", s.blobs.SegmentLocation(hex.EncodeToString(f.entry.Address[:]))),
+			slog.String("error", f.err.Error()))
+	}
+	return o, nil
+}
+
+// retry fetches again the segments of the serving manifest's degraded
+// tenants whose wait is over, and swaps in a view of the same manifest with
+// those that load. It returns whether a tenant recovered. Only ctx's error
+// is returned.
+func (s *Source) retry(ctx context.Context) (bool, error) {
+	if len(s.failures) == 0 || s.manifest == nil {
+		return false, nil
+	}
+	now := s.now()
+	due := false
+	for _, f := range s.failures {
+		due = due || !now.Before(f.next)
+	}
+	if !due {
+		return false, nil
+	}
+	blob, err := snapshot.OpenManifest(s.manifest, snapshot.ReaderOptions{})
+	if err != nil {
+		return false, fmt.Errorf("discovery: open the serving manifest again: %w", err) // it opened before
+	}
+	o, err := s.attach(ctx, blob)
+	if err != nil {
+		return false, err
+	}
+	s.swap(o)
+	if o.recovered > 0 {
+		s.log.InfoContext(ctx, "degraded tenants' segments loaded", slog.Int("recovered", o.recovered), slog.Int("degraded_tenants", len(o.failures)))
+	}
+	return o.recovered > 0, nil
+}
+
+// swap makes o the serving view, and records its degraded tenants in the
+// status and the metrics.
+func (s *Source) swap(o opened) *View {
+	h := o.blob.Header()
+	degraded := make(map[string]degradedTenant, len(o.failures))
+	for tenant, f := range o.failures {
+		_, keeps := o.lastGood[tenant]
+		degraded[tenant] = degradedTenant{state: f.state, generation: f.entry.Generation, lastGood: keeps}
+	}
+	v := &View{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts, Tenants: len(o.blob.Entries()),
+		index: blobIndex{blob: o.blob, lastGood: o.lastGood, degraded: degraded}}
+	s.svc.setView(v)
+	s.failures = o.failures
+	list := degradedList(o.failures, o.lastGood)
+	failures := 0
+	for _, n := range o.tried {
+		failures += n
+	}
+	s.mu.Lock()
+	s.degraded = list
+	s.segFailures += uint64(failures)
+	s.unservable = v.Tenants > 0 && len(o.failures) == v.Tenants && len(o.lastGood) == 0
+	s.mu.Unlock()
+	if s.OnLoad != nil {
+		s.OnLoad(v)
+	}
+	if s.metrics != nil {
+		s.metrics.generation.Set(float64(v.Generation))
+		s.metrics.createdAt.Set(float64(v.CreatedAt.UnixNano()) / 1e9)
+		s.metrics.tables.Set(float64(v.Counts.Tables))
+		s.metrics.degradedTenants.Set(float64(len(o.failures)))
+		for state, n := range o.tried {
+			s.metrics.segmentFailures.WithLabelValues(state).Add(float64(n))
+		}
+	}
+	return v
+}
+
+func (s *Source) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+// segmentRetry is the backoff's bounds (SegmentRetryMin, SegmentRetryMax
+// or their defaults).
+func (s *Source) segmentRetry() (minWait, maxWait time.Duration) {
+	minWait, maxWait = s.SegmentRetryMin, s.SegmentRetryMax
+	if minWait <= 0 {
+		minWait = DefaultSegmentRetryMin
+	}
+	if maxWait <= 0 {
+		maxWait = DefaultSegmentRetryMax
+	}
+	return min(minWait, maxWait), maxWait
 }
 
 // reject remembers a rejected blob's ETag and why, for the next polls, and
