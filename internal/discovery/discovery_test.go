@@ -112,7 +112,19 @@ func (e *env) publish() {
 	e.t.Helper()
 	e.gen++
 	e.put(func(prev []snapshot.Entry) *snapshot.Written {
-		b, err := snapshot.Build(context.Background(), e.store, snapshot.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev})
+		// As refresh does: the blob replaced is the base, so unchanged rows
+		// keep the generation they were published in and unchanged
+		// tenants keep their segments.
+		opts := snapshot.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev}
+		if cur, err := e.blobs.Get(context.Background(), ""); err == nil {
+			if base, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{}); err == nil {
+				opts.Base = base
+				opts.Fetch = func(ctx context.Context, en snapshot.Entry) ([]byte, error) {
+					return e.blobs.GetSegment(ctx, hex.EncodeToString(en.Address[:]), 1<<30)
+				}
+			}
+		}
+		b, err := snapshot.Build(context.Background(), e.store, opts)
 		if err != nil {
 			e.t.Fatal(err)
 		}
