@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/lake-catalog/lake/internal/discovery"
-	"github.com/lake-catalog/lake/internal/like"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/like"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 

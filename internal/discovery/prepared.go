@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/like"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 

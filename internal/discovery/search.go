@@ -13,9 +13,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/lake-catalog/lake/internal/like"
 	"github.com/lake-catalog/lake/pkg/arrowtype"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/like"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/like"
 )
 
 func TestMatchColumnsWalksEveryNestedType(t *testing.T) {

@@ -85,8 +85,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/lake-catalog/lake/internal/like"
 	"github.com/lake-catalog/lake/internal/sqlcatalog"
+	"github.com/lake-catalog/lake/pkg/like"
 )
 
 // DefaultBatchBytes is the most bytes one record batch carries, far below

@@ -1,6 +1,6 @@
 package wire
 
-import "github.com/lake-catalog/lake/internal/like"
+import "github.com/lake-catalog/lake/pkg/like"
 
 // SearchActionType is the Flight action (DoAction) that searches the
 // caller's tenant by table name and column name. Its body is a JSON

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/lake-catalog/lake/internal/like"
+	"github.com/lake-catalog/lake/pkg/like"
 )
 
 func TestMatch(t *testing.T) {

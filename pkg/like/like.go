@@ -5,6 +5,11 @@
 // Patterns come from clients and names from tenants, so the work is
 // bounded: a pattern has at most MaxPatternBytes bytes and MaxWildcards
 // '%', and matching is linear in the length of the string (see Match).
+//
+// It lives under pkg/ because the patterns are part of lake's protocol:
+// pkg/wire bounds a lake.search body by MaxPatternBytes, and a client may
+// check a pattern before it sends it, as the discovery server does when it
+// receives it.
 package like
 
 import (
