@@ -36,15 +36,20 @@ type WriterOptions struct {
 
 // Writer writes a version 6 blob, one tenant at a time in strictly
 // ascending name order: every blob, whether built from a full scan or from
-// a previous blob and a batch of changes, is written by it. A Writer is not
-// safe for concurrent use.
+// a previous blob and a batch of changes, is written by it. Its first error
+// sticks, as pebble's sstable.Writer's does: every later AddTenant,
+// CopyTenant and AddEntry returns it and Finish reports it, so a caller
+// that ignores a refused tenant cannot finish a blob without it. A Writer
+// is not safe for concurrent use.
 type Writer struct {
 	opts    WriterOptions
 	prev    map[string]Entry
 	enc     *zstd.Encoder
 	entries []Entry
 	segs    [][]byte
-	err     error
+	// err is the first error, returned by every call after it; after
+	// Finish, that the writer is finished.
+	err error
 }
 
 // NewWriter returns a writer of one blob.
@@ -63,16 +68,26 @@ func NewWriter(opts WriterOptions) (*Writer, error) {
 	return w, nil
 }
 
-// next checks that tenant comes after the tenants written so far.
+// fail records err as the writer's error, unless it has one, and returns
+// the writer's error.
+func (w *Writer) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+	}
+	return w.err
+}
+
+// next checks that tenant comes after the tenants written so far, and that
+// the writer has not failed.
 func (w *Writer) next(tenant string) error {
 	if w.err != nil {
 		return w.err
 	}
 	if err := catalog.ValidateName("tenant", tenant); err != nil {
-		return fmt.Errorf("snapshot: write tenant: %w", err)
+		return w.fail(fmt.Errorf("snapshot: write tenant: %w", err))
 	}
 	if n := len(w.entries); n > 0 && w.entries[n-1].Tenant >= tenant {
-		return fmt.Errorf("snapshot: write tenant %q after %q: tenants go in ascending order", tenant, w.entries[n-1].Tenant)
+		return w.fail(fmt.Errorf("snapshot: write tenant %q after %q: tenants go in ascending order", tenant, w.entries[n-1].Tenant))
 	}
 	return nil
 }
@@ -96,30 +111,30 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 	for i := range tables {
 		t := &tables[i]
 		if err := (catalog.TableRef{Tenant: tenant, Namespace: t.Namespace, Name: t.Name}).Validate(); err != nil {
-			return fmt.Errorf("snapshot: write tenant %q: %w", tenant, err)
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: %w", tenant, err))
 		}
 		if i > 0 && compareTables(&tables[i-1], t) == 0 {
-			return fmt.Errorf("snapshot: write tenant %q: two tables %s.%s", tenant, t.Namespace, t.Name)
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: two tables %s.%s", tenant, t.Namespace, t.Name))
 		}
 		if err := w.stamp(&t.Published); err != nil {
-			return fmt.Errorf("snapshot: write tenant %q: table %s.%s %w", tenant, t.Namespace, t.Name, err)
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: table %s.%s %w", tenant, t.Namespace, t.Name, err))
 		}
 	}
 	for i := range tombstones {
 		d := &tombstones[i]
 		if err := (catalog.TableRef{Tenant: tenant, Namespace: d.Namespace, Name: d.Name}).Validate(); err != nil {
-			return fmt.Errorf("snapshot: write tenant %q: tombstone: %w", tenant, err)
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: tombstone: %w", tenant, err))
 		}
 		if i > 0 && compareTombstones(&tombstones[i-1], d) == 0 {
-			return fmt.Errorf("snapshot: write tenant %q: two tombstones of %s.%s %s", tenant, d.Namespace, d.Name, d.CreationID)
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: two tombstones of %s.%s %s", tenant, d.Namespace, d.Name, d.CreationID))
 		}
 		if err := w.stamp(&d.Published); err != nil {
-			return fmt.Errorf("snapshot: write tenant %q: tombstone of %s.%s %w", tenant, d.Namespace, d.Name, err)
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: tombstone of %s.%s %w", tenant, d.Namespace, d.Name, err))
 		}
 	}
 	payload, unavailable, err := encodePayload(w.opts.Allocator, tables, tombstones)
 	if err != nil {
-		return fmt.Errorf("snapshot: encode the segment of %q: %w", tenant, err)
+		return w.fail(fmt.Errorf("snapshot: encode the segment of %q: %w", tenant, err))
 	}
 	stored := w.enc.EncodeAll(payload, nil)
 	e := Entry{Tenant: tenant, Tables: len(tables), SchemaUnavailable: unavailable, Tombstones: len(tombstones),
@@ -155,14 +170,14 @@ func (w *Writer) CopyTenant(r *Reader, tenant string) error {
 	}
 	e, ok := r.Entry(tenant)
 	if !ok {
-		return fmt.Errorf("%w: %q", ErrNoTenant, tenant)
+		return w.fail(fmt.Errorf("%w: %q", ErrNoTenant, tenant))
 	}
 	stored, err := r.Stored(tenant)
 	if errors.Is(err, ErrDetached) {
 		stored, err = nil, nil
 	}
 	if err != nil {
-		return err
+		return w.fail(err)
 	}
 	w.entries = append(w.entries, e)
 	w.segs = append(w.segs, stored)
@@ -178,8 +193,8 @@ func (w *Writer) AddEntry(e Entry) error {
 		return err
 	}
 	if e.StoredBytes <= 0 || e.Tables+e.Tombstones == 0 || e.SchemaUnavailable > e.Tables {
-		return fmt.Errorf("snapshot: reference tenant %q: entry of %d stored bytes, %d tables (%d without a schema), %d tombstones",
-			e.Tenant, e.StoredBytes, e.Tables, e.SchemaUnavailable, e.Tombstones)
+		return w.fail(fmt.Errorf("snapshot: reference tenant %q: entry of %d stored bytes, %d tables (%d without a schema), %d tombstones",
+			e.Tenant, e.StoredBytes, e.Tables, e.SchemaUnavailable, e.Tombstones))
 	}
 	w.entries = append(w.entries, e)
 	w.segs = append(w.segs, nil)
@@ -196,17 +211,32 @@ type Written struct {
 	Segments [][]byte
 }
 
-// Finish writes the manifest. The writer is done after it.
+// Finish writes the manifest, or reports the writer's first error and
+// writes nothing. The writer is done after it: every later call is an
+// error.
 func (w *Writer) Finish() (*Written, error) {
 	if w.err != nil {
+		w.close()
 		return nil, w.err
 	}
-	w.err = fmt.Errorf("snapshot: writer already finished")
+	w.err = errFinished
 	m, h := encodeManifest(Header{Generation: w.opts.Generation, CreatedAt: w.opts.CreatedAt.UTC(), Marker: w.opts.Marker,
 		Counts: catalog.Counts{Skipped: w.opts.Skipped}}, w.entries, w.enc)
-	w.enc.Close()
+	w.close()
 	return &Written{Header: h, Manifest: m, Entries: w.entries, Segments: w.segs}, nil
 }
+
+// close releases the encoder (once); the writer has an error by then, so
+// nothing encodes after it.
+func (w *Writer) close() {
+	if w.enc != nil {
+		w.enc.Close()
+		w.enc = nil
+	}
+}
+
+// errFinished is the error of a call to a finished Writer.
+var errFinished = errors.New("snapshot: writer already finished")
 
 // Blob returns the one-file form: the manifest and every segment after it.
 // It fails when a segment was referenced without its bytes.
