@@ -307,12 +307,6 @@ func tenantOfKey(key string) (string, bool) {
 	return "", false
 }
 
-// TableOf is a registration's row: its schema bytes are kept when they
-// decode, else the schema is unavailable.
-func TableOf(ref catalog.TableRef, reg catalog.Registration) Table {
-	return (*rowCache)(nil).table(ref, reg)
-}
-
 // Registered is one registration and the table it is registered as.
 type Registered struct {
 	Ref          catalog.TableRef
