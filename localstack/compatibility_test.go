@@ -12,9 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // The register bootstrap, with the deployment's default mode set in its
@@ -38,8 +38,8 @@ func TestCompatibilityThroughTheRegisterBootstrap(t *testing.T) {
 	code, body := call("PUT", tables+"/orders", map[string]any{"schema": ipc(id, arrow.Field{Name: "region", Type: arrow.BinaryTypes.String})})
 	var e struct {
 		Error struct {
-			Code            string                       `json:"code"`
-			BreakingChanges []registerapi.BreakingChange `json:"breaking_changes"`
+			Code            string                `json:"code"`
+			BreakingChanges []wire.BreakingChange `json:"breaking_changes"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(body, &e); err != nil || code != http.StatusConflict || e.Error.Code != "incompatible_schema" ||
@@ -47,7 +47,7 @@ func TestCompatibilityThroughTheRegisterBootstrap(t *testing.T) {
 		t.Fatalf("breaking update under the default backward: %d %s, want 409 incompatible_schema naming region", code, body)
 	}
 	code, body = call("PUT", tables+"/orders", map[string]any{"schema": ipc(id, arrow.Field{Name: "region", Type: arrow.BinaryTypes.String, Nullable: true})})
-	var tbl registerapi.Table
+	var tbl wire.Table
 	if err := json.Unmarshal(body, &tbl); err != nil || code != http.StatusOK || tbl.Version != 2 || tbl.Compatibility != "backward" {
 		t.Fatalf("compatible update: %d %s, want 200 at version 2 under backward", code, body)
 	}

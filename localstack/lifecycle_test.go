@@ -9,7 +9,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
-	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -59,7 +58,7 @@ func TestLifecycleThroughTheBootstraps(t *testing.T) {
 		t.Fatalf("undrop: %d %s", code, body)
 	}
 	code, body = call("GET", tables+"/orders/versions", producer, nil)
-	var page registerapi.VersionPage
+	var page wire.VersionPage
 	if err := json.Unmarshal(body, &page); err != nil || code != http.StatusOK || len(page.Versions) != 4 {
 		t.Fatalf("versions: %d %s", code, body)
 	}
@@ -69,9 +68,9 @@ func TestLifecycleThroughTheBootstraps(t *testing.T) {
 		}
 	}
 	code, body = call("GET", tables+"/orders/diff?from=1&to=2", producer, nil)
-	var d registerapi.Diff
+	var d wire.Diff
 	if err := json.Unmarshal(body, &d); err != nil || code != http.StatusOK || len(d.SchemaChanges) != 1 ||
-		d.SchemaChanges[0] != (registerapi.SchemaChange{Path: "id", Change: "promoted", From: "int32", To: "int64"}) {
+		d.SchemaChanges[0] != (wire.SchemaChange{Path: "id", Change: "promoted", From: "int32", To: "int64"}) {
 		t.Fatalf("diff 1→2: %d %s", code, body)
 	}
 }

@@ -1,5 +1,5 @@
 // Package apiclient is a client of lake's registration HTTP API (see
-// internal/registerapi): register, read, update and drop tables, and local
+// internal/registerapi; its bodies are pkg/wire's): register, read, update and drop tables, and local
 // mode's refresh. It authenticates with a bearer token (local mode) or signs
 // each request with AWS SigV4 (the AWS deployment's IAM-authorized API
 // Gateway).
@@ -27,7 +27,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
@@ -98,8 +97,8 @@ func New(base string, opts Options) (*Client, error) {
 // Base returns the API's base URL.
 func (c *Client) Base() string { return c.base }
 
-// Table is a registered table as the API answers it.
-type Table = registerapi.Table
+// Table is a registered table as the API answers it (wire.Table).
+type Table = wire.Table
 
 // Spec is what Register and Update send. Update leaves Location,
 // TableType and Description unchanged when they are empty and Properties
@@ -241,10 +240,7 @@ func (c *Client) History(ctx context.Context, ref catalog.TableRef, creationID s
 	if creationID != "" {
 		q.Set("creation_id", creationID)
 	}
-	var page struct {
-		Versions   []Table `json:"versions"`
-		NextBefore int64   `json:"next_before"`
-	}
+	var page wire.VersionPage
 	_, err := c.do(ctx, ref, http.MethodGet, tablePath(ref)+"/versions?"+q.Encode(), nil, nil, &page)
 	return page.Versions, page.NextBefore, err
 }
@@ -265,7 +261,7 @@ func (c *Client) Version(ctx context.Context, ref catalog.TableRef, creationID s
 // Diff returns what changed in ref's registration (of creation id
 // creationID; empty: the one registered now) from version from to version
 // to (0: the newest kept): GET …/tables/{table}/diff.
-func (c *Client) Diff(ctx context.Context, ref catalog.TableRef, creationID string, from, to int64) (registerapi.Diff, error) {
+func (c *Client) Diff(ctx context.Context, ref catalog.TableRef, creationID string, from, to int64) (wire.Diff, error) {
 	q := url.Values{"from": {strconv.FormatInt(from, 10)}}
 	if to > 0 {
 		q.Set("to", strconv.FormatInt(to, 10))
@@ -273,7 +269,7 @@ func (c *Client) Diff(ctx context.Context, ref catalog.TableRef, creationID stri
 	if creationID != "" {
 		q.Set("creation_id", creationID)
 	}
-	var d registerapi.Diff
+	var d wire.Diff
 	_, err := c.do(ctx, ref, http.MethodGet, tablePath(ref)+"/diff?"+q.Encode(), nil, nil, &d)
 	return d, err
 }

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // Kinds of API error the catalog has no sentinel for. An *Error unwraps to
@@ -45,7 +45,7 @@ type Error struct {
 	// BreakingChanges are an incompatible_schema answer's breaking
 	// changes (the first schemadiff.MaxChanges), each with its path and
 	// why; BreakingChangesTotal counts them all.
-	BreakingChanges      []registerapi.BreakingChange
+	BreakingChanges      []wire.BreakingChange
 	BreakingChangesTotal int
 	// kind is the sentinel Unwrap returns; nil for codes this client does
 	// not know.
@@ -59,28 +59,28 @@ var kinds = map[string]struct {
 	kind   error
 	detail bool
 }{
-	"invalid_name":           {catalog.ErrInvalidName, true},
-	"invalid_schema":         {catalog.ErrInvalidSchema, true},
-	"invalid_registration":   {catalog.ErrInvalidRegistration, true},
-	"too_large":              {catalog.ErrTooLarge, true},
-	"not_found":              {catalog.ErrNotFound, false},
-	"exists":                 {catalog.ErrExists, false},
-	"conflict":               {catalog.ErrConflict, false},
-	"incompatible_schema":    {catalog.ErrIncompatibleSchema, true},
-	"protected":              {catalog.ErrProtected, false},
-	"version_mismatch":       {ErrVersionMismatch, false},
-	"unauthenticated":        {ErrUnauthenticated, false},
-	"unauthorized":           {ErrUnauthenticated, false},
-	"forbidden":              {ErrForbidden, false},
-	"unavailable":            {ErrUnavailable, false},
-	"invalid_json":           {ErrBadRequest, true},
-	"invalid_base64":         {ErrBadRequest, true},
-	"invalid_body":           {ErrBadRequest, true},
-	"invalid_if_match":       {ErrBadRequest, true},
-	"invalid_request":        {ErrBadRequest, true},
-	"unsupported_media_type": {ErrBadRequest, true},
-	"no_route":               {ErrBadRequest, true},
-	"method_not_allowed":     {ErrBadRequest, true},
+	wire.CodeInvalidName:          {catalog.ErrInvalidName, true},
+	wire.CodeInvalidSchema:        {catalog.ErrInvalidSchema, true},
+	wire.CodeInvalidRegistration:  {catalog.ErrInvalidRegistration, true},
+	wire.CodeTooLarge:             {catalog.ErrTooLarge, true},
+	wire.CodeNotFound:             {catalog.ErrNotFound, false},
+	wire.CodeExists:               {catalog.ErrExists, false},
+	wire.CodeConflict:             {catalog.ErrConflict, false},
+	wire.CodeIncompatibleSchema:   {catalog.ErrIncompatibleSchema, true},
+	wire.CodeProtected:            {catalog.ErrProtected, false},
+	wire.CodeVersionMismatch:      {ErrVersionMismatch, false},
+	wire.CodeUnauthenticated:      {ErrUnauthenticated, false},
+	"unauthorized":                {ErrUnauthenticated, false},
+	wire.CodeForbidden:            {ErrForbidden, false},
+	wire.CodeUnavailable:          {ErrUnavailable, false},
+	wire.CodeInvalidJSON:          {ErrBadRequest, true},
+	wire.CodeInvalidBase64:        {ErrBadRequest, true},
+	wire.CodeInvalidBody:          {ErrBadRequest, true},
+	wire.CodeInvalidIfMatch:       {ErrBadRequest, true},
+	wire.CodeInvalidRequest:       {ErrBadRequest, true},
+	wire.CodeUnsupportedMediaType: {ErrBadRequest, true},
+	wire.CodeNoRoute:              {ErrBadRequest, true},
+	wire.CodeMethodNotAllowed:     {ErrBadRequest, true},
 }
 
 // phrases say each kind to a user; the ref is said before it.
@@ -190,18 +190,11 @@ func isPrefixWord(s string) bool {
 	return s != ""
 }
 
-// decodeError reads an error answer: the JSON envelope
+// decodeError reads an error answer: the JSON envelope (wire.ErrorResponse)
 // {"error":{"code":"…","message":"…"}} or, from something in front of the
 // API (a proxy, API Gateway), any other body.
 func decodeError(status int, raw []byte, ref catalog.TableRef) *Error {
-	var env struct {
-		Error struct {
-			Code                 string                       `json:"code"`
-			Message              string                       `json:"message"`
-			BreakingChanges      []registerapi.BreakingChange `json:"breaking_changes"`
-			BreakingChangesTotal int                          `json:"breaking_changes_total"`
-		} `json:"error"`
-	}
+	var env wire.ErrorResponse
 	e := &Error{Status: status, Ref: ref}
 	if json.Unmarshal(raw, &env) == nil && env.Error.Code != "" {
 		e.Code, e.Message, e.BreakingChanges = env.Error.Code, env.Error.Message, env.Error.BreakingChanges

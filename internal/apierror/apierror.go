@@ -1,25 +1,22 @@
-// Package apierror writes lake's HTTP JSON error envelope,
-// {"error":{"code":"…","message":"…"}}, the one shape every lake HTTP API
-// answers errors in: the registration API, local mode's routes and the
-// catalog browser. It imports nothing of lake's, so a program can answer
-// errors without linking what the registration API needs (the DynamoDB SDK).
+// Package apierror writes lake's HTTP JSON error envelope
+// (wire.ErrorResponse), {"error":{"code":"…","message":"…"}}, the one shape
+// every lake HTTP API answers errors in: the registration API, local mode's
+// routes and the catalog browser. It imports only pkg/wire, so a program can
+// answer errors without linking what the registration API needs (the
+// DynamoDB SDK).
 package apierror
 
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
-// JSON is the envelope for code and message.
+// JSON is the envelope for code (one of wire's Code… constants) and
+// message.
 func JSON(code, message string) []byte {
-	var body struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	body.Error.Code, body.Error.Message = code, message
-	b, _ := json.Marshal(body) // two strings: cannot fail
+	b, _ := json.Marshal(wire.ErrorResponse{Error: wire.ErrorBody{Code: code, Message: message}}) // two strings: cannot fail
 	return b
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // A table registered with "compatibility": "backward" refuses a PUT whose
@@ -36,14 +37,14 @@ func TestIncompatibleUpdateIs409WithEachChange(t *testing.T) {
 	}
 	var e struct {
 		Error struct {
-			Message         string                       `json:"message"`
-			BreakingChanges []registerapi.BreakingChange `json:"breaking_changes"`
+			Message         string                `json:"message"`
+			BreakingChanges []wire.BreakingChange `json:"breaking_changes"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(r.body, &e); err != nil {
 		t.Fatal(err)
 	}
-	want := []registerapi.BreakingChange{
+	want := []wire.BreakingChange{
 		{Path: "customer.zip", Change: "retyped", From: "utf8", To: "int32", Reason: "the values of one type are not values of the other"},
 		{Path: "region", Change: "added", To: "utf8", Reason: "a new field must be nullable: data written before it has no value for it"},
 	}

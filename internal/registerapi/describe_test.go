@@ -13,6 +13,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // errorMessage returns an error answer's message.
@@ -27,9 +28,9 @@ func errorMessage(tb testing.TB, r response) string {
 	return e.Error.Message
 }
 
-func tableOf(tb testing.TB, r response) registerapi.Table {
+func tableOf(tb testing.TB, r response) wire.Table {
 	tb.Helper()
-	var t registerapi.Table
+	var t wire.Table
 	if err := json.Unmarshal(r.body, &t); err != nil {
 		tb.Fatalf("answer %q: %v", r.body, err)
 	}
@@ -103,7 +104,7 @@ func TestRegisterDescriptionAndProperties(t *testing.T) {
 			}
 			wantDesc, _ := tt.description.(string)
 			wantProps, _ := tt.properties.(map[string]string)
-			for _, got := range []registerapi.Table{tableOf(t, r), tableOf(t, do(t, h, "GET", base+"/"+name, "", nil))} {
+			for _, got := range []wire.Table{tableOf(t, r), tableOf(t, do(t, h, "GET", base+"/"+name, "", nil))} {
 				if got.Description != wantDesc || !maps.Equal(got.Properties, wantProps) {
 					t.Errorf("got %q, %v; want %q, %v", got.Description, got.Properties, wantDesc, wantProps)
 				}

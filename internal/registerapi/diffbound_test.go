@@ -11,6 +11,7 @@ import (
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // allocated runs fn and returns the bytes the process allocated meanwhile
@@ -54,9 +55,9 @@ func TestDiffOfAnAdversarialSchemaIsBounded(t *testing.T) {
 	}
 	var e struct {
 		Error struct {
-			Message              string                       `json:"message"`
-			BreakingChanges      []registerapi.BreakingChange `json:"breaking_changes"`
-			BreakingChangesTotal int                          `json:"breaking_changes_total"`
+			Message              string                `json:"message"`
+			BreakingChanges      []wire.BreakingChange `json:"breaking_changes"`
+			BreakingChangesTotal int                   `json:"breaking_changes_total"`
 		} `json:"error"`
 	}
 	if err := json.Unmarshal(r.body, &e); err != nil {
@@ -79,7 +80,7 @@ func TestDiffOfAnAdversarialSchemaIsBounded(t *testing.T) {
 		t.Fatalf("GET …/diff: %d, body %d bytes, %d allocated; want 200, at most %d and %d", r.status, len(r.body), n, maxBody, maxAlloc)
 	}
 	var d struct {
-		registerapi.Diff
+		wire.Diff
 		SchemaChangesTotal int `json:"schema_changes_total"`
 	}
 	if err := json.Unmarshal(r.body, &d); err != nil {

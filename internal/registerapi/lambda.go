@@ -54,7 +54,7 @@ const defaultSnapshotKey = "snapshots/catalog.lakesnap"
 
 // errNoSnapshot is GET …/dropped's error where the Lambda was not told the
 // snapshot's bucket.
-var errNoSnapshot = &apiError{http.StatusNotImplemented, "not_implemented",
+var errNoSnapshot = &apiError{http.StatusNotImplemented, wire.CodeNotImplemented,
 	"this deployment's registration API does not read the snapshot (no LAKE_BUCKET): discovery's lake.dropped action lists dropped tables"}
 
 // Memory is what the catalog keeps of past states: TombstoneRetention and
@@ -223,7 +223,7 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 			return events.APIGatewayV2HTTPResponse{
 				StatusCode: http.StatusBadRequest,
 				Headers:    map[string]string{"Content-Type": "application/json"},
-				Body:       string(errorJSON("invalid_request", "the request could not be read")),
+				Body:       string(errorJSON(wire.CodeInvalidRequest, "the request could not be read")),
 			}, nil
 		}
 		return resp, nil

@@ -43,6 +43,10 @@
 // {"error":{"code":"…","message":"…"}} with a stable code; a PUT whose
 // schema breaks the table's mode is 409 incompatible_schema, and its error
 // also lists "breaking_changes": [{"path","change","from","to","reason"}].
+//
+// The bodies, the error envelope and its codes are pkg/wire's
+// (wire.RegisterRequest, wire.Table, wire.ErrorResponse, wire.CodeNotFound,
+// …): clients (internal/apiclient) import those, never this package.
 package registerapi
 
 import (
@@ -59,7 +63,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -68,6 +71,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/schemajson"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // MaxBodyBytes bounds a request body. A registration must fit one DynamoDB
@@ -159,17 +163,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.opts.Log.ErrorContext(r.Context(), "register api panic", slog.Any("panic", v), slog.String("path", r.URL.Path))
-			WriteError(w, http.StatusInternalServerError, "internal", "internal error")
+			WriteError(w, http.StatusInternalServerError, wire.CodeInternal, "internal error")
 		}
 	}()
 	_, pattern := h.mux.Handler(r)
 	if pattern == "" {
 		if allow := h.allowed(r); allow != "" {
 			w.Header().Set("Allow", allow)
-			WriteError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, allow))
+			WriteError(w, http.StatusMethodNotAllowed, wire.CodeMethodNotAllowed, fmt.Sprintf("%s is not allowed here; allowed: %s", r.Method, allow))
 			return
 		}
-		WriteError(w, http.StatusNotFound, "no_route", "no such route; see /v1/tenants/{tenant}/namespaces/{namespace}/tables[/{table}]")
+		WriteError(w, http.StatusNotFound, wire.CodeNoRoute, "no such route; see /v1/tenants/{tenant}/namespaces/{namespace}/tables[/{table}]")
 		return
 	}
 	h.mux.ServeHTTP(w, r)
@@ -188,37 +192,9 @@ func (h *Handler) allowed(r *http.Request) string {
 	return strings.Join(ms, ", ")
 }
 
-// Table is the JSON form of a registered table in responses.
-type Table struct {
-	Tenant    string `json:"tenant"`
-	Namespace string `json:"namespace"`
-	Name      string `json:"name"`
-	Location  string `json:"location"`
-	TableType string `json:"table_type"`
-	Version   int64  `json:"version"`
-	// ETag is the ETag header's value: what If-Match takes.
-	ETag      string          `json:"etag"`
-	CreatedAt time.Time       `json:"created_at"`
-	UpdatedAt time.Time       `json:"updated_at"`
-	SchemaIPC []byte          `json:"schema_ipc,omitempty"`
-	Schema    json.RawMessage `json:"schema,omitempty"`
-	// Description and Properties are absent when the table has none.
-	Description string            `json:"description,omitempty"`
-	Properties  map[string]string `json:"properties,omitempty"`
-	// Compatibility is the table's mode; absent for none.
-	Compatibility string `json:"compatibility,omitempty"`
-	// Protected is true for a table whose drop is refused until an update
-	// unsets it; absent when false.
-	Protected bool `json:"protected,omitempty"`
-	// UpdatedBy is who made this state (the caller's identity) and Op how
-	// (create, update, undrop); absent for registrations written before
-	// lake recorded them.
-	UpdatedBy string `json:"updated_by,omitempty"`
-	Op        string `json:"op,omitempty"`
-}
-
-func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
-	t := Table{
+// tableOf is the JSON form of ref's registration reg.
+func tableOf(ref catalog.TableRef, reg catalog.Registration) wire.Table {
+	t := wire.Table{
 		Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name,
 		Location: reg.Location(), TableType: reg.TableType(), Version: reg.Version(), ETag: etag(reg),
 		CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(), SchemaIPC: reg.SchemaIPC(),
@@ -236,46 +212,11 @@ func tableOf(ref catalog.TableRef, reg catalog.Registration) Table {
 	return t
 }
 
-// registerRequest is the POST body; updateRequest the PUT body. "schema" is
-// base64 Arrow IPC (a JSON string) or the schemajson form (a JSON object).
-type registerRequest struct {
-	Name        string            `json:"name"`
-	Location    string            `json:"location"`
-	TableType   string            `json:"table_type"`
-	Schema      json.RawMessage   `json:"schema"`
-	Description string            `json:"description"`
-	Properties  map[string]string `json:"properties"`
-	// Compatibility is the table's mode; absent or "" is none.
-	Compatibility string `json:"compatibility"`
-	// Protected protects the table from drops; absent is false.
-	Protected *bool `json:"protected"`
-}
-
-type updateRequest struct {
-	Location  string          `json:"location"`
-	TableType string          `json:"table_type"`
-	Schema    json.RawMessage `json:"schema"`
-	// Description, when given, replaces the description ("" clears it);
-	// absent (nil) keeps it.
-	Description *string `json:"description"`
-	// Properties, when given, replaces the properties whole ({} clears
-	// them); absent or null keeps them.
-	Properties map[string]string `json:"properties"`
-	// OnlyIfNoSchema applies the update only to a registration without a
-	// schema (a backfill); otherwise 409 conflict.
-	OnlyIfNoSchema bool `json:"only_if_no_schema"`
-	// Compatibility, when given, sets the table's mode (checked against
-	// this update's schema); absent or "" keeps it.
-	Compatibility string `json:"compatibility"`
-	// Protected, when given, sets or unsets the protection; absent keeps it.
-	Protected *bool `json:"protected"`
-}
-
 // parseMode reads a request's "compatibility".
 func parseMode(s string) (schemadiff.Mode, error) {
 	m, err := schemadiff.ParseMode(s)
 	if err != nil {
-		return "", badRequest("invalid_registration", `"compatibility" %q: want none, backward, forward or full`, s)
+		return "", badRequest(wire.CodeInvalidRegistration, `"compatibility" %q: want none, backward, forward or full`, s)
 	}
 	if strings.TrimSpace(s) == "" {
 		return "", nil
@@ -290,19 +231,6 @@ type apiError struct {
 	message string
 }
 
-// BreakingChange is one entry of an incompatible_schema error's
-// "breaking_changes": a change of the schema the table's mode refuses.
-type BreakingChange struct {
-	// Path is the field's dotted path (customer.address.zip, tags.element).
-	Path string `json:"path"`
-	// Change is schemadiff's kind: added, removed, promoted, narrowed,
-	// retyped, made_nullable, made_required.
-	Change string `json:"change"`
-	From   string `json:"from,omitempty"`
-	To     string `json:"to,omitempty"`
-	Reason string `json:"reason"`
-}
-
 func (e *apiError) Error() string { return e.message }
 
 func badRequest(code, format string, args ...any) error {
@@ -314,24 +242,24 @@ func parseSchema(raw json.RawMessage) (*arrow.Schema, error) {
 	raw = bytes.TrimSpace(raw)
 	switch {
 	case len(raw) == 0 || bytes.Equal(raw, []byte("null")):
-		return nil, badRequest("invalid_schema", `"schema" is required: base64 Arrow IPC or a JSON schema object`)
+		return nil, badRequest(wire.CodeInvalidSchema, `"schema" is required: base64 Arrow IPC or a JSON schema object`)
 	case raw[0] == '"':
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, badRequest("invalid_json", "schema: %v", err)
+			return nil, badRequest(wire.CodeInvalidJSON, "schema: %v", err)
 		}
 		ipc, err := base64.StdEncoding.DecodeString(s)
 		if err != nil {
-			return nil, badRequest("invalid_base64", "schema is not standard base64: %v", err)
+			return nil, badRequest(wire.CodeInvalidBase64, "schema is not standard base64: %v", err)
 		}
 		if len(ipc) > catalog.MaxSchemaIPCBytes {
-			return nil, &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("schema IPC of %d bytes exceeds the %d-byte limit", len(ipc), catalog.MaxSchemaIPCBytes)}
+			return nil, &apiError{http.StatusRequestEntityTooLarge, wire.CodeTooLarge, fmt.Sprintf("schema IPC of %d bytes exceeds the %d-byte limit", len(ipc), catalog.MaxSchemaIPCBytes)}
 		}
 		return catalog.DecodeSchema(ipc)
 	case raw[0] == '{':
 		return schemajson.Parse(raw)
 	}
-	return nil, badRequest("invalid_schema", `"schema" must be a base64 string (Arrow IPC) or a JSON schema object`)
+	return nil, badRequest(wire.CodeInvalidSchema, `"schema" must be a base64 string (Arrow IPC) or a JSON schema object`)
 }
 
 // decodeBody checks the content type and size, refuses a body that is not
@@ -340,27 +268,27 @@ func decodeBody(r *http.Request, v any) error {
 	ct := r.Header.Get("Content-Type")
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil || mt != "application/json" {
-		return &apiError{http.StatusUnsupportedMediaType, "unsupported_media_type", fmt.Sprintf("Content-Type %q: send application/json", ct)}
+		return &apiError{http.StatusUnsupportedMediaType, wire.CodeUnsupportedMediaType, fmt.Sprintf("Content-Type %q: send application/json", ct)}
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBodyBytes+1))
 	if err != nil {
-		return badRequest("invalid_body", "reading the body: %v", err)
+		return badRequest(wire.CodeInvalidBody, "reading the body: %v", err)
 	}
 	if len(body) > MaxBodyBytes {
-		return &apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("request body exceeds the %d-byte limit", MaxBodyBytes)}
+		return &apiError{http.StatusRequestEntityTooLarge, wire.CodeTooLarge, fmt.Sprintf("request body exceeds the %d-byte limit", MaxBodyBytes)}
 	}
 	// encoding/json would turn invalid UTF-8 into U+FFFD, so that two
 	// different byte strings decode to one name: refuse it first.
 	if !utf8.Valid(body) {
-		return badRequest("invalid_json", "malformed JSON body: not valid UTF-8 at byte %d", invalidUTF8At(body))
+		return badRequest(wire.CodeInvalidJSON, "malformed JSON body: not valid UTF-8 at byte %d", invalidUTF8At(body))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return badRequest("invalid_json", "malformed JSON body: %v", err)
+		return badRequest(wire.CodeInvalidJSON, "malformed JSON body: %v", err)
 	}
 	if dec.More() {
-		return badRequest("invalid_json", "malformed JSON body: data after the object")
+		return badRequest(wire.CodeInvalidJSON, "malformed JSON body: data after the object")
 	}
 	return nil
 }
@@ -383,10 +311,10 @@ func (h *Handler) authorize(r *http.Request) (string, error) {
 	tenant := r.PathValue("tenant")
 	caller, err := h.opts.Authorize(r, tenant)
 	if errors.Is(err, ErrUnauthenticated) {
-		return "", &apiError{http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials"}
+		return "", &apiError{http.StatusUnauthorized, wire.CodeUnauthenticated, "missing or invalid credentials"}
 	}
 	if err != nil {
-		return "", &apiError{http.StatusForbidden, "forbidden", fmt.Sprintf("not allowed to act on tenant %q", tenant)}
+		return "", &apiError{http.StatusForbidden, wire.CodeForbidden, fmt.Sprintf("not allowed to act on tenant %q", tenant)}
 	}
 	return caller, nil
 }
@@ -403,7 +331,7 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r = r.WithContext(catalog.WithCaller(r.Context(), caller))
-	var req registerRequest
+	var req wire.RegisterRequest
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, ref, err)
 		return
@@ -473,7 +401,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var req updateRequest
+	var req wire.UpdateRequest
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, ref, err)
 		return
@@ -530,14 +458,6 @@ func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// VersionPage is the answer of GET …/versions: the kept versions, newest
-// first, each as the table was at it, and NextBefore, the before= of the
-// next page (0: none).
-type VersionPage struct {
-	Versions   []Table `json:"versions"`
-	NextBefore int64   `json:"next_before,omitempty"`
-}
-
 // historyQuery reads the versions routes' query: creation_id (a dropped
 // registration's; empty: the one registered now), before and limit.
 func historyQuery(r *http.Request) (creationID string, before int64, limit int, err error) {
@@ -545,12 +465,12 @@ func historyQuery(r *http.Request) (creationID string, before int64, limit int, 
 	creationID, limit = q.Get("creation_id"), 20
 	if v := q.Get("before"); v != "" {
 		if before, err = strconv.ParseInt(v, 10, 64); err != nil || before < 1 {
-			return "", 0, 0, badRequest("invalid_query", "before must be a version number from 1 to %d, got %q", int64(math.MaxInt64), v)
+			return "", 0, 0, badRequest(wire.CodeInvalidQuery, "before must be a version number from 1 to %d, got %q", int64(math.MaxInt64), v)
 		}
 	}
 	if v := q.Get("limit"); v != "" {
 		if limit, err = strconv.Atoi(v); err != nil || limit < 1 || limit > catalog.MaxHistoryPage {
-			return "", 0, 0, badRequest("invalid_query", "limit must be 1 to %d, got %q", catalog.MaxHistoryPage, v)
+			return "", 0, 0, badRequest(wire.CodeInvalidQuery, "limit must be 1 to %d, got %q", catalog.MaxHistoryPage, v)
 		}
 	}
 	return creationID, before, limit, nil
@@ -574,7 +494,7 @@ func (h *Handler) versions(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	page := VersionPage{Versions: []Table{}, NextBefore: next}
+	page := wire.VersionPage{Versions: []wire.Table{}, NextBefore: next}
 	for _, v := range vs {
 		page.Versions = append(page.Versions, tableOf(ref, v.Registration))
 	}
@@ -611,39 +531,9 @@ func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
 func parseVersion(name, s string) (int64, error) {
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 1 {
-		return 0, badRequest("invalid_version", "%s must be a version number from 1 to %d, got %q", name, int64(math.MaxInt64), s)
+		return 0, badRequest(wire.CodeInvalidVersion, "%s must be a version number from 1 to %d, got %q", name, int64(math.MaxInt64), s)
 	}
 	return v, nil
-}
-
-// SchemaChange is one entry of a diff's "schema_changes": a change of one
-// field (schemadiff.Change).
-type SchemaChange struct {
-	// Path is the field's dotted path (customer.address.zip,
-	// tags.element), or "(schema)" for the schema's own metadata.
-	Path string `json:"path"`
-	// Change is schemadiff's kind: added, removed, promoted, narrowed,
-	// retyped, reencoded, made_nullable, made_required, metadata_changed.
-	Change string `json:"change"`
-	From   string `json:"from,omitempty"`
-	To     string `json:"to,omitempty"`
-	// Nullable is the field's nullability after an addition, before a
-	// removal.
-	Nullable bool `json:"nullable,omitempty"`
-}
-
-// Diff is GET …/tables/{table}/diff's answer: what changed from version
-// From to version To, the schema field by field (the first
-// schemadiff.MaxChanges changes; SchemaChangesTotal counts them all), then
-// the other attributes; Lines says each change on a line, as lake diff
-// prints them, with a line counting the schema changes left out.
-type Diff struct {
-	From               int64                     `json:"from"`
-	To                 int64                     `json:"to"`
-	SchemaChanges      []SchemaChange            `json:"schema_changes"`
-	SchemaChangesTotal int                       `json:"schema_changes_total"`
-	Changes            []catalog.AttributeChange `json:"changes"`
-	Lines              []string                  `json:"lines"`
 }
 
 // diff answers GET …/tables/{table}/diff?from=V[&to=V][&creation_id=]:
@@ -674,21 +564,15 @@ func (h *Handler) diff(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	out := Diff{From: d.From, To: d.To, SchemaChanges: []SchemaChange{}, SchemaChangesTotal: d.SchemaCount, Changes: d.Attributes, Lines: d.Lines()}
+	out := wire.Diff{From: d.From, To: d.To, SchemaChanges: []wire.SchemaChange{}, SchemaChangesTotal: d.SchemaCount, Changes: d.Attributes, Lines: d.Lines()}
 	for _, c := range d.Schema {
-		out.SchemaChanges = append(out.SchemaChanges, SchemaChange{Path: c.Path, Change: string(c.Kind), From: c.From, To: c.To,
+		out.SchemaChanges = append(out.SchemaChanges, wire.SchemaChange{Path: c.Path, Change: string(c.Kind), From: c.From, To: c.To,
 			Nullable: c.Nullable && (c.Kind == schemadiff.Added || c.Kind == schemadiff.Removed)})
 	}
 	if out.Changes == nil {
 		out.Changes = []catalog.AttributeChange{}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// undropRequest is the POST …/undrop body: the creation id of the drop to
-// undo (lake dropped lists them; discovery's lake.dropped answers it).
-type undropRequest struct {
-	CreationID string `json:"creation_id"`
 }
 
 // undrop restores a dropped table from its tombstone: 200 with the table,
@@ -701,7 +585,7 @@ func (h *Handler) undrop(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	var req undropRequest
+	var req wire.UndropRequest
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, ref, err)
 		return
@@ -736,7 +620,7 @@ func etag(reg catalog.Registration) string {
 // creation id (empty for the legacy "<version>" form).
 func parseETag(im string) (version int64, creationID string, err error) {
 	s := strings.TrimPrefix(strings.TrimSpace(im), "W/")
-	bad := badRequest("invalid_if_match", `If-Match must be one ETag this API sent, such as "9f3a61c2d4b5e607-3", got %q`, im)
+	bad := badRequest(wire.CodeInvalidIfMatch, `If-Match must be one ETag this API sent, such as "9f3a61c2d4b5e607-3", got %q`, im)
 	if len(s) < 3 || s[0] != '"' || s[len(s)-1] != '"' {
 		return 0, "", bad
 	}
@@ -772,17 +656,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ref catalog.Table
 	if ae.status == http.StatusServiceUnavailable {
 		w.Header().Set("Retry-After", "1")
 	}
-	if breaking, total := breakingChanges(err); len(breaking) > 0 && ae.code == "incompatible_schema" {
-		var body struct {
-			Error struct {
-				Code                 string           `json:"code"`
-				Message              string           `json:"message"`
-				BreakingChanges      []BreakingChange `json:"breaking_changes"`
-				BreakingChangesTotal int              `json:"breaking_changes_total"`
-			} `json:"error"`
-		}
-		body.Error.Code, body.Error.Message, body.Error.BreakingChanges, body.Error.BreakingChangesTotal = ae.code, ae.message, breaking, total
-		writeJSON(w, ae.status, body)
+	if breaking, total := breakingChanges(err); len(breaking) > 0 && ae.code == wire.CodeIncompatibleSchema {
+		writeJSON(w, ae.status, wire.ErrorResponse{Error: wire.ErrorBody{Code: ae.code, Message: ae.message, BreakingChanges: breaking, BreakingChangesTotal: total}})
 		return
 	}
 	WriteError(w, ae.status, ae.code, ae.message)
@@ -790,14 +665,14 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, ref catalog.Table
 
 // breakingChanges lists the breaking changes of an ErrIncompatibleSchema
 // the catalog kept (the first schemadiff.MaxChanges) and counts them all.
-func breakingChanges(err error) ([]BreakingChange, int) {
+func breakingChanges(err error) ([]wire.BreakingChange, int) {
 	ce, ok := errors.AsType[*catalog.Error](err)
 	if !ok || !errors.Is(err, catalog.ErrIncompatibleSchema) {
 		return nil, 0
 	}
-	out := make([]BreakingChange, len(ce.Breaches))
+	out := make([]wire.BreakingChange, len(ce.Breaches))
 	for i, b := range ce.Breaches {
-		out[i] = BreakingChange{Path: b.Path, Change: string(b.Kind), From: b.From, To: b.To, Reason: b.Reason}
+		out[i] = wire.BreakingChange{Path: b.Path, Change: string(b.Kind), From: b.From, To: b.To, Reason: b.Reason}
 	}
 	return out, max(ce.BreachCount, len(out))
 }
@@ -833,49 +708,49 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 		} else if detail != "" {
 			msg += ": " + detail
 		}
-		return &apiError{http.StatusBadRequest, "invalid_name", msg}
+		return &apiError{http.StatusBadRequest, wire.CodeInvalidName, msg}
 	case errors.Is(err, catalog.ErrTooLarge):
-		return &apiError{http.StatusRequestEntityTooLarge, "too_large", about("too large", detail)}
+		return &apiError{http.StatusRequestEntityTooLarge, wire.CodeTooLarge, about("too large", detail)}
 	case errors.Is(err, catalog.ErrInvalidSchema):
-		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", detail)}
+		return &apiError{http.StatusBadRequest, wire.CodeInvalidSchema, about("invalid schema", detail)}
 	case errors.Is(err, schemajson.ErrInvalid):
 		// schemajson's errors are its sentinel and one detail ("%w: …").
 		detail := strings.TrimPrefix(strings.TrimPrefix(err.Error(), schemajson.ErrInvalid.Error()), ": ")
-		return &apiError{http.StatusBadRequest, "invalid_schema", about("invalid schema", detail)}
+		return &apiError{http.StatusBadRequest, wire.CodeInvalidSchema, about("invalid schema", detail)}
 	case errors.Is(err, catalog.ErrInvalidRegistration):
-		return &apiError{http.StatusBadRequest, "invalid_registration", about("invalid registration", detail)}
+		return &apiError{http.StatusBadRequest, wire.CodeInvalidRegistration, about("invalid registration", detail)}
 	case errors.Is(err, catalog.ErrQuotaExceeded):
-		return &apiError{http.StatusForbidden, "quota_exceeded", about("the tenant's quota is used up", detail) + "; drop tables or ask the operator to raise it"}
+		return &apiError{http.StatusForbidden, wire.CodeQuotaExceeded, about("the tenant's quota is used up", detail) + "; drop tables or ask the operator to raise it"}
 	case errors.Is(err, catalog.ErrNotFound) && op == "version of" && detail != "":
 		// The table is there; the version asked for is not kept.
-		return &apiError{http.StatusNotFound, "not_found", about("no such version", detail)}
+		return &apiError{http.StatusNotFound, wire.CodeNotFound, about("no such version", detail)}
 	case errors.Is(err, catalog.ErrNotFound):
-		return &apiError{http.StatusNotFound, "not_found", about("table not found", "")}
+		return &apiError{http.StatusNotFound, wire.CodeNotFound, about("table not found", "")}
 	case errors.Is(err, catalog.ErrExists) && op == "undrop":
-		return &apiError{http.StatusConflict, "exists", about("cannot restore the drop: another table has been registered under this name since", "") +
+		return &apiError{http.StatusConflict, wire.CodeExists, about("cannot restore the drop: another table has been registered under this name since", "") +
 			"; drop that table (or register it elsewhere) first, then undrop"}
 	case errors.Is(err, catalog.ErrExists):
-		return &apiError{http.StatusConflict, "exists", about("already registered with a different location, type, schema, description or properties", detail) + "; change it with PUT"}
+		return &apiError{http.StatusConflict, wire.CodeExists, about("already registered with a different location, type, schema, description or properties", detail) + "; change it with PUT"}
 	case errors.Is(err, catalog.ErrProtected):
-		return &apiError{http.StatusConflict, "protected", about("the table is protected", "") + `; unset it first with a PUT of "protected": false`}
+		return &apiError{http.StatusConflict, wire.CodeProtected, about("the table is protected", "") + `; unset it first with a PUT of "protected": false`}
 	case errors.Is(err, catalog.ErrIncompatibleSchema):
-		return &apiError{http.StatusConflict, "incompatible_schema", about("the schema breaks the table's compatibility mode", detail) +
+		return &apiError{http.StatusConflict, wire.CodeIncompatibleSchema, about("the schema breaks the table's compatibility mode", detail) +
 			`; keep the mode's rules, or set "compatibility" to none in the same update to change it anyway`}
 	case errors.Is(err, catalog.ErrUnsignalled):
 		// Written, but refresh was not told: the caller must learn it (the
 		// table may show only at the next full scan); a retry is safe.
 		h.opts.Log.ErrorContext(r.Context(), "register api: write not signalled", slog.String("error", err.Error()), slog.String("path", r.URL.Path))
-		return &apiError{http.StatusServiceUnavailable, "unsignalled", about("written, but refresh was not told of it", "") + "; it may show in discovery only at the next full scan; retrying is safe"}
+		return &apiError{http.StatusServiceUnavailable, wire.CodeUnsignalled, about("written, but refresh was not told of it", "") + "; it may show in discovery only at the next full scan; retrying is safe"}
 	case errors.Is(err, catalog.ErrConflict) && r.Header.Get("If-Match") != "":
-		return &apiError{http.StatusPreconditionFailed, "version_mismatch", about("the registration changed since it was read", detail)}
+		return &apiError{http.StatusPreconditionFailed, wire.CodeVersionMismatch, about("the registration changed since it was read", detail)}
 	case errors.Is(err, catalog.ErrConflict):
-		return &apiError{http.StatusConflict, "conflict", about("the registration changed meanwhile", detail)}
+		return &apiError{http.StatusConflict, wire.CodeConflict, about("the registration changed meanwhile", detail)}
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return &apiError{http.StatusServiceUnavailable, "unavailable", "the request was cancelled or timed out; retry"}
+		return &apiError{http.StatusServiceUnavailable, wire.CodeUnavailable, "the request was cancelled or timed out; retry"}
 	}
 	// A store failure: log it whole, answer retryable and generic.
 	h.opts.Log.ErrorContext(r.Context(), "register api: store error", slog.String("error", err.Error()), slog.String("path", r.URL.Path))
-	return &apiError{http.StatusServiceUnavailable, "unavailable", "the catalog store is unavailable; retry"}
+	return &apiError{http.StatusServiceUnavailable, wire.CodeUnavailable, "the catalog store is unavailable; retry"}
 }
 
 // errorJSON is the API's error envelope (apierror.JSON).
@@ -890,7 +765,7 @@ func WriteError(w http.ResponseWriter, status int, code, message string) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, errorJSON("internal", "encoding the response failed")
+		status, b = http.StatusInternalServerError, errorJSON(wire.CodeInternal, "encoding the response failed")
 	}
 	writeBody(w, status, b)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/schemajson"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 const base = "/v1/tenants/acme/namespaces/sales/tables"
@@ -130,9 +131,9 @@ func TestETagsAreNotReplayedAcrossRecreation(t *testing.T) {
 	}
 }
 
-func decodeTable(tb testing.TB, r response) registerapi.Table {
+func decodeTable(tb testing.TB, r response) wire.Table {
 	tb.Helper()
-	var t registerapi.Table
+	var t wire.Table
 	if err := json.Unmarshal(r.body, &t); err != nil {
 		tb.Fatalf("response %q: %v", r.body, err)
 	}
@@ -335,7 +336,7 @@ func FuzzRegisterRequest(f *testing.F) {
 			t.Fatalf("%s %s accepted a body that is not UTF-8: %d %s", method, path, w.Code, w.Body)
 		}
 		if w.Code == http.StatusCreated {
-			var tbl registerapi.Table
+			var tbl wire.Table
 			if err := json.Unmarshal(w.Body.Bytes(), &tbl); err != nil {
 				t.Fatal(err)
 			}

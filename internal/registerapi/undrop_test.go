@@ -94,13 +94,13 @@ func TestVersionsThroughTheAPI(t *testing.T) {
 		t.Fatalf("update: %d %s", r.status, r.body)
 	}
 	r := do(t, h, "GET", base+"/orders/versions?limit=1", "", nil)
-	var page registerapi.VersionPage
+	var page wire.VersionPage
 	if err := json.Unmarshal(r.body, &page); err != nil || r.status != http.StatusOK || len(page.Versions) != 1 || page.Versions[0].Version != 2 ||
 		page.Versions[0].Op != "update" || page.Versions[0].UpdatedBy != "alice" || page.NextBefore != 2 {
 		t.Fatalf("first page: %d %s", r.status, r.body)
 	}
 	r = do(t, h, "GET", base+"/orders/versions?before=2&limit=1", "", nil)
-	page = registerapi.VersionPage{}
+	page = wire.VersionPage{}
 	if err := json.Unmarshal(r.body, &page); err != nil || len(page.Versions) != 1 || page.Versions[0].Version != 1 || page.Versions[0].Op != "create" || page.NextBefore != 0 {
 		t.Fatalf("second page: %d %s", r.status, r.body)
 	}
@@ -113,9 +113,9 @@ func TestVersionsThroughTheAPI(t *testing.T) {
 	// The diff of two versions, field by field; to defaults to the newest.
 	for _, q := range []string{"?from=1&to=2", "?from=1"} {
 		r := do(t, h, "GET", base+"/orders/diff"+q, "", nil)
-		var d registerapi.Diff
+		var d wire.Diff
 		if err := json.Unmarshal(r.body, &d); err != nil || r.status != http.StatusOK || d.From != 1 || d.To != 2 || len(d.SchemaChanges) != 1 ||
-			d.SchemaChanges[0] != (registerapi.SchemaChange{Path: "note", Change: "added", To: "utf8", Nullable: true}) ||
+			d.SchemaChanges[0] != (wire.SchemaChange{Path: "note", Change: "added", To: "utf8", Nullable: true}) ||
 			len(d.Changes) != 0 || len(d.Lines) != 1 || d.Lines[0] != "note: added (nullable utf8)" {
 			t.Fatalf("diff%s: %d %s", q, r.status, r.body)
 		}
@@ -235,13 +235,13 @@ func FuzzHistoryRoutes(f *testing.F) {
 			var out any
 			switch route {
 			case "versions":
-				out = &registerapi.VersionPage{}
+				out = &wire.VersionPage{}
 			case "diff":
-				out = &registerapi.Diff{}
+				out = &wire.Diff{}
 			case "dropped":
 				out = &wire.DroppedPage{}
 			default:
-				out = &registerapi.Table{}
+				out = &wire.Table{}
 			}
 			if err := json.Unmarshal(w.Body.Bytes(), out); err != nil {
 				t.Fatalf("%s %s: 200 with %q: %v", method, target, w.Body, err)
