@@ -274,16 +274,14 @@ func (c *Client) Diff(ctx context.Context, ref catalog.TableRef, creationID stri
 	return d, err
 }
 
-// RefreshResult is what local mode's refresh answers.
+// RefreshResult is what local mode's refresh answers (wire.RefreshResult:
+// the caller's tenant and its table count; it tells a tenant nothing
+// catalog-wide), and what the refresh Lambda answers lake refresh --function
+// (its outcome and generation, and Counts, catalog-wide).
 type RefreshResult struct {
-	Outcome    string
-	Generation uint64
+	wire.RefreshResult
 	// Counts are catalog-wide: the refresh Lambda's answer has them.
 	Counts catalog.Counts
-	// Tenant and TenantTables are local mode's answer: the caller's tenant
-	// and its table count (it tells a tenant nothing catalog-wide).
-	Tenant       string `json:"tenant"`
-	TenantTables int    `json:"tenant_tables"`
 }
 
 // Refresh asks local mode to publish a snapshot now (POST /v1/refresh; the

@@ -118,7 +118,7 @@ func New(opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /api/snapshot", h.authed(h.snapshot))
 	h.mux.HandleFunc("GET /api/history", h.authed(h.history))
 	h.mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
-		apierror.Write(w, http.StatusNotFound, "not_found", "no such API endpoint")
+		apierror.Write(w, http.StatusNotFound, wire.CodeNotFound, "no such API endpoint")
 	})
 	return h, nil
 }
@@ -140,7 +140,7 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *flightcl
 	return func(w http.ResponseWriter, r *http.Request) {
 		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
 		if !ok || tok == "" {
-			apierror.Write(w, http.StatusUnauthorized, "unauthenticated", "send a token: Authorization: Bearer <token>")
+			apierror.Write(w, http.StatusUnauthorized, wire.CodeUnauthenticated, "send a token: Authorization: Bearer <token>")
 			return
 		}
 		w.Header().Set("Cache-Control", "no-store")
@@ -153,18 +153,18 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *flightcl
 func discoveryError(w http.ResponseWriter, err error) {
 	switch status.Code(err) {
 	case codes.Unauthenticated, codes.PermissionDenied:
-		apierror.Write(w, http.StatusUnauthorized, "unauthenticated", "the token was refused: missing, invalid or expired")
+		apierror.Write(w, http.StatusUnauthorized, wire.CodeUnauthenticated, "the token was refused: missing, invalid or expired")
 	case codes.InvalidArgument:
-		apierror.Write(w, http.StatusBadRequest, "invalid", status.Convert(err).Message())
+		apierror.Write(w, http.StatusBadRequest, wire.CodeInvalid, status.Convert(err).Message())
 	case codes.Unavailable:
-		apierror.Write(w, http.StatusServiceUnavailable, "unavailable", "discovery has no snapshot yet or cannot be reached; retry")
+		apierror.Write(w, http.StatusServiceUnavailable, wire.CodeUnavailable, "discovery has no snapshot yet or cannot be reached; retry")
 	default:
-		apierror.Write(w, http.StatusBadGateway, "discovery_failed", "discovery failed to answer")
+		apierror.Write(w, http.StatusBadGateway, wire.CodeDiscoveryFailed, "discovery failed to answer")
 	}
 }
 
 func badRequest(w http.ResponseWriter, msg string) {
-	apierror.Write(w, http.StatusBadRequest, "invalid", msg)
+	apierror.Write(w, http.StatusBadRequest, wire.CodeInvalid, msg)
 }
 
 // page reads offset and limit.
@@ -196,7 +196,7 @@ func (h *Handler) config(w http.ResponseWriter, _ *http.Request) {
 
 func (h *Handler) devToken(w http.ResponseWriter, r *http.Request) {
 	if h.opts.DevToken == nil {
-		apierror.Write(w, http.StatusNotFound, "not_found", "dev tokens exist only in local mode")
+		apierror.Write(w, http.StatusNotFound, wire.CodeNotFound, "dev tokens exist only in local mode")
 		return
 	}
 	tenant := r.FormValue("tenant")
@@ -206,7 +206,7 @@ func (h *Handler) devToken(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := h.opts.DevToken(tenant)
 	if err != nil {
-		apierror.Write(w, http.StatusInternalServerError, "internal", "minting the dev token failed")
+		apierror.Write(w, http.StatusInternalServerError, wire.CodeInternal, "minting the dev token failed")
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
@@ -343,7 +343,7 @@ func (h *Handler) table(w http.ResponseWriter, r *http.Request, c *flightclient.
 		return
 	}
 	notFound := func() {
-		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+		apierror.Write(w, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no table %s.%s in your tenant", ns, name))
 	}
 	d, derr := c.Describe(r.Context(), ns, name)
 	switch status.Code(derr) {
@@ -464,11 +464,11 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c *flightclien
 	}
 	vs, err := h.opts.History(r.Context(), ref)
 	if errors.Is(err, catalog.ErrNotFound) {
-		apierror.Write(w, http.StatusNotFound, "not_found", fmt.Sprintf("no table %s.%s in your tenant", ns, name))
+		apierror.Write(w, http.StatusNotFound, wire.CodeNotFound, fmt.Sprintf("no table %s.%s in your tenant", ns, name))
 		return
 	}
 	if err != nil {
-		apierror.Write(w, http.StatusServiceUnavailable, "unavailable", "the history could not be read; retry")
+		apierror.Write(w, http.StatusServiceUnavailable, wire.CodeUnavailable, "the history could not be read; retry")
 		return
 	}
 	out := HistoryAnswer{Available: true, Versions: []HistoryVersion{}}
@@ -514,7 +514,7 @@ func (h *Handler) snapshot(w http.ResponseWriter, r *http.Request, c *flightclie
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		apierror.Write(w, http.StatusInternalServerError, "internal", "encoding the response failed")
+		apierror.Write(w, http.StatusInternalServerError, wire.CodeInternal, "encoding the response failed")
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

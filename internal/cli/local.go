@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lake-catalog/lake/internal/local"
-	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
@@ -56,10 +55,7 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 				return err
 			}
 			opts.Config.DefaultCompatibility = mode
-			memory, err := registerapi.MemoryFromEnv(func(k string) string {
-				return map[string]string{"LAKE_TOMBSTONE_RETENTION": opts.TombstoneRetention, "LAKE_HISTORY_VERSIONS": opts.HistoryVersions,
-					"LAKE_HISTORY_MAX_AGE": opts.HistoryMaxAge}[k]
-			})
+			memory, err := local.ParseMemory(opts.TombstoneRetention, opts.HistoryVersions, opts.HistoryMaxAge)
 			if err != nil {
 				return err
 			}

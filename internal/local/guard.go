@@ -9,6 +9,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // What keeps web pages out of local mode.
@@ -63,7 +64,7 @@ func newGuard(next http.Handler, hosts map[string]bool) http.Handler {
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !g.hosts[hostOnly(r.Host)] {
-		apierror.Write(w, http.StatusForbidden, "forbidden_host",
+		apierror.Write(w, http.StatusForbidden, wire.CodeForbiddenHost,
 			"this server answers requests addressed to localhost, 127.0.0.1 or [::1] only (lake local --allow-host adds names)")
 		return
 	}
@@ -71,7 +72,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead, http.MethodOptions:
 	default:
 		if msg := sameOrigin(r); msg != "" {
-			apierror.Write(w, http.StatusForbidden, "cross_origin", msg)
+			apierror.Write(w, http.StatusForbidden, wire.CodeCrossOrigin, msg)
 			return
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/browser"
@@ -31,6 +32,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // Files in the data folder. The folder is the owner's alone (0700, an
@@ -83,12 +85,25 @@ type Config struct {
 	// without one (schemadiff; "" is none).
 	DefaultCompatibility schemadiff.Mode
 	// Memory is how long drops stay restorable and how many versions are
-	// kept (lake local --tombstone-retention, --history-versions).
+	// kept (lake local --tombstone-retention, --history-versions,
+	// --history-max-age: ParseMemory).
 	Memory registerapi.Memory
 	// Quota bounds each tenant's tables and registration bytes (zero
 	// fields: the catalog's defaults).
 	Quota catalog.Quota
 	Log   *slog.Logger
+}
+
+// ParseMemory reads lake local's --tombstone-retention, --history-versions
+// and --history-max-age as the register Lambda reads its
+// LAKE_TOMBSTONE_RETENTION, LAKE_HISTORY_VERSIONS and LAKE_HISTORY_MAX_AGE
+// (registerapi.MemoryFromEnv, whose messages name those variables): ""
+// takes the catalog's default.
+func ParseMemory(tombstoneRetention, historyVersions, historyMaxAge string) (registerapi.Memory, error) {
+	return registerapi.MemoryFromEnv(func(k string) string {
+		return map[string]string{"LAKE_TOMBSTONE_RETENTION": tombstoneRetention, "LAKE_HISTORY_VERSIONS": historyVersions,
+			"LAKE_HISTORY_MAX_AGE": historyMaxAge}[k]
+	})
 }
 
 func (c *Config) defaults() {
@@ -413,7 +428,7 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 		id, err := writeIdentity(v, tok)
 		tenant := id.Tenant
 		if err != nil {
-			registerapi.WriteError(w, http.StatusUnauthorized, "unauthenticated", "missing or invalid credentials")
+			apierror.Write(w, http.StatusUnauthorized, wire.CodeUnauthenticated, "missing or invalid credentials")
 			return
 		}
 		var before uint64
@@ -424,7 +439,7 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 		if err != nil {
 			// The cause is for the log; the client learns the kind.
 			in.cfg.Log.ErrorContext(r.Context(), "local: refresh", slog.String("error", err.Error()))
-			registerapi.WriteError(w, http.StatusServiceUnavailable, "refresh_failed", "the refresh failed; see the lake local log, and retry")
+			apierror.Write(w, http.StatusServiceUnavailable, wire.CodeRefreshFailed, "the refresh failed; see the lake local log, and retry")
 			return
 		}
 		// The answer speaks of the caller's tenant alone: catalog-wide
@@ -444,18 +459,8 @@ func (in *Instance) serveRefresh(v *auth.Validator) http.HandlerFunc {
 			outcome = refresh.Published
 		}
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(refreshAnswer{Outcome: string(outcome), Generation: gen, Tenant: tenant, TenantTables: tables})
+		_ = json.NewEncoder(w).Encode(wire.RefreshResult{Outcome: string(outcome), Generation: gen, Tenant: tenant, TenantTables: tables})
 	}
-}
-
-// refreshAnswer is POST /v1/refresh's answer: the outcome for the caller's
-// own tenant (published or unchanged), and its generation (when its tables
-// last changed; 0 when it has none) and table count.
-type refreshAnswer struct {
-	Outcome      string `json:"outcome"`
-	Generation   uint64 `json:"generation"`
-	Tenant       string `json:"tenant"`
-	TenantTables int    `json:"tenant_tables"`
 }
 
 // requestRefresh asks for a refresh soon (after the debounce).

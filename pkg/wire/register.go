@@ -137,3 +137,15 @@ type BreakingChange struct {
 	To     string `json:"to,omitempty"`
 	Reason string `json:"reason"`
 }
+
+// RefreshResult is local mode's answer to POST /v1/refresh (lake refresh
+// against lake local): the outcome for the caller's own tenant, published
+// when its tables changed in what discovery now serves or unchanged, and
+// that tenant's generation (when its tables last changed; 0 when it has
+// none) and table count. It says nothing about other tenants.
+type RefreshResult struct {
+	Outcome      string `json:"outcome"`
+	Generation   uint64 `json:"generation"`
+	Tenant       string `json:"tenant"`
+	TenantTables int    `json:"tenant_tables"`
+}
