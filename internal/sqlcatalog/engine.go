@@ -12,6 +12,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"modernc.org/libc"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -430,26 +431,27 @@ func (e *Engine) Query(ctx context.Context, text string, r *Reservation) (*Resul
 	}
 	defer e.release()
 	e.denied = ""
-	named := make([]driver.NamedValue, len(args))
-	for i, a := range args {
-		named[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
-	}
 	var res *Result
-	// The driver's rows directly (database/sql would lock and convert
-	// every value once more).
-	err = e.conn.Raw(func(dc any) error {
-		q, ok := dc.(driver.QueryerContext)
-		if !ok {
-			return fmt.Errorf("sqlcatalog: driver connection %T cannot query", dc)
-		}
+	// SQLite's C API on the connection's handle (stmt.go): the driver's
+	// rows would take the connection's mutex two or three times per value.
+	// Raw holds the connection, so that Close waits for the statement.
+	err = e.conn.Raw(func(any) error {
 		stop := e.interruptOnDone(ctx)
 		defer stop()
-		rows, err := q.QueryContext(ctx, query, named)
+		tls := libc.NewTLS()
+		defer tls.Close()
+		// The connection's mutex (SQLITE_OPEN_FULLMUTEX), held for the
+		// whole statement: SQLite takes it again in every call, and taking
+		// a recursive mutex this TLS holds already costs less.
+		mu := sqlite3.Xsqlite3_db_mutex(tls, e.handle)
+		sqlite3.Xsqlite3_mutex_enter(tls, mu)
+		defer sqlite3.Xsqlite3_mutex_leave(tls, mu)
+		s, err := prepare(tls, e.handle, query, args)
+		defer s.finalize()
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		res, err = e.collect(ctx, rows, r)
+		res, err = e.collect(ctx, s, r)
 		return err
 	})
 	if err != nil {
@@ -467,7 +469,7 @@ func (e *Engine) classify(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return e.ctxError(ctx, ctx.Err())
 	}
-	var le *sqlite.Error
+	var le interface{ Code() int }
 	// SQLite answers a denial with SQLITE_AUTH, or SQLITE_ERROR for a
 	// function ("not authorized to use function"); the authorizer noted it.
 	if e.denied != "" || errors.As(err, &le) && le.Code()&0xff == sqlite3.SQLITE_AUTH {

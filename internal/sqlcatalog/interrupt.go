@@ -11,15 +11,15 @@ import (
 )
 
 // connHandle is the sqlite3* of a modernc.org/sqlite driver connection.
-// The driver interrupts a statement when its context ends only while it
-// steps to the first row (its QueryContext); the rows after that are
-// stepped with nothing armed, so a statement whose later rows are slow
-// would run on past its budget and its client. interruptOnDone arms
-// sqlite3_interrupt for the whole statement with this handle. The driver
-// does not export it: it is read from the connection's db field (a
-// uintptr; reflection reads an unexported integer field without unsafe),
-// and a driver without that field fails Build, so an upgrade that renames
-// it is caught by every test that builds an engine.
+// Statements run on it through SQLite's C API (stmt.go), and
+// interruptOnDone arms sqlite3_interrupt for the whole statement with it
+// (the driver's own interrupt is armed only while it steps to the first
+// row, so a statement whose later rows are slow would run on past its
+// budget and its client). The driver does not export it: it is read from
+// the connection's db field (a uintptr; reflection reads an unexported
+// integer field without unsafe), and a driver without that field fails
+// Build, so an upgrade that renames it is caught by every test that
+// builds an engine.
 func connHandle(dc any) (uintptr, error) {
 	v := reflect.ValueOf(dc)
 	if v.Kind() == reflect.Pointer {

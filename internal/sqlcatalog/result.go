@@ -2,12 +2,10 @@ package sqlcatalog
 
 import (
 	"context"
-	"database/sql/driver"
 	"fmt"
-	"io"
+	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -62,37 +60,26 @@ func (r *Result) Batches() []arrow.RecordBatch {
 	return out
 }
 
-// kind is a result column's Arrow type.
-type kind int
+// kind is a result column's Arrow type, or a value's.
+type kind uint8
 
 const (
-	kindNull kind = iota // no value seen yet
+	kindNull kind = iota // no value seen yet; a NULL value
 	kindInt
 	kindFloat
 	kindText
 	kindBlob
 )
 
-// merge widens k to hold v too: integers and reals widen to float64, mixed
-// text and numbers to utf8.
-func merge(k kind, v any) kind {
-	var vk kind
-	switch v.(type) {
-	case nil:
-		return k
-	case int64:
-		vk = kindInt
-	case float64:
-		vk = kindFloat
-	case []byte:
-		vk = kindBlob
-	default:
-		vk = kindText
-	}
+// merge widens k to hold a value of kind v too: integers and reals widen
+// to float64, mixed text and numbers to utf8.
+func merge(k, v kind) kind {
 	switch {
-	case k == kindNull || k == vk:
-		return vk
-	case (k == kindInt || k == kindFloat) && (vk == kindInt || vk == kindFloat):
+	case v == kindNull:
+		return k
+	case k == kindNull || k == v:
+		return v
+	case (k == kindInt || k == kindFloat) && (v == kindInt || v == kindFloat):
 		return kindFloat
 	default:
 		return kindText
@@ -113,72 +100,80 @@ func declared(decl string) kind {
 	}
 }
 
-func valueBytes(v any) int {
-	switch v := v.(type) {
-	case string:
-		return len(v) + 4
-	case []byte:
-		return len(v) + 4
-	default:
-		return 8
-	}
+// column is one result column as its rows are gathered, typed, with no Go
+// value per cell: each row's kind, the numbers in order (int64 or float64
+// bits), and the texts and blobs in order as one run of bytes.
+type column struct {
+	kind  kind   // the column's type so far (merge)
+	kinds []kind // each row's
+	nums  []uint64
+	data  []byte
+	ends  []int // where each text or blob ends in data
+
+	// Where the next batch starts reading nums and ends (batch).
+	num, str int
 }
 
-// rowOverhead is what one collected value costs beyond its bytes (see
-// valueBytes): the interface holding it and its slice slot.
+// The add methods append one row's value and return the bytes it counts
+// for: a text or blob its length and 4, anything else 8.
+
+func (c *column) addNull() int {
+	c.kinds = append(c.kinds, kindNull)
+	return 8
+}
+
+func (c *column) addNumber(k kind, bits uint64) int {
+	c.kinds = append(c.kinds, k)
+	c.nums = append(c.nums, bits)
+	c.kind = merge(c.kind, k)
+	return 8
+}
+
+func (c *column) addBytes(k kind, b []byte) int {
+	c.kinds = append(c.kinds, k)
+	c.data = append(c.data, b...)
+	c.ends = append(c.ends, len(c.data))
+	c.kind = merge(c.kind, k)
+	return len(b) + 4
+}
+
+// rowOverhead is what one gathered value costs beyond its bytes (see
+// column's add methods): its kind and its number or end offset.
 const rowOverhead = 16
 
 // chargeStep is how many bytes collect gathers before charging them to
 // its reservation at once.
 const chargeStep = 64 << 10
 
-// collect reads every row, within the engine's limits, and lays them out
-// as Arrow. A column's type is what its values are (see merge), or, when
-// all are NULL, its declared type in the views. ctx is checked at every
-// row. r is charged as rows are gathered, then for the Arrow batches; the
-// gathered rows' charge is given back once the batches hold the result.
-func (e *Engine) collect(ctx context.Context, rows driver.Rows, r *Reservation) (*Result, error) {
-	names := rows.Columns()
+// collect reads every row of s, within the engine's limits, and lays them
+// out as Arrow. A column's type is what its values are (see merge), or,
+// when all are NULL, its declared type in the views. ctx is checked at
+// every row. r is charged as rows are gathered, then for the Arrow
+// batches; the gathered rows' charge is given back once the batches hold
+// the result.
+func (e *Engine) collect(ctx context.Context, s *statement, r *Reservation) (*Result, error) {
+	names, decl := s.columns()
 	n := len(names)
-	decl := make([]string, n)
-	if ct, ok := rows.(driver.RowsColumnTypeDatabaseTypeName); ok {
-		for i := range decl {
-			decl[i] = ct.ColumnTypeDatabaseTypeName(i)
-		}
-	}
-	cols := make([][]any, n)
-	kinds := make([]kind, n)
-	vals := make([]driver.Value, n)
+	cols := make([]column, n)
 	var total, rowCount int
 	var rowSizes []int
-	// gathered is what the rows hold in Go values; charged, what of it r
+	// gathered is what the rows hold in Go memory; charged, what of it r
 	// holds.
 	var gathered, charged int64
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if err := rows.Next(vals); err == io.EOF {
-			break
-		} else if err != nil {
+		if ok, err := s.step(); err != nil {
 			return nil, err
+		} else if !ok {
+			break
 		}
 		if rowCount == e.limits.MaxRows {
 			return nil, &Error{Kind: ErrLimit, Offset: -1,
 				Msg: fmt.Sprintf("sql: the result has more than %d rows; narrow it with WHERE or LIMIT", e.limits.MaxRows)}
 		}
-		size := 0
-		for i, v := range vals {
-			if t, ok := v.(time.Time); ok {
-				v = t.UTC().Format(time.RFC3339Nano)
-			}
-			if b, ok := v.([]byte); ok {
-				v = append([]byte(nil), b...)
-			}
-			cols[i] = append(cols[i], v)
-			kinds[i] = merge(kinds[i], v)
-			size += valueBytes(v)
-		}
+		size := s.read(cols)
 		total += size
 		if total > e.limits.MaxBytes {
 			return nil, &Error{Kind: ErrLimit, Offset: -1,
@@ -199,22 +194,22 @@ func (e *Engine) collect(ctx context.Context, rows driver.Rows, r *Reservation) 
 	}
 	fields := make([]arrow.Field, n)
 	for i := range fields {
-		if kinds[i] == kindNull {
-			kinds[i] = declared(decl[i])
+		if cols[i].kind == kindNull {
+			cols[i].kind = declared(decl[i])
 		}
-		fields[i] = arrow.Field{Name: names[i], Type: arrowType(kinds[i]), Nullable: true}
+		fields[i] = arrow.Field{Name: names[i], Type: arrowType(cols[i].kind), Nullable: true}
 	}
 	res := &Result{Schema: arrow.NewSchema(fields, nil), Rows: rowCount, Bytes: total}
 	lo, size := 0, 0
 	for r := 0; r < rowCount; r++ {
 		if r > lo && size+rowSizes[r] > BatchBytes {
-			res.batches = append(res.batches, e.batch(res.Schema, kinds, cols, lo, r))
+			res.batches = append(res.batches, e.batch(res.Schema, cols, lo, r))
 			lo, size = r, 0
 		}
 		size += rowSizes[r]
 	}
 	if rowCount > lo || len(res.batches) == 0 {
-		res.batches = append(res.batches, e.batch(res.Schema, kinds, cols, lo, rowCount))
+		res.batches = append(res.batches, e.batch(res.Schema, cols, lo, rowCount))
 	}
 	// The batches hold the result now; the gathered values are garbage.
 	if err := r.Grow(res.Size()); err != nil {
@@ -238,48 +233,56 @@ func arrowType(k kind) arrow.DataType {
 	}
 }
 
-// text is v as SQLite would print it.
-func text(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case float64:
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case []byte:
-		return string(v)
-	default:
-		return fmt.Sprint(v)
-	}
-}
-
-// batch builds the record batch of rows [lo, hi).
-func (e *Engine) batch(schema *arrow.Schema, kinds []kind, cols [][]any, lo, hi int) arrow.RecordBatch {
+// batch builds the record batch of rows [lo, hi); batches are built in
+// order (each column keeps where the next one starts reading).
+func (e *Engine) batch(schema *arrow.Schema, cols []column, lo, hi int) arrow.RecordBatch {
 	b := array.NewRecordBuilder(e.mem, schema)
 	defer b.Release()
-	for i, k := range kinds {
+	var digits []byte
+	for i := range cols {
+		c := &cols[i]
 		fb := b.Field(i)
 		fb.Reserve(hi - lo)
-		for _, v := range cols[i][lo:hi] {
-			if v == nil {
+		for _, k := range c.kinds[lo:hi] {
+			var num uint64
+			var bytes []byte
+			switch k {
+			case kindNull:
 				fb.AppendNull()
 				continue
+			case kindInt, kindFloat:
+				num = c.nums[c.num]
+				c.num++
+			default:
+				start := 0
+				if c.str > 0 {
+					start = c.ends[c.str-1]
+				}
+				bytes = c.data[start:c.ends[c.str]]
+				c.str++
 			}
-			switch k {
+			switch c.kind {
 			case kindInt:
-				fb.(*array.Int64Builder).Append(v.(int64))
+				fb.(*array.Int64Builder).Append(int64(num))
 			case kindFloat:
-				switch x := v.(type) {
-				case int64:
-					fb.(*array.Float64Builder).Append(float64(x))
-				default:
-					fb.(*array.Float64Builder).Append(x.(float64))
+				if k == kindInt {
+					fb.(*array.Float64Builder).Append(float64(int64(num)))
+				} else {
+					fb.(*array.Float64Builder).Append(math.Float64frombits(num))
 				}
 			case kindBlob:
-				fb.(*array.BinaryBuilder).Append(v.([]byte))
+				fb.(*array.BinaryBuilder).Append(bytes)
 			default:
-				fb.(*array.StringBuilder).Append(text(v))
+				// A text column: numbers as SQLite would print them.
+				switch k {
+				case kindInt:
+					digits = strconv.AppendInt(digits[:0], int64(num), 10)
+					bytes = digits
+				case kindFloat:
+					digits = strconv.AppendFloat(digits[:0], math.Float64frombits(num), 'g', -1, 64)
+					bytes = digits
+				}
+				fb.(*array.StringBuilder).BinaryBuilder.Append(bytes)
 			}
 		}
 	}
