@@ -22,10 +22,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	registerprogram "github.com/lake-catalog/lake/functions/register/program"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
-	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 		return func() int { return main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr) }
 	}
 	testenv.Main(m, testenv.Mains{
-		"register":  program(registerapi.LambdaMain),
+		"register":  program(registerprogram.Main),
 		"refresh":   program(refresh.LambdaMain),
 		"discovery": program(discovery.Main),
 	})

@@ -37,11 +37,11 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	registerprogram "github.com/lake-catalog/lake/functions/register/program"
 	"github.com/lake-catalog/lake/internal/auth"
 	discoveryserver "github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/internal/refresh"
-	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
@@ -65,7 +65,7 @@ func TestMain(m *testing.M) {
 		return func() int { return main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr) }
 	}
 	testenv.Main(m, testenv.Mains{
-		"register":  program(registerapi.LambdaMain),
+		"register":  program(registerprogram.Main),
 		"refresh":   program(refresh.LambdaMain),
 		"discovery": program(discoveryserver.Main),
 	})

@@ -1,22 +1,31 @@
 // Command register is the register Lambda: API Gateway HTTP API events
 // (payload 2.0, IAM auth) → the registration API → DynamoDB. The program is
-// registerapi.LambdaMain.
+// program.Main (functions/register/program).
 //
-// Environment:
+// Environment (README, Configuration):
 //
-//	LAKE_TABLE   DynamoDB table name (required)
+//	LAKE_TABLE                  DynamoDB table name (required)
+//	LAKE_BUCKET                 S3 bucket of the published snapshot, which GET …/dropped reads (unset: that route answers 501)
+//	LAKE_SNAPSHOT_KEY           the snapshot's object key (default snapshots/catalog.lakesnap)
+//	LAKE_S3_PATH_STYLE          path-style S3 addressing (default false)
+//	LAKE_DEFAULT_COMPATIBILITY  mode of tables registered without one (default none)
+//	LAKE_TOMBSTONE_RETENTION    how long a drop stays restorable (default 168h; off)
+//	LAKE_HISTORY_VERSIONS       versions kept of each table (default 100; off)
+//	LAKE_HISTORY_MAX_AGE        age past which versions are not kept (default unset)
+//	LAKE_TENANT_MAX_TABLES      tables per tenant (default 10000; -1: no limit)
+//	LAKE_TENANT_MAX_BYTES       registration bytes per tenant (default 33554432; -1: no limit)
 //
 // The SDK's standard variables (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, …)
-// configure the client. Logs are JSON lines on stdout.
+// configure the clients. Logs are JSON lines on stdout.
 package main
 
 import (
 	"context"
 	"os"
 
-	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/functions/register/program"
 )
 
 func main() {
-	os.Exit(registerapi.LambdaMain(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(program.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }

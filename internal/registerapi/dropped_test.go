@@ -1,21 +1,13 @@
 package registerapi_test
 
 import (
-	"context"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/registerapi"
-	"github.com/lake-catalog/lake/internal/testenv"
-	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
-	"github.com/lake-catalog/lake/pkg/metastore/memstore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -56,70 +48,5 @@ func TestDroppedThroughTheAPI(t *testing.T) {
 	}
 	if r := do(t, h, "GET", "/v1/tenants/ac*/dropped", "", nil); r.status != http.StatusBadRequest {
 		t.Fatalf("an invalid tenant: %d %s, want 400", r.status, r.body)
-	}
-}
-
-// SnapshotDropped reads the published snapshot on a real S3-protocol
-// server (versitygw): the manifest and the asked tenant's segment alone,
-// its tombstones in retention newest first; none for a tenant the
-// snapshot lacks or before any snapshot; a segment that does not match its
-// address is an error, never a list.
-func TestSnapshotDropped(t *testing.T) {
-	srv := testenv.SharedS3(t)
-	ctx := context.Background()
-	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	clock := now
-	st := memstore.New(memstore.Options{})
-	cat := catalog.New(st, catalog.Options{Now: func() time.Time { return clock }, TombstoneRetention: 48 * time.Hour})
-	for _, ref := range []catalog.TableRef{{Tenant: "acme", Namespace: "sales", Name: "orders"}, {Tenant: "acme", Namespace: "sales", Name: "returns"},
-		{Tenant: "globex", Namespace: "finance", Name: "ledger"}} {
-		if _, _, err := cat.Register(ctx, ref, catalog.TableSpec{Location: "/x", Schema: catalogtest.WideSchema(1, 2)}); err != nil {
-			t.Fatal(err)
-		}
-		clock = clock.Add(time.Hour)
-		if err := cat.Drop(catalog.WithCaller(ctx, "arn:aws:iam::1:user/"+ref.Name), ref); err != nil {
-			t.Fatal(err)
-		}
-	}
-	blobs, err := blobstore.NewS3(srv.Client(), srv.NewBucket(t), "snapshots/catalog.lakesnap", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list := registerapi.SnapshotDropped(blobs, func() time.Time { return now.Add(49 * time.Hour) })
-	if ds, err := list(ctx, "acme"); err != nil || len(ds) != 0 {
-		t.Fatalf("before any snapshot: %v, %v; want none", ds, err)
-	}
-	built, err := snapshot.Build(ctx, st, snapshot.BuildOptions{Generation: 1, CreatedAt: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range built.Written.Entries {
-		if err := blobs.PutSegment(ctx, hex.EncodeToString(e.Address[:]), built.Written.Segments[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := blobs.Put(ctx, built.Written.Manifest, blobstore.Condition{}); err != nil {
-		t.Fatal(err)
-	}
-	// At 49 h, orders' retention (dropped at 0 h, 48 h) has ended.
-	ds, err := list(ctx, "acme")
-	if err != nil || len(ds) != 1 || ds[0].Table != "returns" || ds[0].DroppedBy != "arn:aws:iam::1:user/returns" || ds[0].Version != 2 {
-		t.Fatalf("acme's dropped from the snapshot: %+v, %v; want returns alone", ds, err)
-	}
-	if ds, err := list(ctx, "initech"); err != nil || len(ds) != 0 {
-		t.Fatalf("a tenant the snapshot lacks: %v, %v", ds, err)
-	}
-	// acme's segment damaged in place: an error, not a list.
-	for i, e := range built.Written.Entries {
-		if e.Tenant == "acme" {
-			bad := append([]byte{}, built.Written.Segments[i]...)
-			bad[len(bad)/2] ^= 1
-			if err := blobs.PutSegment(ctx, hex.EncodeToString(e.Address[:]), bad); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if ds, err := list(ctx, "acme"); !errors.Is(err, snapshot.ErrCorrupt) {
-		t.Fatalf("a damaged segment: %v, %v; want ErrCorrupt", ds, err)
 	}
 }

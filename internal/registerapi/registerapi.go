@@ -21,8 +21,9 @@
 // Every write records its caller (the table's "updated_by", with "op":
 // create, update, drop or undrop). The dropped tables come from the
 // catalog's store in local mode and from the published snapshot on AWS
-// (Options.Dropped; as fresh as the last refresh, as discovery's
-// lake.dropped); the change feed is discovery's (lake.changes).
+// (Options.Dropped, which the register Lambda's program sets; as fresh as
+// the last refresh, as discovery's lake.dropped); the change feed is
+// discovery's (lake.changes).
 //
 // POST and PUT bodies may carry "protected" (true refuses the table's drop,
 // 409 protected, until a PUT sets it false; on PUT absent keeps it),
@@ -117,7 +118,8 @@ type Options struct {
 	// Dropped lists a tenant's dropped tables for GET
 	// /v1/tenants/{tenant}/dropped. Default: CatalogDropped, a prefix read
 	// of the catalog's store (right for RocksDB; the register Lambda passes
-	// SnapshotDropped, as a prefix read of DynamoDB scans the table).
+	// a lister of the published snapshot, as a prefix read of DynamoDB
+	// scans the table).
 	Dropped DroppedLister
 }
 
@@ -232,6 +234,13 @@ type apiError struct {
 }
 
 func (e *apiError) Error() string { return e.message }
+
+// NotImplemented is an error the API answers 501 not_implemented with
+// message: what a DroppedLister returns where the deployment cannot list
+// drops.
+func NotImplemented(message string) error {
+	return &apiError{http.StatusNotImplemented, wire.CodeNotImplemented, message}
+}
 
 func badRequest(code, format string, args ...any) error {
 	return &apiError{http.StatusBadRequest, code, fmt.Sprintf(format, args...)}
@@ -753,9 +762,6 @@ func (h *Handler) classify(r *http.Request, ref catalog.TableRef, err error) *ap
 	return &apiError{http.StatusServiceUnavailable, wire.CodeUnavailable, "the catalog store is unavailable; retry"}
 }
 
-// errorJSON is the API's error envelope (apierror.JSON).
-func errorJSON(code, message string) []byte { return apierror.JSON(code, message) }
-
 // WriteError answers status with the API's JSON error envelope
 // (apierror.Write).
 func WriteError(w http.ResponseWriter, status int, code, message string) {
@@ -765,7 +771,7 @@ func WriteError(w http.ResponseWriter, status int, code, message string) {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		status, b = http.StatusInternalServerError, errorJSON(wire.CodeInternal, "encoding the response failed")
+		status, b = http.StatusInternalServerError, apierror.JSON(wire.CodeInternal, "encoding the response failed")
 	}
 	writeBody(w, status, b)
 }

@@ -1,12 +1,23 @@
-package registerapi
+// Package program is the register Lambda's program, beside its main: it
+// reads the configuration from the environment, builds the DynamoDB client
+// once per cold start, and serves the registration API (internal/registerapi)
+// to API Gateway HTTP API events. It also gives the API the one thing it
+// answers from the read side: GET /v1/tenants/{tenant}/dropped lists the
+// dropped tables from the published snapshot (SnapshotDropped), because a
+// prefix read of DynamoDB would scan the whole table and the function's
+// role may not Scan. The registration API itself imports neither the
+// snapshot format nor the blob store.
+package program
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -17,16 +28,19 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
+	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/lambdalog"
+	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
-// LambdaConfig is the register Lambda's configuration.
-type LambdaConfig struct {
+// Config is the register Lambda's configuration.
+type Config struct {
 	// Table is the DynamoDB table of registrations (LAKE_TABLE, required).
 	Table string
 	// Quota bounds each tenant (LAKE_TENANT_MAX_TABLES,
@@ -39,7 +53,7 @@ type LambdaConfig struct {
 	// Memory is how long drops stay restorable and how many versions of
 	// each registration are kept (LAKE_TOMBSTONE_RETENTION,
 	// LAKE_HISTORY_VERSIONS).
-	Memory Memory
+	Memory registerapi.Memory
 	// Snapshot is the published snapshot GET …/dropped reads
 	// (s3://LAKE_BUCKET/LAKE_SNAPSHOT_KEY, the key defaulting as refresh's
 	// does); empty without LAKE_BUCKET, when that route answers 501.
@@ -54,55 +68,11 @@ const defaultSnapshotKey = "snapshots/catalog.lakesnap"
 
 // errNoSnapshot is GET …/dropped's error where the Lambda was not told the
 // snapshot's bucket.
-var errNoSnapshot = &apiError{http.StatusNotImplemented, wire.CodeNotImplemented,
-	"this deployment's registration API does not read the snapshot (no LAKE_BUCKET): discovery's lake.dropped action lists dropped tables"}
+var errNoSnapshot = registerapi.NotImplemented("this deployment's registration API does not read the snapshot (no LAKE_BUCKET): discovery's lake.dropped action lists dropped tables")
 
-// Memory is what the catalog keeps of past states: TombstoneRetention and
-// HistoryVersions as catalog.Options takes them (0: the default; -1: none).
-type Memory struct {
-	TombstoneRetention time.Duration
-	HistoryVersions    int
-	HistoryMaxAge      time.Duration
-}
-
-// MemoryFromEnv reads LAKE_TOMBSTONE_RETENTION (a duration of at least 1h,
-// such as 168h, or off: a drop is final) and LAKE_HISTORY_VERSIONS (1 to
-// 100000, or off: no history kept) and LAKE_HISTORY_MAX_AGE (a duration of
-// at least 1h; unset: no age bound); unset takes the catalog's defaults
-// (catalog.DefaultTombstoneRetention, catalog.DefaultHistoryVersions).
-func MemoryFromEnv(getenv func(string) string) (Memory, error) {
-	var m Memory
-	if v := getenv("LAKE_TOMBSTONE_RETENTION"); v == "off" {
-		m.TombstoneRetention = -1
-	} else if v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Hour {
-			return m, fmt.Errorf("LAKE_TOMBSTONE_RETENTION %q: want a duration of at least 1h (such as 168h), or off", v)
-		}
-		m.TombstoneRetention = d
-	}
-	if v := getenv("LAKE_HISTORY_VERSIONS"); v == "off" {
-		m.HistoryVersions = -1
-	} else if v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 100_000 {
-			return m, fmt.Errorf("LAKE_HISTORY_VERSIONS %q: want 1 to 100000, or off", v)
-		}
-		m.HistoryVersions = n
-	}
-	if v := getenv("LAKE_HISTORY_MAX_AGE"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Hour {
-			return m, fmt.Errorf("LAKE_HISTORY_MAX_AGE %q: want a duration of at least 1h (such as 8760h)", v)
-		}
-		m.HistoryMaxAge = d
-	}
-	return m, nil
-}
-
-// LambdaConfigFromEnv reads and validates the register Lambda's environment.
-func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
-	c := LambdaConfig{Table: getenv("LAKE_TABLE")}
+// ConfigFromEnv reads and validates the register Lambda's environment.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := Config{Table: getenv("LAKE_TABLE")}
 	if c.Table == "" {
 		return c, errors.New("LAKE_TABLE is required: the DynamoDB table of registrations")
 	}
@@ -110,7 +80,7 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 	if c.Quota, err = QuotaFromEnv(getenv); err != nil {
 		return c, err
 	}
-	if c.Memory, err = MemoryFromEnv(getenv); err != nil {
+	if c.Memory, err = registerapi.MemoryFromEnv(getenv); err != nil {
 		return c, err
 	}
 	if bucket := getenv("LAKE_BUCKET"); bucket != "" {
@@ -160,19 +130,19 @@ func QuotaFromEnv(getenv func(string) string) (catalog.Quota, error) {
 	return q, nil
 }
 
-// LambdaMain is the register Lambda's program: it reads the configuration
+// Main is the register Lambda's program: it reads the configuration
 // from getenv, builds the DynamoDB client once per cold start and serves API
 // Gateway HTTP API events (payload 2.0, IAM-authorized) until the runtime
 // stops it. It returns a non-zero exit code only when it cannot start. Logs
 // are JSON on stdout.
-func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) int {
+func Main(ctx context.Context, _ []string, getenv func(string) string, stdout, _ io.Writer) int {
 	log := lambdalog.New(stdout)
-	cfg, err := LambdaConfigFromEnv(getenv)
+	cfg, err := ConfigFromEnv(getenv)
 	if err != nil {
 		log.Error("register: configuration", slog.String("error", err.Error()))
 		return 2
 	}
-	h, err := NewLambda(ctx, cfg, log)
+	h, err := NewHandler(ctx, cfg, log)
 	if err != nil {
 		log.Error("register: start", slog.String("error", err.Error()))
 		return 1
@@ -181,10 +151,10 @@ func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, std
 	return 0
 }
 
-// NewLambda builds the DynamoDB client for cfg and returns the API Gateway
+// NewHandler builds the DynamoDB client for cfg and returns the API Gateway
 // handler of the registration API. API Gateway's IAM authorization has
 // already run; the log names the IAM caller.
-func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
+func NewHandler(ctx context.Context, cfg Config, log *slog.Logger) (func(context.Context, events.APIGatewayV2HTTPRequest) (events.APIGatewayV2HTTPResponse, error), error) {
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load AWS config: %w", err)
@@ -195,7 +165,7 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 	}
 	// The dropped tables come from the snapshot: a prefix read of
 	// DynamoDB would scan the whole table for one tenant's request.
-	dropped := DroppedLister(func(context.Context, string) ([]wire.DroppedTable, error) { return nil, errNoSnapshot })
+	dropped := registerapi.DroppedLister(func(context.Context, string) ([]wire.DroppedTable, error) { return nil, errNoSnapshot })
 	if cfg.Snapshot != "" {
 		blobs, err := blobstore.Open(ctx, cfg.Snapshot, blobstore.OpenOptions{S3PathStyle: cfg.S3PathStyle, AWSConfig: &awsCfg})
 		if err != nil {
@@ -203,9 +173,9 @@ func NewLambda(ctx context.Context, cfg LambdaConfig, log *slog.Logger) (func(co
 		}
 		dropped = SnapshotDropped(blobs, time.Now)
 	}
-	api, err := New(catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
+	api, err := registerapi.New(catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
 		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions, HistoryMaxAge: cfg.Memory.HistoryMaxAge}),
-		Options{Authorize: AllowAll(IAMCaller), Log: log, Dropped: dropped})
+		registerapi.Options{Authorize: registerapi.AllowAll(IAMCaller), Log: log, Dropped: dropped})
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +193,7 @@ func LambdaHandler(h http.Handler) func(context.Context, events.APIGatewayV2HTTP
 			return events.APIGatewayV2HTTPResponse{
 				StatusCode: http.StatusBadRequest,
 				Headers:    map[string]string{"Content-Type": "application/json"},
-				Body:       string(errorJSON(wire.CodeInvalidRequest, "the request could not be read")),
+				Body:       string(apierror.JSON(wire.CodeInvalidRequest, "the request could not be read")),
 			}, nil
 		}
 		return resp, nil
@@ -238,4 +208,43 @@ func IAMCaller(r *http.Request) string {
 		return ""
 	}
 	return rc.Authorizer.IAM.UserARN
+}
+
+// SnapshotDropped lists drops from the published snapshot in blobs: its
+// manifest and the tenant's segment alone (what discovery's lake.dropped
+// answers from, as fresh as the last refresh), leaving out the tombstones
+// past retention at now. A tenant the snapshot does not hold has none.
+func SnapshotDropped(blobs blobstore.Store, now func() time.Time) registerapi.DroppedLister {
+	fetch := func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+		return blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
+	}
+	return func(ctx context.Context, tenant string) ([]wire.DroppedTable, error) {
+		b, err := blobs.Get(ctx, "")
+		if errors.Is(err, blobstore.ErrNotFound) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		seg, err := snapshot.LoadTenant(ctx, b.Data, tenant, fetch, snapshot.ReaderOptions{})
+		if errors.Is(err, snapshot.ErrNoTenant) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer seg.Release()
+		at := now()
+		var out []wire.DroppedTable
+		for i := range seg.Tombstones.Name.Len() {
+			d := seg.Tombstone(i)
+			if !d.ExpiresAt.IsZero() && !at.Before(d.ExpiresAt) {
+				continue
+			}
+			out = append(out, wire.DroppedTable{Namespace: d.Namespace, Table: d.Name, CreationID: d.CreationID, Version: d.Version,
+				DroppedAt: d.DroppedAt, DroppedBy: d.DroppedBy, ExpiresAt: d.ExpiresAt})
+		}
+		slices.SortStableFunc(out, func(a, b wire.DroppedTable) int { return b.DroppedAt.Compare(a.DroppedAt) })
+		return out, nil
+	}
 }
