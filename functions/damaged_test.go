@@ -33,7 +33,7 @@ func (s *stack) entryOf(t *testing.T, tenant string) snapshot.Entry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := snapshot.OpenManifest(b, snapshot.ReaderOptions{})
+	m, err := snapshot.Open(b, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,15 +111,15 @@ func (s *stack) blob(t *testing.T) (publishedBlob, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := snapshot.Load(context.Background(), buf, func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+	r, err := snapshot.Open(buf, snapshot.ReaderOptions{Fetch: func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
 		return s.segment(t, e), nil
-	}, snapshot.LoadOptions{})
+	}})
 	if err != nil {
 		t.Fatalf("open blob: %v", err)
 	}
 	snap := publishedBlob{Generation: r.Header().Generation, Counts: r.Header().Counts, tables: map[string][]snapshot.Table{}}
 	for _, e := range r.Entries() {
-		seg, err := r.Tenant(e.Tenant)
+		seg, err := r.Tenant(context.Background(), e.Tenant)
 		if err != nil {
 			t.Fatalf("decode blob: %v", err)
 		}

@@ -97,7 +97,7 @@ func measureDamagedSegment(ctx context.Context, procs *procSet, discoveryBin str
 	if err != nil {
 		return out, err
 	}
-	r, err := snapshot.OpenManifest(manifest, snapshot.ReaderOptions{})
+	r, err := snapshot.Open(manifest, snapshot.ReaderOptions{})
 	if err != nil {
 		return out, err
 	}

@@ -1,6 +1,8 @@
 package discovery
 
 import (
+	"context"
+
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
@@ -26,11 +28,14 @@ func (x blobIndex) tenant(name string) (snapshot.Entry, bool) {
 	return x.blob.Entry(name)
 }
 
+// segment decodes a tenant's segment from what the readers hold: they are
+// opened without a Fetch, so Tenant does no I/O and needs no context.
 func (x blobIndex) segment(name string) (*snapshot.Segment, error) {
-	if r, ok := x.lastGood[name]; ok {
-		return r.Tenant(name)
+	r := x.blob
+	if lg, ok := x.lastGood[name]; ok {
+		r = lg
 	}
-	return x.blob.Tenant(name)
+	return r.Tenant(context.Background(), name)
 }
 
 // stored is a tenant's verified stored segment as x serves it (false for a

@@ -184,7 +184,7 @@ func lastGoodOf(r *snapshot.Reader, tenant string) (*snapshot.Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	one, err := snapshot.OpenManifest(written.Manifest, snapshot.ReaderOptions{})
+	one, err := snapshot.Open(written.Manifest, snapshot.ReaderOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func (e *env) segmentName(t *testing.T, tenant string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{})
+	m, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func (e *env) publishStoring(t *testing.T, store func(tenant string, seg []byte)
 	if err != nil {
 		t.Fatal(err)
 	}
-	prev, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{})
+	prev, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,15 +130,14 @@ func (e *env) applyBatch(t *testing.T, keys ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{})
+	base, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{Fetch: func(ctx context.Context, entry snapshot.Entry) ([]byte, error) {
+		return e.blobs.GetSegment(ctx, hex.EncodeToString(entry.Address[:]), entry.StoredBytes)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.gen++
-	applied, err := snapshot.Apply(ctx, e.store, base, keys, snapshot.ApplyOptions{Generation: e.gen, CreatedAt: time.Now(),
-		Fetch: func(ctx context.Context, entry snapshot.Entry) ([]byte, error) {
-			return e.blobs.GetSegment(ctx, hex.EncodeToString(entry.Address[:]), entry.StoredBytes)
-		}})
+	applied, err := snapshot.Apply(ctx, e.store, base, keys, snapshot.ApplyOptions{Generation: e.gen, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

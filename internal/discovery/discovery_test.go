@@ -117,11 +117,11 @@ func (e *env) publish() {
 		// tenants keep their segments.
 		opts := snapshot.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev}
 		if cur, err := e.blobs.Get(context.Background(), ""); err == nil {
-			if base, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{}); err == nil {
+			fetch := func(ctx context.Context, en snapshot.Entry) ([]byte, error) {
+				return e.blobs.GetSegment(ctx, hex.EncodeToString(en.Address[:]), 1<<30)
+			}
+			if base, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{Fetch: fetch}); err == nil {
 				opts.Base = base
-				opts.Fetch = func(ctx context.Context, en snapshot.Entry) ([]byte, error) {
-					return e.blobs.GetSegment(ctx, hex.EncodeToString(en.Address[:]), 1<<30)
-				}
 			}
 		}
 		b, err := snapshot.Build(context.Background(), e.store, opts)
@@ -157,7 +157,7 @@ func (e *env) put(make func(prev []snapshot.Entry) *snapshot.Written) {
 	var prev []snapshot.Entry
 	if err == nil {
 		cond = blobstore.Condition{IfMatch: cur.ETag}
-		if r, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{}); err == nil {
+		if r, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{}); err == nil {
 			prev = r.Entries()
 		}
 	}

@@ -150,7 +150,7 @@ func TestBlobFixturesServe(t *testing.T) {
 				t.Fatalf("poll of the %s fixture: %v %v", name, loaded, err)
 			}
 			for _, entry := range want.Entries() {
-				seg, err := want.Tenant(entry.Tenant)
+				seg, err := want.Tenant(context.Background(), entry.Tenant)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -262,7 +262,7 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 	case err != nil:
 		return false, fmt.Errorf("discovery: fetch %s: %w", s.blobs.Location(), err)
 	}
-	blob, apart, err := openBlob(b.Data)
+	blob, err := snapshot.Open(b.Data, snapshot.ReaderOptions{})
 	if err == nil {
 		if cur := s.svc.View(); cur != nil && blob.Header().Generation < cur.Generation {
 			h := blob.Header()
@@ -276,6 +276,9 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 			slog.String("blob", s.blobs.Location()), slog.String("etag", b.ETag), slog.String("error", err.Error()))
 		return false, s.reject(b.ETag, fmt.Errorf("%w: %w", errRejected, err))
 	}
+	// A manifest alone is given its segments here, before it serves: the
+	// view's readers have no Fetch, so serving does no I/O.
+	apart := blob.Form() == snapshot.ManifestAlone
 	o := opened{blob: blob}
 	if apart {
 		if o, err = s.attach(ctx, blob); err != nil {
@@ -293,27 +296,6 @@ func (s *Source) poll(ctx context.Context, start time.Time) (bool, error) {
 		slog.Int("schema_unavailable", v.Counts.SchemaUnavailable), slog.Int("blob_bytes", len(b.Data)),
 		slog.Int("segments_fetched", o.fetched.n), slog.Int("segment_bytes_fetched", o.fetched.bytes), slog.Int("degraded_tenants", len(o.failures)))
 	return true, nil
-}
-
-// openBlob opens a blob object whichever its form: a one-file blob
-// checked whole (snapshot.Open; apart false), or a manifest alone
-// (snapshot.OpenManifest; apart true) whose segments are then attached one
-// tenant at a time. Bytes of neither form wrap snapshot.ErrCorrupt.
-func openBlob(data []byte) (r *snapshot.Reader, apart bool, err error) {
-	h, err := snapshot.ReadHeader(data)
-	if err != nil {
-		return nil, false, err
-	}
-	switch uint64(len(data) - snapshot.HeaderSize) {
-	case h.BodyBytes:
-		r, err = snapshot.Open(data, snapshot.ReaderOptions{})
-		return r, false, err
-	case h.ManifestBytes:
-		r, err = snapshot.OpenManifest(data, snapshot.ReaderOptions{})
-		return r, true, err
-	}
-	return nil, false, fmt.Errorf("%w: %d bytes are neither the one-file blob (%d) nor its manifest alone (%d)",
-		snapshot.ErrCorrupt, len(data), snapshot.HeaderSize+h.BodyBytes, snapshot.HeaderSize+h.ManifestBytes)
 }
 
 // opened is a blob made ready for a view: its reader with every segment
@@ -466,7 +448,7 @@ func (s *Source) retry(ctx context.Context) (bool, error) {
 	if !due {
 		return false, nil
 	}
-	blob, err := snapshot.OpenManifest(s.manifest, snapshot.ReaderOptions{})
+	blob, err := snapshot.Open(s.manifest, snapshot.ReaderOptions{})
 	if err != nil {
 		return false, fmt.Errorf("discovery: open the serving manifest again: %w", err) // it opened before
 	}

@@ -133,7 +133,7 @@ func (p *Publisher) batchChanges(ctx context.Context, seen *batchScan, base *sna
 	if base == nil || base.Header().Version != snapshot.Version {
 		return batchChanges{}
 	}
-	applied, err := snapshot.Apply(ctx, seen.asScanned(), base, seen.keys, snapshot.ApplyOptions{Generation: generation, CreatedAt: scanAt, Fetch: p.fetchSegment})
+	applied, err := snapshot.Apply(ctx, seen.asScanned(), base, seen.keys, snapshot.ApplyOptions{Generation: generation, CreatedAt: scanAt})
 	if err != nil {
 		return batchChanges{err: fmt.Errorf("refresh: the batch's changes: %w", err)}
 	}

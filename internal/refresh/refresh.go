@@ -216,18 +216,18 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 	case err == nil:
 		prevTag = head.ETag
 		h, herr := snapshot.ReadHeader(head.Data)
+		form, ferr := h.FormOf(head.Size)
 		switch {
 		case herr != nil:
 			// Not a blob this build reads: replaced, with a generation from
 			// the clock (Unix seconds) so that it still grows.
 			gen = max(gen, uint64(now().Unix()))
-		case head.Size != int64(snapshot.HeaderSize)+int64(h.BodyBytes) &&
-			(h.Version != snapshot.Version || head.Size != int64(snapshot.HeaderSize)+int64(h.ManifestBytes)):
+		case ferr != nil || form == snapshot.ManifestAlone && h.Version != snapshot.Version:
 			// The header is intact, the body is not all there: republish.
 			gen = h.Generation + 1
 		default:
 			prev, gen = &h, h.Generation+1
-			prevApart = head.Size == int64(snapshot.HeaderSize)+int64(h.ManifestBytes) && h.ManifestBytes != h.BodyBytes
+			prevApart = form == snapshot.ManifestAlone
 		}
 	case errors.Is(err, blobstore.ErrNotFound):
 	default:
@@ -281,7 +281,7 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 		scan = seen
 	}
 	build, err := snapshot.Build(ctx, scan, snapshot.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
-		Base: prevIndex, Fetch: p.previousSegment, Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
+		Base: prevIndex, Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
@@ -402,22 +402,24 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("refresh: read current blob: %w", err)
 		}
-		base, apart, err := openCurrent(cur)
+		// A manifest alone fetches the segments of the batch's tenants
+		// only, as Apply reads them.
+		var fetched counter
+		base, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{Fetch: fetched.wrap(p.fetchSegment)})
 		switch {
 		case err != nil || base.Header().Version != snapshot.Version:
 			return p.RunFull(ctx)
 		case now().Sub(base.Header().Marker.FullScanAt) >= reconcile:
 			return p.run(ctx, runOptions{full: true, batch: keys})
 		}
+		apart := base.Form() == snapshot.ManifestAlone
 		h := base.Header()
 		res := Result{Incremental: true}
 		gen := h.Generation + 1
 		// The new blob's marker is the old one plus the writes this batch
 		// accounts for, never the live counter, which may count a write
 		// whose batch failed (pkg/catalog/changes.go).
-		var fetched counter
-		applied, err := snapshot.Apply(ctx, p.Store, base, keys, snapshot.ApplyOptions{Generation: gen, CreatedAt: now(),
-			Fetch: fetched.wrap(p.fetchSegment)})
+		applied, err := snapshot.Apply(ctx, p.Store, base, keys, snapshot.ApplyOptions{Generation: gen, CreatedAt: now()})
 		switch {
 		case apart && (errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, blobstore.ErrNotFound)):
 			// A segment of the batch's tenants is not stored as the
@@ -589,13 +591,15 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 	return err
 }
 
-// previousSegment fetches a segment of the current manifest for a full
-// scan (snapshot.BuildOptions.Fetch); one the store no longer holds is
-// snapshot.ErrSegmentMissing, its rows then published again.
+// previousSegment fetches a segment of the current manifest (the Fetch
+// of the reader previousIndex opens, which a full scan's Base and the
+// batch it stands in for read); one the store no longer holds is
+// snapshot.ErrSegmentMissing as well as the store's not-found, so a full
+// scan publishes its rows again.
 func (p *Publisher) previousSegment(ctx context.Context, e snapshot.Entry) ([]byte, error) {
 	b, err := p.fetchSegment(ctx, e)
 	if errors.Is(err, blobstore.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %s", snapshot.ErrSegmentMissing, p.Blobs.SegmentLocation(segmentName(e)))
+		return nil, fmt.Errorf("%w: %w", snapshot.ErrSegmentMissing, err)
 	}
 	return b, err
 }
@@ -620,30 +624,11 @@ func (p *Publisher) previousIndex(ctx context.Context, h snapshot.Header) (*snap
 	if err != nil {
 		return nil, fmt.Errorf("refresh: read the current blob's manifest: %w", err)
 	}
-	m, err := snapshot.OpenManifest(prefix.Data, snapshot.ReaderOptions{})
+	m, err := snapshot.Open(prefix.Data, snapshot.ReaderOptions{Fetch: p.previousSegment})
 	if err != nil {
 		return nil, nil
 	}
 	return m, nil
-}
-
-// openCurrent opens the current blob for Apply: a manifest alone (apart:
-// its segments are objects of their own, fetched as needed) or a one-file
-// blob.
-func openCurrent(cur blobstore.Blob) (r *snapshot.Reader, apart bool, err error) {
-	h, err := snapshot.ReadHeader(cur.Data)
-	if err != nil {
-		return nil, false, err
-	}
-	if uint64(len(cur.Data)-snapshot.HeaderSize) == h.BodyBytes {
-		r, err = snapshot.Open(cur.Data, snapshot.ReaderOptions{})
-		return r, false, err
-	}
-	r, err = snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{})
-	if err == nil && uint64(len(cur.Data)-snapshot.HeaderSize) != h.ManifestBytes {
-		err = fmt.Errorf("refresh: the blob's %d bytes are not its manifest's %d", len(cur.Data), snapshot.HeaderSize+int(h.ManifestBytes))
-	}
-	return r, true, err
 }
 
 // segmentName is a segment's object name: its address in hex.
@@ -809,7 +794,7 @@ func (p *Publisher) releaseOrphans(ctx context.Context, ours, prev []snapshot.En
 	if err != nil {
 		return
 	}
-	winner, _, err := openCurrent(cur)
+	winner, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{})
 	if err != nil || winner.Header().Version != snapshot.Version {
 		return
 	}

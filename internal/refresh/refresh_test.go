@@ -75,14 +75,21 @@ func current(t *testing.T, blobs blobstore.Store) published {
 }
 
 // load opens a published blob: its manifest, with each segment from
-// blobs (or a one-file blob).
+// blobs (or a one-file blob), every segment read and checked once.
 func load(t *testing.T, blobs blobstore.Store, data []byte) *snapshot.Reader {
 	t.Helper()
-	r, err := snapshot.Load(context.Background(), data, func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
+	r, err := snapshot.Open(data, snapshot.ReaderOptions{Fetch: func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
 		return blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
-	}, snapshot.LoadOptions{})
+	}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, e := range r.Entries() {
+		seg, err := r.Tenant(context.Background(), e.Tenant)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seg.Release()
 	}
 	return r
 }
@@ -93,7 +100,7 @@ func readPublished(t *testing.T, blobs blobstore.Store, data []byte) published {
 	h := r.Header()
 	out := published{Generation: h.Generation, CreatedAt: h.CreatedAt, Counts: h.Counts}
 	for _, e := range r.Entries() {
-		seg, err := r.Tenant(e.Tenant)
+		seg, err := r.Tenant(context.Background(), e.Tenant)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,7 +31,7 @@ func manifestEntry(t *testing.T, blobs blobstore.Store, tenant string) snapshot.
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{})
+	m, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func verifies(t *testing.T, blobs blobstore.Store) (bool, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := snapshot.OpenManifest(cur.Data, snapshot.ReaderOptions{})
+	m, err := snapshot.Open(cur.Data, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,10 +22,6 @@ type ApplyOptions struct {
 	// of the tenants written again.
 	Generation uint64
 	CreatedAt  time.Time
-	// Fetch gives the segment of a tenant the keys name when base is a
-	// manifest opened alone (OpenManifest) and the segment is not attached:
-	// only the changed tenants' segments are fetched.
-	Fetch Fetch
 }
 
 // Applied is what one Apply read and wrote.
@@ -34,7 +30,8 @@ type Applied struct {
 	// (Written.Blob is its one-file form when base held every segment).
 	Written *Written
 	// Tenants is how many tenants' segments were written again; Reads how
-	// many keys were read; Fetched how many segments were fetched.
+	// many keys were read; Fetched how many segments base did not hold
+	// and fetched.
 	Tenants, Reads, Fetched int
 	// Writes is how many writes of registrations the batch accounts for,
 	// none of them in base: per table added, its version (its registration
@@ -69,8 +66,10 @@ type Change struct {
 // valid registration removes it; a tombstone key (catalog.TombstonePrefix)
 // adds, replaces or removes that tombstone the same way (an expired one is
 // removed). Other keys are ignored. Only the tenants the keys name are
-// decoded and written again; every other tenant is carried over with
-// Writer.CopyTenant (by reference when base does not hold its bytes).
+// decoded and written again, their segments read with base.Tenant (a
+// manifest alone fetches only theirs, with its Fetch); every other tenant
+// is carried over with Writer.CopyTenant (by reference when base does not
+// hold its bytes).
 // Counts.Skipped is carried from base: it is known only to a full scan.
 //
 // The new blob's change marker keeps base's full-scan time and adds the
@@ -92,20 +91,14 @@ func Apply(ctx context.Context, store metastore.Store, base *Reader, keys []stri
 		r, ok := changed[tenant]
 		if !ok {
 			r = &rows{tables: map[[2]string]*Table{}, tombstones: map[[3]string]*Tombstone{}}
-			if e, in := base.Entry(tenant); in {
-				seg, err := base.Tenant(tenant)
-				if errors.Is(err, ErrDetached) && opts.Fetch != nil {
-					var stored []byte
-					if stored, err = opts.Fetch(ctx, e); err != nil {
-						return out, fmt.Errorf("snapshot: fetch the segment of %q: %w", tenant, err)
-					}
-					out.Fetched++
-					if err = base.Attach(tenant, stored); err == nil {
-						seg, err = base.Tenant(tenant)
-					}
-				}
+			if _, in := base.Entry(tenant); in {
+				_, held := base.Stored(tenant)
+				seg, err := base.Tenant(ctx, tenant)
 				if err != nil {
 					return out, err
+				}
+				if held != nil {
+					out.Fetched++
 				}
 				for i := range seg.NumTables() {
 					t := seg.Table(i)

@@ -28,19 +28,19 @@ type BuildOptions struct {
 	// holds it keeps the generation Base says it was published in
 	// (Table.Published, Tombstone.Published), so a full scan renumbers no
 	// unchanged row of the change feed; every other row is published at
-	// Generation. A tenant's segment is read from Base, or with Fetch when
-	// Base is a manifest alone. Without Base, or for a tenant whose
-	// segment is missing (ErrSegmentMissing) or fails its checks, the rows
-	// are all published at Generation: a change feed follower is given
-	// them again, never fewer.
-	Base  *Reader
-	Fetch Fetch
+	// Generation. A tenant's segment is read with Base.Tenant (fetched
+	// with Base's Fetch when Base is a manifest alone), one tenant at a
+	// time. Without Base, or for a tenant whose segment is missing (a
+	// fetch error wrapping ErrSegmentMissing), not held or failing its
+	// checks, the rows are all published at Generation: a change feed
+	// follower is given them again, never fewer.
+	Base *Reader
 	// Marker is the change marker the blob records.
 	Marker Marker
 }
 
-// ErrSegmentMissing is what a Fetch wraps when the store holds no segment
-// at the entry's address.
+// ErrSegmentMissing is what Base's Fetch wraps when the store holds no
+// segment at the entry's address.
 var ErrSegmentMissing = errors.New("snapshot: segment missing")
 
 // Built is what one Build read and wrote.
@@ -141,7 +141,7 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 	for _, name := range slices.Sorted(mapKeys(tenants)) {
 		r := tenants[name]
 		if opts.Base != nil {
-			if err := carry(ctx, opts.Base, opts.Fetch, name, r.tables, r.tombstones); err != nil {
+			if err := carry(ctx, opts.Base, name, r.tables, r.tombstones); err != nil {
 				return out, err
 			}
 		}
@@ -160,29 +160,17 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 }
 
 // carry gives each of a tenant's rows that base holds unchanged the
-// generation base published it in, reading the tenant's segment from base
-// or with fetch (decoded, checked and released: one segment in memory at a
-// time). A segment that is missing or fails its checks carries nothing.
-// It sorts tables and tombstones in place.
-func carry(ctx context.Context, base *Reader, fetch Fetch, tenant string, tables []Table, tombstones []Tombstone) error {
-	e, ok := base.Entry(tenant)
-	if !ok {
+// generation base published it in, reading the tenant's segment with
+// base.Tenant (held or fetched; decoded, checked and released: one segment
+// in memory at a time). A segment that is missing, not held or fails its
+// checks carries nothing. It sorts tables and tombstones in place.
+func carry(ctx context.Context, base *Reader, tenant string, tables []Table, tombstones []Tombstone) error {
+	if _, ok := base.Entry(tenant); !ok {
 		return nil
 	}
-	seg, err := base.Tenant(tenant)
-	if errors.Is(err, ErrDetached) && fetch != nil {
-		var stored []byte
-		stored, err = fetch(ctx, e)
-		switch {
-		case errors.Is(err, ErrSegmentMissing):
-			return nil
-		case err != nil:
-			return fmt.Errorf("snapshot: fetch the segment of %q: %w", tenant, err)
-		}
-		seg, err = decodeSegment(e, stored, base.mem)
-	}
+	seg, err := base.Tenant(ctx, tenant)
 	switch {
-	case errors.Is(err, ErrCorrupt) || errors.Is(err, ErrDetached):
+	case errors.Is(err, ErrSegmentMissing) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrDetached):
 		return nil
 	case err != nil:
 		return err

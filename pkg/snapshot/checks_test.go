@@ -24,7 +24,7 @@ func openAll(b []byte) error {
 		return err
 	}
 	for _, e := range r.Entries() {
-		seg, err := r.Tenant(e.Tenant)
+		seg, err := r.Tenant(context.Background(), e.Tenant)
 		if err != nil {
 			return err
 		}
@@ -35,7 +35,8 @@ func openAll(b []byte) error {
 
 // Every single-bit flip past the version field and every truncation of a
 // blob is rejected as corrupt: the manifest by its checksum, a segment by
-// its address.
+// its address (cut at the manifest's end, it is the manifest alone:
+// truncated).
 func TestDamageIsRejected(t *testing.T) {
 	_, st := fixture(t)
 	b := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0}).Blob
@@ -48,11 +49,7 @@ func TestDamageIsRejected(t *testing.T) {
 			}
 		}
 	}
-	for n := range len(b) {
-		if _, err := snapshot.Open(b[:n], snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
-			t.Fatalf("truncation to %d of %d bytes: %v, want ErrCorrupt", n, len(b), err)
-		}
-	}
+	truncated(t, b)
 	if _, err := snapshot.Open(append(bytes.Clone(b), 0), snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Fatalf("a padded blob: %v, want ErrCorrupt", err)
 	}
@@ -60,7 +57,7 @@ func TestDamageIsRejected(t *testing.T) {
 
 // The committed fixtures of every readable version are checked as
 // strictly: every flip is rejected at open (the manifest's checksum, each
-// segment's address) and every truncation.
+// segment's address) and every truncation (truncated).
 func TestFixtureDamageIsRejected(t *testing.T) {
 	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -80,8 +77,32 @@ func damaged(t *testing.T, b []byte) {
 			t.Fatalf("flip at byte %d of %d: %v, want ErrCorrupt", i, len(b), err)
 		}
 	}
+	truncated(t, b)
+}
+
+// truncated checks every truncation of a one-file blob: each is rejected
+// as corrupt, but the cut at the manifest's end, which is the blob's
+// manifest alone (the form refresh publishes): that opens, and serves no
+// tenant without its segments (ErrDetached).
+func truncated(t *testing.T, b []byte) {
+	t.Helper()
+	h, err := snapshot.ReadHeader(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := snapshot.HeaderSize + int(h.ManifestBytes)
 	for n := range len(b) {
-		if _, err := snapshot.Open(b[:n], snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
+		r, err := snapshot.Open(b[:n], snapshot.ReaderOptions{})
+		if n == manifest {
+			if err != nil || r.Form() != snapshot.ManifestAlone {
+				t.Fatalf("the manifest alone (%d of %d bytes): %v, want it opened alone", n, len(b), err)
+			}
+			if err := openAll(b[:n]); !errors.Is(err, snapshot.ErrDetached) {
+				t.Fatalf("a tenant of the manifest alone: %v, want ErrDetached", err)
+			}
+			continue
+		}
+		if !errors.Is(err, snapshot.ErrCorrupt) {
 			t.Fatalf("truncation to %d of %d bytes: %v, want ErrCorrupt", n, len(b), err)
 		}
 	}
@@ -240,7 +261,10 @@ func FuzzOpen(f *testing.F) {
 			return
 		}
 		for _, e := range r.Entries() {
-			seg, err := r.Tenant(e.Tenant)
+			seg, err := r.Tenant(context.Background(), e.Tenant)
+			if r.Form() == snapshot.ManifestAlone && errors.Is(err, snapshot.ErrDetached) {
+				continue // a manifest alone: no segment to decode
+			}
 			if err != nil {
 				if !errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, snapshot.ErrVersion) {
 					t.Fatalf("segment error wraps not exactly ErrCorrupt: %v", err)

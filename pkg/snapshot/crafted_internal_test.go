@@ -1,6 +1,7 @@
 package snapshot
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -116,7 +117,7 @@ func TestSegmentWithSelfNestedSchemaIsCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v; the crafted blob should pass the manifest's checks", err)
 	}
-	if _, err := r.Tenant("acme"); !errors.Is(err, ErrCorrupt) {
+	if _, err := r.Tenant(context.Background(), "acme"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Tenant: %v, want ErrCorrupt", err)
 	}
 	// Unpatched, the same message is a well-formed schema, still not a
@@ -125,7 +126,7 @@ func TestSegmentWithSelfNestedSchemaIsCorrupt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Tenant("acme"); !errors.Is(err, ErrCorrupt) {
+	if _, err := r.Tenant(context.Background(), "acme"); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("Tenant of a foreign schema: %v, want ErrCorrupt", err)
 	}
 }
@@ -173,7 +174,7 @@ func TestForgedCountsAreRejected(t *testing.T) {
 	m, _ = sealManifest(h, idx, int(h.BodyBytes-h.ManifestBytes), enc)
 	binary.LittleEndian.PutUint32(m[MarkerPrefix:], uint32(len(idx)+1))
 	binary.LittleEndian.PutUint32(m[100:], crc32.Update(crc32.Checksum(m[:100], crcTable), crcTable, m[HeaderSize:]))
-	if _, err := OpenManifest(m, ReaderOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "inflates to") {
+	if _, err := Open(m, ReaderOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "inflates to") {
 		t.Fatalf("an index of another size: %v, want ErrCorrupt for the size", err)
 	}
 }
@@ -203,7 +204,7 @@ func TestRowPublishedAfterItsTenantIsCorrupt(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			seg, err := r.Tenant("acme")
+			seg, err := r.Tenant(context.Background(), "acme")
 			if got := errors.Is(err, ErrCorrupt); got != tc.corrupt {
 				t.Fatalf("Tenant: %v, want corrupt %v", err, tc.corrupt)
 			}

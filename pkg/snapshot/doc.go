@@ -1,6 +1,6 @@
 // Package snapshot is the snapshot blob format: what refresh publishes and
 // discovery serves from. It has one writer (Writer: AddTenant, CopyTenant,
-// AddEntry, Finish) and one reader (Open, OpenManifest, Reader.Tenant), and
+// AddEntry, Finish) and one reader (Open, Reader.Tenant), and
 // the two ways refresh makes a blob with them: a full build from the
 // metastore (Build) and a stream batch applied to the previous blob
 // (Apply).
@@ -14,9 +14,10 @@
 // verified on its own. Refresh publishes the manifest alone as the blob
 // and each segment as an immutable object beside it (internal/blobstore),
 // so a change rewrites its tenants' segments and the manifest, and a
-// reader fetches the manifest and the segments it lacks (Load). The same
-// bytes back to back, manifest then segments, are the one-file form (Open,
-// Written.Blob): tests and tools pass it around whole.
+// reader fetches the manifest and the segments it lacks (ReaderOptions.Fetch).
+// The same bytes back to back, manifest then segments, are the one-file
+// form (Written.Blob): tests and tools pass it around whole. Open takes
+// either (Header.FormOf).
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"

@@ -35,7 +35,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	seg, err := r.Tenant("acme")
+	seg, err := r.Tenant(context.Background(), "acme")
 	if err != nil {
 		panic(err)
 	}

@@ -42,14 +42,33 @@ func (s *segmentStore) fetch(_ context.Context, e snapshot.Entry) ([]byte, error
 	return b, nil
 }
 
-// A manifest stored alone loads with each segment fetched once; the
-// one-file form loads with none fetched; other lengths are corrupt.
-func TestLoadEitherForm(t *testing.T) {
+// readAll reads every tenant of r once and returns the first error.
+func readAll(r *snapshot.Reader) error {
+	for _, e := range r.Entries() {
+		seg, err := r.Tenant(context.Background(), e.Tenant)
+		if err != nil {
+			return err
+		}
+		seg.Release()
+	}
+	return nil
+}
+
+// A manifest stored alone opens with no segment fetched, and reading each
+// tenant fetches its segment once; the one-file form reads with none
+// fetched; other lengths are corrupt.
+func TestOpenEitherForm(t *testing.T) {
 	_, st := fixture(t)
 	b := build(t, st, snapshot.BuildOptions{Generation: 3, CreatedAt: t0})
 	segs := storeSegments(b.Written)
-	r, err := snapshot.Load(context.Background(), b.Written.Manifest, segs.fetch, snapshot.LoadOptions{Concurrency: 2})
+	r, err := snapshot.Open(b.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Form() != snapshot.ManifestAlone || len(segs.fetched) != 0 {
+		t.Fatalf("opened the manifest as %v, fetched %q; want the manifest alone, none fetched", r.Form(), segs.fetched)
+	}
+	if err := readAll(r); err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(segs.fetched)
@@ -60,10 +79,14 @@ func TestLoadEitherForm(t *testing.T) {
 		t.Fatalf("acme from the manifest and its segments: %q", got)
 	}
 	segs.fetched = nil
-	if _, err := snapshot.Load(context.Background(), b.Blob, segs.fetch, snapshot.LoadOptions{}); err != nil || len(segs.fetched) != 0 {
+	whole, err := snapshot.Open(b.Blob, snapshot.ReaderOptions{Fetch: segs.fetch})
+	if err == nil {
+		err = readAll(whole)
+	}
+	if err != nil || whole.Form() != snapshot.OneFile || len(segs.fetched) != 0 {
 		t.Fatalf("one-file form: %v, fetched %q", err, segs.fetched)
 	}
-	if _, err := snapshot.Load(context.Background(), b.Blob[:len(b.Blob)-1], segs.fetch, snapshot.LoadOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
+	if _, err := snapshot.Open(b.Blob[:len(b.Blob)-1], snapshot.ReaderOptions{Fetch: segs.fetch}); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Fatalf("a blob a byte short: %v, want ErrCorrupt", err)
 	}
 
@@ -71,33 +94,41 @@ func TestLoadEitherForm(t *testing.T) {
 	// again. One that does not match its address is a corrupt blob.
 	missing := storeSegments(b.Written)
 	delete(missing.segs, b.Written.Entries[1].Address)
-	if _, err := snapshot.Load(context.Background(), b.Written.Manifest, missing.fetch, snapshot.LoadOptions{}); err == nil ||
-		errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, snapshot.ErrVersion) {
+	if r, err := snapshot.Open(b.Written.Manifest, snapshot.ReaderOptions{Fetch: missing.fetch}); err != nil {
+		t.Fatal(err)
+	} else if err := readAll(r); err == nil || errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, snapshot.ErrVersion) {
 		t.Fatalf("a missing segment: %v, want the fetch's error alone", err)
 	}
 	bad := storeSegments(b.Written)
 	a := b.Written.Entries[0].Address
 	bad.segs[a] = append([]byte{}, bad.segs[a]...)
 	bad.segs[a][0] ^= 1
-	if _, err := snapshot.Load(context.Background(), b.Written.Manifest, bad.fetch, snapshot.LoadOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
+	if r, err := snapshot.Open(b.Written.Manifest, snapshot.ReaderOptions{Fetch: bad.fetch}); err != nil {
+		t.Fatal(err)
+	} else if err := readAll(r); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Fatalf("a segment that does not match its address: %v, want ErrCorrupt", err)
 	}
 }
 
-// LoadTenant fetches the one segment it is asked for, from a manifest
-// alone, and none from a one-file blob; a tenant the blob lacks is
-// ErrNoTenant; a segment that does not match its address is ErrCorrupt.
-func TestLoadTenant(t *testing.T) {
+// Reading one tenant fetches the one segment it is asked for, from a
+// manifest alone, and none from a one-file blob; a tenant the blob lacks
+// is ErrNoTenant; a segment that does not match its address is ErrCorrupt.
+func TestTenantFetchesItsSegmentAlone(t *testing.T) {
 	_, st := fixture(t)
 	b := build(t, st, snapshot.BuildOptions{Generation: 3, CreatedAt: t0})
 	want := names(tenant(t, open(t, b.Blob), "globex"))
+	ctx := context.Background()
 	for _, form := range []struct {
 		name    string
 		b       []byte
 		fetched []string
 	}{{"manifest", b.Written.Manifest, []string{"globex"}}, {"one file", b.Blob, nil}} {
 		segs := storeSegments(b.Written)
-		seg, err := snapshot.LoadTenant(context.Background(), form.b, "globex", segs.fetch, snapshot.ReaderOptions{})
+		r, err := snapshot.Open(form.b, snapshot.ReaderOptions{Fetch: segs.fetch})
+		if err != nil {
+			t.Fatalf("%s: %v", form.name, err)
+		}
+		seg, err := r.Tenant(ctx, "globex")
 		if err != nil {
 			t.Fatalf("%s: %v", form.name, err)
 		}
@@ -106,7 +137,7 @@ func TestLoadTenant(t *testing.T) {
 		if !slices.Equal(got, want) || !slices.Equal(segs.fetched, form.fetched) {
 			t.Fatalf("%s: tables %q, fetched %q; want %q, fetched %q", form.name, got, segs.fetched, want, form.fetched)
 		}
-		if _, err := snapshot.LoadTenant(context.Background(), form.b, "nobody", segs.fetch, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrNoTenant) {
+		if _, err := r.Tenant(ctx, "nobody"); !errors.Is(err, snapshot.ErrNoTenant) {
 			t.Fatalf("%s: a tenant the blob lacks: %v, want ErrNoTenant", form.name, err)
 		}
 	}
@@ -117,10 +148,14 @@ func TestLoadTenant(t *testing.T) {
 			bad.segs[e.Address][0] ^= 1
 		}
 	}
-	if _, err := snapshot.LoadTenant(context.Background(), b.Written.Manifest, "globex", bad.fetch, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
+	r, err := snapshot.Open(b.Written.Manifest, snapshot.ReaderOptions{Fetch: bad.fetch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Tenant(ctx, "globex"); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Fatalf("a segment that does not match its address: %v, want ErrCorrupt", err)
 	}
-	if _, err := snapshot.LoadTenant(context.Background(), b.Blob[:len(b.Blob)-1], "globex", bad.fetch, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrCorrupt) {
+	if _, err := snapshot.Open(b.Blob[:len(b.Blob)-1], snapshot.ReaderOptions{Fetch: bad.fetch}); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Fatalf("a blob a byte short: %v, want ErrCorrupt", err)
 	}
 }
@@ -133,13 +168,13 @@ func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 	c, st := fixture(t)
 	base := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})
 	segs := storeSegments(base.Written)
-	m, err := snapshot.OpenManifest(base.Written.Manifest, snapshot.ReaderOptions{})
+	m, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
 	if err != nil {
 		t.Fatal(err)
 	}
 	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(3, 2)})
 	t1 := t0.Add(time.Minute)
-	applied, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1, Fetch: segs.fetch})
+	applied, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,16 +186,16 @@ func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 			t.Errorf("%s: segment written %v", e.Tenant, wrote)
 		}
 	}
-	m2, err := snapshot.OpenManifest(base.Written.Manifest, snapshot.ReaderOptions{})
+	m2, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Base: m2, Fetch: segs.fetch})
+	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Base: m2})
 	if got, want := applied.Written.Header, full.Written.Header; got.ContentHash != want.ContentHash || got.Counts != want.Counts {
 		t.Fatalf("applied %+v, full build %+v", got, want)
 	}
 	// Without a Fetch, a detached changed tenant is an error, not a loss.
-	m, _ = snapshot.OpenManifest(base.Written.Manifest, snapshot.ReaderOptions{})
+	m, _ = snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{})
 	if _, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1}); !errors.Is(err, snapshot.ErrDetached) {
 		t.Fatalf("Apply without a Fetch: %v, want ErrDetached", err)
 	}

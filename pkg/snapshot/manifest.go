@@ -56,8 +56,9 @@ var (
 // ErrNoTenant is returned for a tenant the blob does not hold.
 var ErrNoTenant = errors.New("snapshot: tenant not in the blob")
 
-// ErrDetached is returned by Reader.Tenant and Reader.Stored for a tenant
-// whose segment was not attached to a manifest opened alone.
+// ErrDetached is returned for a tenant of a manifest opened alone whose
+// segment the reader does not hold (not attached) and cannot fetch (no
+// ReaderOptions.Fetch), and by Reader.Stored for any segment not held.
 var ErrDetached = errors.New("snapshot: segment not attached")
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -105,6 +106,51 @@ type Entry struct {
 	Address      [32]byte
 	StoredBytes  int
 	PayloadBytes int
+}
+
+// Form is how a stored object holds a blob.
+type Form uint8
+
+// Forms of a stored blob.
+const (
+	// OneFile is the manifest and every segment after it, in index order:
+	// HeaderSize+Header.BodyBytes bytes. Tests and tools pass it around
+	// whole; version 4 was published in it.
+	OneFile Form = iota + 1
+	// ManifestAlone is the manifest without its segments, each stored apart
+	// under its address: HeaderSize+Header.ManifestBytes bytes. Refresh
+	// publishes it (versions 5 and 6).
+	ManifestAlone
+)
+
+func (f Form) String() string {
+	switch f {
+	case OneFile:
+		return "one file"
+	case ManifestAlone:
+		return "manifest alone"
+	}
+	return fmt.Sprintf("form(%d)", uint8(f))
+}
+
+// FormOf returns the form in which a stored object of size bytes holds the
+// blob h heads: OneFile when it is HeaderSize+BodyBytes long (also a blob
+// of no segments, whose two forms are the same bytes), ManifestAlone when
+// it is HeaderSize+ManifestBytes long, else ErrCorrupt (truncated or
+// padded). It is the one place the form is decided: Open decides by it,
+// and so does a caller that knows an object's size before it reads the
+// object whole.
+func (h Header) FormOf(size int64) (Form, error) {
+	if size >= HeaderSize {
+		switch uint64(size - HeaderSize) {
+		case h.BodyBytes:
+			return OneFile, nil
+		case h.ManifestBytes:
+			return ManifestAlone, nil
+		}
+	}
+	return 0, corrupt("%d bytes are neither the one-file blob (%d) nor its manifest alone (%d)",
+		size, HeaderSize+h.BodyBytes, HeaderSize+h.ManifestBytes)
 }
 
 // Options bound what a reader accepts.

@@ -6,58 +6,58 @@ import (
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"golang.org/x/sync/errgroup"
 )
 
-// Reader is an opened blob: its verified manifest, and the stored segments
-// it holds, decoded one tenant at a time on demand. It is safe for
-// concurrent use once opened (Attach is not: attach every segment before
-// sharing the reader).
+// Reader is an opened blob: its verified manifest, and its segments read
+// one tenant at a time, when they are asked for. It is the format's one
+// reader, and Open its one way in, whichever form the blob is stored in
+// (Header.FormOf): the one-file form holds every segment, each checked
+// against its address at Open; a manifest alone holds none, and a tenant's
+// segment is fetched when Tenant asks for it (ReaderOptions.Fetch), or
+// given with Attach by a caller that fetches segments on its own terms
+// (discovery, ahead of serving). A Reader is safe for concurrent use,
+// except Attach: attach segments before sharing the reader.
 type Reader struct {
 	header  Header
+	form    Form
 	entries []Entry
-	segs    [][]byte // stored bytes in index order; nil until attached
+	segs    [][]byte // stored bytes in index order; nil until held
+	fetch   Fetch
 	mem     memory.Allocator
 }
 
-// ReaderOptions qualify Open and OpenManifest.
+// Fetch returns the stored bytes of the segment an index entry names, from
+// wherever a store keeps segments apart from their manifest.
+type Fetch func(ctx context.Context, e Entry) ([]byte, error)
+
+// ReaderOptions qualify Open.
 type ReaderOptions struct {
 	Options
 	// Allocator holds the decoded segments' arrays. Default
 	// memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// Fetch reads a segment the reader does not hold (a manifest alone, the
+	// segment not attached) when Tenant asks for it. Tenant checks what it
+	// returns against the tenant's address and keeps none of it, so a
+	// reader of many tenants holds one at a time. Nil: such a segment is
+	// ErrDetached, and the reader does no I/O.
+	Fetch Fetch
 }
 
-// Open verifies a blob in its one-file form (the manifest, its checksum
-// and content hash, and every segment against its address) and returns it
-// without decompressing any segment. It reads versions 4 to 6. Every
-// failure wraps ErrCorrupt or ErrVersion; no input panics.
+// Open verifies a blob in either form, as Header.FormOf tells them apart:
+// its manifest (checksum, index and content hash) and, in the one-file
+// form, every segment against its address, without decompressing any
+// segment. It reads versions 4 to 6. Every failure wraps ErrCorrupt or
+// ErrVersion; no input panics. The reader keeps b; do not modify it.
 func Open(b []byte, opts ReaderOptions) (*Reader, error) {
 	h, err := ReadHeader(b)
 	if err != nil {
 		return nil, err
 	}
-	if uint64(len(b)-HeaderSize) != h.BodyBytes {
-		return nil, corrupt("header says %d body bytes, blob has %d", h.BodyBytes, len(b)-HeaderSize)
-	}
-	r, err := OpenManifest(b, opts)
+	form, err := h.FormOf(int64(len(b)))
 	if err != nil {
 		return nil, err
 	}
-	pos := HeaderSize + int(r.header.ManifestBytes)
-	for _, e := range r.entries {
-		if err := r.Attach(e.Tenant, b[pos:pos+e.StoredBytes:pos+e.StoredBytes]); err != nil {
-			return nil, err
-		}
-		pos += e.StoredBytes
-	}
-	return r, nil
-}
-
-// OpenManifest verifies a manifest (the first HeaderSize+Header.ManifestBytes
-// bytes of a blob; more are ignored) without any segment: segments are then
-// attached with Attach. Every failure wraps ErrCorrupt or ErrVersion.
-func OpenManifest(b []byte, opts ReaderOptions) (*Reader, error) {
 	h, entries, err := parseManifest(b, opts.Options)
 	if err != nil {
 		return nil, err
@@ -65,13 +65,24 @@ func OpenManifest(b []byte, opts ReaderOptions) (*Reader, error) {
 	if opts.Allocator == nil {
 		opts.Allocator = memory.DefaultAllocator
 	}
-	return &Reader{header: h, entries: entries, segs: make([][]byte, len(entries)), mem: opts.Allocator}, nil
+	r := &Reader{header: h, form: form, entries: entries, segs: make([][]byte, len(entries)), fetch: opts.Fetch, mem: opts.Allocator}
+	if form == OneFile {
+		pos := HeaderSize + int(h.ManifestBytes)
+		for _, e := range entries {
+			if err := r.Attach(e.Tenant, b[pos:pos+e.StoredBytes:pos+e.StoredBytes]); err != nil {
+				return nil, err
+			}
+			pos += e.StoredBytes
+		}
+	}
+	return r, nil
 }
 
-// Attach gives a manifest the stored bytes of a tenant's segment after
+// Attach gives the reader the stored bytes of a tenant's segment after
 // checking them against the tenant's address and size (ErrCorrupt when
-// they differ, ErrNoTenant for a tenant the manifest does not name). The
-// reader keeps stored; do not modify it.
+// they differ, ErrNoTenant for a tenant the manifest does not name): for a
+// caller that fetches a manifest's segments itself. The reader keeps
+// stored; do not modify it.
 func (r *Reader) Attach(tenant string, stored []byte) error {
 	i, ok := r.find(tenant)
 	if !ok {
@@ -87,6 +98,9 @@ func (r *Reader) Attach(tenant string, stored []byte) error {
 
 // Header returns the blob's header.
 func (r *Reader) Header() Header { return r.header }
+
+// Form returns the form the blob was opened in.
+func (r *Reader) Form() Form { return r.form }
 
 // Entries returns the index, sorted by tenant. The slice is shared: do not
 // modify it.
@@ -107,8 +121,10 @@ func (r *Reader) find(tenant string) (int, bool) {
 	return i, i < len(r.entries) && r.entries[i].Tenant == tenant
 }
 
-// Stored returns a tenant's stored segment bytes, verified against its
-// address (shared: do not modify).
+// Stored returns the stored segment bytes the reader holds of a tenant
+// (the one-file form's, or attached), verified against its address
+// (shared: do not modify); ErrDetached when it holds none. It never
+// fetches.
 func (r *Reader) Stored(tenant string) ([]byte, error) {
 	i, ok := r.find(tenant)
 	switch {
@@ -120,118 +136,29 @@ func (r *Reader) Stored(tenant string) ([]byte, error) {
 	return r.segs[i], nil
 }
 
-// Tenant decompresses, decodes and checks one tenant's segment. A tenant
-// the blob does not hold is ErrNoTenant, a segment not attached
-// ErrDetached; every check failure wraps ErrCorrupt. The caller releases
-// the segment.
-func (r *Reader) Tenant(tenant string) (*Segment, error) {
+// Tenant decompresses, decodes and checks one tenant's segment: the one
+// the reader holds, else the one ReaderOptions.Fetch returns (checked
+// against its address, not kept). A tenant the blob does not hold is
+// ErrNoTenant; a segment neither held nor fetchable ErrDetached; a fetch's
+// own error is returned wrapped, wrapping no sentinel, so a caller can
+// tell a store that failed (try again) from a blob that is bad; every
+// check failure wraps ErrCorrupt. The caller releases the segment. Without
+// a Fetch, Tenant does no I/O and ctx is not used.
+func (r *Reader) Tenant(ctx context.Context, tenant string) (*Segment, error) {
 	i, ok := r.find(tenant)
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
 	}
-	if r.segs[i] == nil {
-		return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
-	}
-	return decodeSegment(r.entries[i], r.segs[i], r.mem)
-}
-
-// Fetch returns the stored bytes of the segment an index entry names, from
-// wherever a store keeps segments apart from their manifest.
-type Fetch func(ctx context.Context, e Entry) ([]byte, error)
-
-// LoadOptions qualify Load.
-type LoadOptions struct {
-	ReaderOptions
-	// Concurrency bounds the fetches in flight; default 16.
-	Concurrency int
-}
-
-// Load opens a stored blob object whichever its form: a one-file blob
-// (HeaderSize+BodyBytes long) as Open does, or a manifest alone
-// (HeaderSize+ManifestBytes long) with every segment from fetch, called
-// concurrently, each checked against its address and attached. Bytes of
-// another length are ErrCorrupt, as is a fetched segment that does not
-// match its address; a fetch's own error is returned wrapped, wrapping
-// neither sentinel, so a caller can tell a store that failed (try again)
-// from a blob that is bad (reject it).
-func Load(ctx context.Context, b []byte, fetch Fetch, opts LoadOptions) (*Reader, error) {
-	h, err := ReadHeader(b)
-	if err != nil {
-		return nil, err
-	}
-	if uint64(len(b)-HeaderSize) == h.BodyBytes {
-		return Open(b, opts.ReaderOptions)
-	}
-	if uint64(len(b)-HeaderSize) != h.ManifestBytes {
-		return nil, corrupt("%d bytes are neither the one-file blob (%d) nor its manifest alone (%d)",
-			len(b), HeaderSize+h.BodyBytes, HeaderSize+h.ManifestBytes)
-	}
-	r, err := OpenManifest(b, opts.ReaderOptions)
-	if err != nil {
-		return nil, err
-	}
-	n := opts.Concurrency
-	if n <= 0 {
-		n = 16
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(n)
-	for i, e := range r.entries {
-		g.Go(func() error {
-			stored, err := fetch(ctx, e)
-			if err != nil {
-				return fmt.Errorf("snapshot: fetch the segment of %q: %w", e.Tenant, err)
-			}
-			if len(stored) != e.StoredBytes || sha256Sum(stored) != e.Address {
-				return corrupt("tenant %q: segment does not match its address", e.Tenant)
-			}
-			r.segs[i] = stored // each call writes its own index
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// LoadTenant opens a stored blob object whichever its form, as Load does,
-// but fetches and checks the segment of one tenant only, and returns it
-// decoded (the caller releases it): what a reader of one tenant's tables
-// needs, not a whole catalog's. A tenant the blob does not hold is
-// ErrNoTenant; bytes of neither form, and a fetched segment that does not
-// match its address, are ErrCorrupt; a fetch's own error is returned
-// wrapped, wrapping neither.
-func LoadTenant(ctx context.Context, b []byte, tenant string, fetch Fetch, opts ReaderOptions) (*Segment, error) {
-	h, err := ReadHeader(b)
-	if err != nil {
-		return nil, err
-	}
-	if uint64(len(b)-HeaderSize) == h.BodyBytes {
-		r, err := Open(b, opts)
-		if err != nil {
-			return nil, err
+	stored := r.segs[i]
+	if stored == nil {
+		if r.fetch == nil {
+			return nil, fmt.Errorf("%w: %q", ErrDetached, tenant)
 		}
-		return r.Tenant(tenant)
+		b, err := r.fetch(ctx, r.entries[i])
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: fetch the segment of %q: %w", tenant, err)
+		}
+		stored = b
 	}
-	if uint64(len(b)-HeaderSize) != h.ManifestBytes {
-		return nil, corrupt("%d bytes are neither the one-file blob (%d) nor its manifest alone (%d)",
-			len(b), HeaderSize+h.BodyBytes, HeaderSize+h.ManifestBytes)
-	}
-	r, err := OpenManifest(b, opts)
-	if err != nil {
-		return nil, err
-	}
-	e, ok := r.Entry(tenant)
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNoTenant, tenant)
-	}
-	stored, err := fetch(ctx, e)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot: fetch the segment of %q: %w", tenant, err)
-	}
-	if err := r.Attach(tenant, stored); err != nil {
-		return nil, err
-	}
-	return r.Tenant(tenant)
+	return decodeSegment(r.entries[i], stored, r.mem)
 }

@@ -116,7 +116,7 @@ func open(tb testing.TB, b []byte) *snapshot.Reader {
 
 func tenant(tb testing.TB, r *snapshot.Reader, name string) *snapshot.Segment {
 	tb.Helper()
-	seg, err := r.Tenant(name)
+	seg, err := r.Tenant(context.Background(), name)
 	if err != nil {
 		tb.Fatalf("Tenant(%s): %v", name, err)
 	}
@@ -187,7 +187,7 @@ func TestBuildRoundTrips(t *testing.T) {
 	if initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
 		t.Fatalf("initech: %d tables, %d tombstones; want 0, 1", initech.NumTables(), initech.Tombstones.Name.Len())
 	}
-	if _, err := r.Tenant("nobody"); !errors.Is(err, snapshot.ErrNoTenant) {
+	if _, err := r.Tenant(context.Background(), "nobody"); !errors.Is(err, snapshot.ErrNoTenant) {
 		t.Fatalf("Tenant(nobody) = %v, want ErrNoTenant", err)
 	}
 }
@@ -311,14 +311,14 @@ func TestManifestStandsAlone(t *testing.T) {
 	c, st := fixture(t)
 	b := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0})
 	w := b.Written
-	m, err := snapshot.OpenManifest(w.Manifest, snapshot.ReaderOptions{})
+	m, err := snapshot.Open(w.Manifest, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Header() != w.Header {
 		t.Fatalf("manifest header %+v, want %+v", m.Header(), w.Header)
 	}
-	if _, err := m.Tenant("acme"); !errors.Is(err, snapshot.ErrDetached) {
+	if _, err := m.Tenant(context.Background(), "acme"); !errors.Is(err, snapshot.ErrDetached) {
 		t.Fatalf("Tenant before Attach = %v, want ErrDetached", err)
 	}
 	if err := m.Attach("acme", w.Segments[1]); !errors.Is(err, snapshot.ErrCorrupt) {
@@ -359,7 +359,7 @@ func TestManifestStandsAlone(t *testing.T) {
 	if out.Header.ContentHash != seg.Written.Header.ContentHash || out.Header.Counts != seg.Written.Header.Counts {
 		t.Fatalf("republished manifest %+v, full build %+v", out.Header, seg.Written.Header)
 	}
-	m2, err := snapshot.OpenManifest(out.Manifest, snapshot.ReaderOptions{})
+	m2, err := snapshot.Open(out.Manifest, snapshot.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

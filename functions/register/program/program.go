@@ -226,7 +226,11 @@ func SnapshotDropped(blobs blobstore.Store, now func() time.Time) registerapi.Dr
 		if err != nil {
 			return nil, err
 		}
-		seg, err := snapshot.LoadTenant(ctx, b.Data, tenant, fetch, snapshot.ReaderOptions{})
+		r, err := snapshot.Open(b.Data, snapshot.ReaderOptions{Fetch: fetch})
+		if err != nil {
+			return nil, err
+		}
+		seg, err := r.Tenant(ctx, tenant)
 		if errors.Is(err, snapshot.ErrNoTenant) {
 			return nil, nil
 		}
