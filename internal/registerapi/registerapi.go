@@ -363,7 +363,7 @@ func (h *Handler) register(w http.ResponseWriter, r *http.Request) {
 	spec := catalog.TableSpec{Location: req.Location, TableType: req.TableType, Schema: schema,
 		Description: req.Description, Properties: req.Properties, Compatibility: mode, Protected: req.Protected}
 	reg, created, err := h.cat.Register(r.Context(), ref, spec)
-	if err != nil {
+	if err = h.stored(r, "register", ref, err); err != nil {
 		h.fail(w, r, ref, err)
 		return
 	}
@@ -432,7 +432,7 @@ func (h *Handler) update(w http.ResponseWriter, r *http.Request) {
 		opts.ClearDescription = *req.Description == ""
 	}
 	reg, err := h.cat.Update(r.Context(), ref, spec, opts)
-	if err != nil {
+	if err = h.stored(r, "update", ref, err); err != nil {
 		h.fail(w, r, ref, err)
 		return
 	}
@@ -459,7 +459,7 @@ func (h *Handler) drop(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = h.cat.Drop(r.Context(), ref)
 	}
-	if err != nil {
+	if err = h.stored(r, "drop", ref, err); err != nil {
 		h.fail(w, r, ref, err)
 		return
 	}
@@ -604,7 +604,7 @@ func (h *Handler) undrop(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	reg, err := h.cat.Undrop(catalog.WithCaller(r.Context(), caller), ref, req.CreationID)
-	if err != nil {
+	if err = h.stored(r, "undrop", ref, err); err != nil {
 		h.fail(w, r, ref, err)
 		return
 	}
@@ -653,6 +653,28 @@ func (h *Handler) wrote(ctx context.Context, op string, ref catalog.TableRef, ca
 	if h.opts.OnWrite != nil {
 		h.opts.OnWrite()
 	}
+}
+
+// stored passes on err, a write's, unless it says the write is stored and
+// only writes that go with it failed (catalog.ErrSideWrite: a version
+// record, the usage, a tombstone's clean-up): those are logged, one
+// warning naming each (the catalog counts them in its Stats), and the
+// write is answered as stored, since a retry would write it again. A
+// write whose change counter failed (catalog.ErrUnsignalled) is still
+// answered 503 unsignalled: refresh was not told.
+func (h *Handler) stored(r *http.Request, op string, ref catalog.TableRef, err error) error {
+	if !errors.Is(err, catalog.ErrSideWrite) || errors.Is(err, catalog.ErrUnsignalled) {
+		return err
+	}
+	var parts []string
+	if ce, ok := errors.AsType[*catalog.Error](err); ok {
+		for _, sw := range ce.SideWrites {
+			parts = append(parts, string(sw.Part)+" "+sw.Key)
+		}
+	}
+	h.opts.Log.WarnContext(r.Context(), "register api: stored, but a side write failed", slog.String("op", op), slog.String("table", ref.String()),
+		slog.Any("side_writes", parts), slog.String("error", err.Error()))
+	return nil
 }
 
 // fail answers err: its status and stable code from the error's kind, and

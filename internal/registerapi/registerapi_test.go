@@ -657,6 +657,57 @@ func TestUnsignalledWriteIsReported(t *testing.T) {
 	}
 }
 
+// failingVersionWrites fails every write of a version record (fault
+// injection on that one kind of key), so each write's history side write
+// fails after the write is stored.
+type failingVersionWrites struct{ metastore.Store }
+
+func (s failingVersionWrites) Put(ctx context.Context, key string, value []byte) error {
+	if strings.HasPrefix(key, catalog.VersionPrefix) {
+		return errors.New("injected: the version records' partition is unavailable")
+	}
+	return s.Store.Put(ctx, key, value)
+}
+
+// A write that is stored but whose side write failed (its version record)
+// is answered as stored, not as a failure the producer would retry into a
+// second write, and the failure is logged as a warning naming the write
+// and the key; the catalog counts it.
+func TestSideWriteFailureIsStoredAndLogged(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	var logged bytes.Buffer
+	cat := catalog.New(failingVersionWrites{st}, catalog.Options{})
+	h, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.NewJSONHandler(&logged, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(catalogtest.WideSchema(1, 3))}))
+	if r.status != http.StatusCreated {
+		t.Fatalf("register: got %d %s, want 201", r.status, r.body)
+	}
+	if r := do(t, h, "DELETE", base+"/orders", "", nil); r.status != http.StatusNoContent {
+		t.Fatalf("drop: got %d %s, want 204", r.status, r.body)
+	}
+	var warnings []map[string]any
+	for line := range strings.Lines(logged.String()) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["level"] == "WARN" {
+			warnings = append(warnings, m)
+		}
+	}
+	if len(warnings) != 2 || warnings[0]["op"] != "register" || warnings[1]["op"] != "drop" ||
+		!strings.Contains(fmt.Sprint(warnings[0]["side_writes"]), "version record "+catalog.VersionPrefix+"acme/sales/orders/") {
+		t.Fatalf("warnings %v, want one for the register and one for the drop, naming the version record", warnings)
+	}
+	if s := cat.Stats(); s.SideWritesFailed != 2 || s.Commits != 2 {
+		t.Fatalf("catalog stats %+v, want 2 commits and 2 failed side writes", s)
+	}
+}
+
 // unreachableStore fails every read, as a store that cannot be reached
 // would (fault injection).
 type unreachableStore struct{ metastore.Store }

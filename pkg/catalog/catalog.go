@@ -70,6 +70,10 @@ type Error struct {
 	// ErrIncompatibleSchema only.
 	Breaches    []schemadiff.Breach
 	BreachCount int
+	// SideWrites are the writes that went with a stored mutation and
+	// failed, in the order they ran: set for ErrSideWrite and
+	// ErrUnsignalled (the mutation is stored; see ErrSideWrite).
+	SideWrites []SideWrite
 }
 
 // Error says "catalog: ", then Op and Ref, then the kind, then the detail,
@@ -95,6 +99,10 @@ func (e *Error) Error() string {
 // Unwrap returns Kind.
 func (e *Error) Unwrap() error { return e.Kind }
 
+// Is reports ErrSideWrite for an error that lists side writes (one of
+// kind ErrUnsignalled too): whatever else failed, the mutation is stored.
+func (e *Error) Is(target error) bool { return target == ErrSideWrite && len(e.SideWrites) > 0 }
+
 // during says err happened during op on ref: an *Error without an
 // operation gets them (a validation error of NewRegistration becomes the
 // register's), any other error not already a *Error or *NameError becomes
@@ -109,7 +117,7 @@ func during(op, ref string, err error) error {
 		if e.Op != "" {
 			return e
 		}
-		return &Error{Op: op, Ref: ref, Kind: e.Kind, Detail: e.Detail, Breaches: e.Breaches, BreachCount: e.BreachCount}
+		return &Error{Op: op, Ref: ref, Kind: e.Kind, Detail: e.Detail, Breaches: e.Breaches, BreachCount: e.BreachCount, SideWrites: e.SideWrites}
 	}
 	return &Error{Op: op, Ref: ref, Kind: err}
 }
@@ -131,6 +139,7 @@ type Catalog struct {
 	// Options.HistoryMaxAge (0: no age bound).
 	history    int
 	historyAge time.Duration
+	stats      commitStats
 }
 
 // Options configures New.
@@ -208,17 +217,19 @@ func encodeRegistration(r Registration) ([]byte, error) {
 // spec and encodes the schema (checked by decoding back) before anything is
 // stored. A retry of an identical registration returns the stored one with
 // created false; a different one already stored is ErrExists. When the
-// write is stored but the change counter cannot be bumped after it, Register
-// returns the registration with an ErrUnsignalled error (so do Update and
-// Drop).
+// registration is stored but a write that goes with it fails (its version
+// record, the usage, the change counter), Register returns the
+// registration, created true, with an error of kind ErrSideWrite listing
+// them (ErrUnsignalled when the change counter is one): the caller answers
+// it as stored. So do Update, Drop and Undrop.
 func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (Registration, bool, error) {
 	key, err := ref.Key()
 	if err != nil {
 		return Registration{}, false, err
 	}
-	reg, created, err := c.register(ctx, ref.Tenant, key, spec)
+	reg, created, err := c.register(ctx, ref, key, spec)
 	switch {
-	case errors.Is(err, ErrUnsignalled):
+	case committed(err):
 		return reg, created, during("register", ref.String(), err)
 	case err != nil:
 		return Registration{}, false, during("register", ref.String(), err)
@@ -226,7 +237,7 @@ func (c *Catalog) Register(ctx context.Context, ref TableRef, spec TableSpec) (R
 	return reg, created, nil
 }
 
-func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSpec) (Registration, bool, error) {
+func (c *Catalog) register(ctx context.Context, ref TableRef, key string, spec TableSpec) (Registration, bool, error) {
 	if spec.Compatibility == "" {
 		spec.Compatibility = c.mode
 	}
@@ -240,23 +251,20 @@ func (c *Catalog) register(ctx context.Context, tenant, key string, spec TableSp
 		return Registration{}, false, err
 	}
 	// The registration and its version record count alike.
-	size := registrationBytes(key, val) + c.versionBytes(key, reg, val)
-	if err := c.adjustUsage(ctx, tenant, 1, size); err != nil {
-		if errors.Is(err, ErrQuotaExceeded) {
-			// An identical retry adds nothing: answer it as without quotas.
-			if cur, _, gerr := c.get(ctx, key); gerr == nil && cur.sameContent(reg) {
-				return cur, false, nil
-			}
+	p := &plan{tenant: ref.Tenant, refusable: true, signal: true,
+		primary: write{part: PartRegistration, op: opCreate, key: key, val: val, usage: usage{1, registrationBytes(key, val)}}}
+	c.planVersion(ctx, p, ref, reg, val)
+	err = c.commit(ctx, p)
+	switch {
+	case committed(err):
+		return reg, true, err
+	case errors.Is(err, ErrQuotaExceeded):
+		// An identical retry adds nothing: answer it as without quotas.
+		if cur, _, gerr := c.get(ctx, key); gerr == nil && cur.sameContent(reg) {
+			return cur, false, nil
 		}
 		return Registration{}, false, err
-	}
-	err = c.store.Create(ctx, key, val)
-	if err == nil {
-		c.keepVersion(ctx, key, reg, val)
-		return reg, true, c.bumpChanges(ctx)
-	}
-	c.release(ctx, tenant, 1, size)
-	if !errors.Is(err, metastore.ErrExists) {
+	case !errors.Is(err, metastore.ErrExists):
 		return Registration{}, false, err
 	}
 	cur, _, err := c.get(ctx, key)
@@ -300,9 +308,9 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 	if err != nil {
 		return Registration{}, err
 	}
-	reg, err := c.update(ctx, ref.Tenant, key, spec, opts)
+	reg, err := c.update(ctx, ref, key, spec, opts)
 	switch {
-	case errors.Is(err, ErrUnsignalled):
+	case committed(err):
 		return reg, during("update", ref.String(), err)
 	case err != nil:
 		return Registration{}, during("update", ref.String(), err)
@@ -310,7 +318,7 @@ func (c *Catalog) Update(ctx context.Context, ref TableRef, spec TableSpec, opts
 	return reg, nil
 }
 
-func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec, opts UpdateOptions) (Registration, error) {
+func (c *Catalog) update(ctx context.Context, ref TableRef, key string, spec TableSpec, opts UpdateOptions) (Registration, error) {
 	const attempts = 5
 	for range attempts {
 		cur, raw, err := c.get(ctx, key)
@@ -361,23 +369,17 @@ func (c *Catalog) update(ctx context.Context, tenant, key string, spec TableSpec
 		if err != nil {
 			return Registration{}, err
 		}
-		grow := registrationBytes(key, val) - registrationBytes(key, raw) + c.versionBytes(key, next, val)
-		if grow > 0 {
-			if err := c.adjustUsage(ctx, tenant, 0, grow); err != nil {
-				return Registration{}, err
-			}
-		}
-		err = c.store.CompareAndSwap(ctx, key, raw, val)
-		if err != nil && grow > 0 {
-			c.release(ctx, tenant, 0, grow)
-		}
+		// What it grows by (its version record too) is reserved; what it
+		// shrinks by, and the version record it moves out of the kept
+		// count, given back.
+		p := &plan{tenant: ref.Tenant, refusable: true, signal: true,
+			primary: write{part: PartRegistration, op: opSwap, key: key, old: raw, val: val,
+				usage: usage{0, registrationBytes(key, val) - registrationBytes(key, raw)}}}
+		c.planVersion(ctx, p, ref, next, val)
+		err = c.commit(ctx, p)
 		switch {
-		case err == nil:
-			if grow < 0 {
-				c.release(ctx, tenant, 0, -grow)
-			}
-			c.keepVersion(ctx, key, next, val)
-			return next, c.bumpChanges(ctx)
+		case committed(err):
+			return next, err
 		case errors.Is(err, metastore.ErrNotFound):
 			return Registration{}, ErrNotFound
 		case errors.Is(err, metastore.ErrConflict):
@@ -488,62 +490,62 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 		return err
 	}
 	fail := func(err error) error { return during("drop", ref.String(), err) }
-	cur, raw, err := c.get(ctx, key)
-	if err != nil {
-		return fail(err)
-	}
-	if err := checkPrecondition(cur, opts.IfVersion, opts.IfCreationID); err != nil {
-		return fail(err)
-	}
-	if cur.protected {
-		return fail(&Error{Kind: ErrProtected, Detail: "unset the flag with an update first"})
-	}
-	// The drop is the registration's next state: the one before it, at the
-	// next version, made by the caller now with OpDrop. The tombstone keeps
-	// it, and so does the history.
-	dropped := cur
-	dropped.version++
-	dropped.updatedAt = c.now().UTC()
-	dropped = dropped.withChange(OpDrop, callerOf(ctx))
-	// The tombstone first: a drop that is stored can always be undone
-	// within retention. One this drop wrote is taken back when the
-	// registration changed before the delete (nothing was dropped); it stays
-	// when the delete found the registration gone (a concurrent drop of
-	// the same state took it and relies on this tombstone) or failed
-	// without saying whether it happened (a tombstone of a live table is
-	// harmless: Undrop refuses it, the next drop replaces it, the purge
-	// removes it).
-	tomb, err := c.keepTombstone(ctx, ref, dropped)
-	if err != nil {
-		return fail(err)
-	}
-	err = c.store.CompareAndDelete(ctx, key, raw)
-	if errors.Is(err, metastore.ErrConflict) && tomb.val != nil {
-		// Whoever moved it since (a later drop) counted it.
-		if c.store.CompareAndDelete(ctx, tomb.key, tomb.val) == nil {
-			c.release(ctx, ref.Tenant, 0, registrationBytes(tomb.key, tomb.val))
-		}
-	}
-	switch {
-	case err == nil:
-		// What the dropped registration took as stored is what its writes
-		// reserved (undecodable ones are not dropped through here: get
-		// fails). The tombstone (charged as it was written) and the drop's
-		// version record hold their bytes until they are purged or
-		// undropped (charged whatever the limit: a drop is never refused
-		// for them).
-		c.release(ctx, ref.Tenant, 1, registrationBytes(key, raw))
-		c.keepDropVersion(ctx, ref, key, dropped, tomb.key != "")
-		if err := c.bumpChanges(ctx); err != nil {
+	for range casAttempts {
+		cur, raw, err := c.get(ctx, key)
+		if err != nil {
 			return fail(err)
 		}
-		return nil
-	case errors.Is(err, metastore.ErrNotFound):
-		return fail(ErrNotFound)
-	case errors.Is(err, metastore.ErrConflict):
-		return fail(&Error{Kind: ErrConflict, Detail: "changed while being dropped"})
+		if err := checkPrecondition(cur, opts.IfVersion, opts.IfCreationID); err != nil {
+			return fail(err)
+		}
+		if cur.protected {
+			return fail(&Error{Kind: ErrProtected, Detail: "unset the flag with an update first"})
+		}
+		// The drop is the registration's next state: the one before it, at
+		// the next version, made by the caller now with OpDrop. The
+		// tombstone keeps it, and so does the history.
+		dropped := cur
+		dropped.version++
+		dropped.updatedAt = c.now().UTC()
+		dropped = dropped.withChange(OpDrop, callerOf(ctx))
+		// What the dropped registration took as stored is what its writes
+		// reserved (undecodable ones are not dropped through here: get
+		// fails). The tombstone and the drop's version record hold their
+		// bytes until they are purged or undropped (counted whatever the
+		// limit: a drop is never refused for them).
+		p := &plan{tenant: ref.Tenant, signal: true,
+			primary: write{part: PartRegistration, op: opDelete, key: key, old: raw, usage: usage{-1, -registrationBytes(key, raw)}}}
+		tombKey, err := c.planTombstone(ctx, p, ref, dropped)
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case tombKey != "":
+			if val, err := encodeRegistration(dropped); err == nil {
+				c.planVersion(ctx, p, ref, dropped, val)
+			}
+		case dropped.creationID != "" && c.history >= 0:
+			// No tombstone (retention off) leaves nothing that can reach
+			// the registration's history: its records go with it.
+			c.planHistoryDelete(ctx, p, ref, dropped.creationID, dropped.version-1)
+		}
+		err = c.commit(ctx, p)
+		var before *beforeError
+		switch {
+		case committed(err):
+			return fail(err)
+		case errors.As(err, &before) && lostRace(err):
+			continue // the tombstone moved meanwhile: read again
+		case errors.As(err, &before):
+			return fail(before.err)
+		case errors.Is(err, metastore.ErrNotFound):
+			return fail(ErrNotFound)
+		case errors.Is(err, metastore.ErrConflict):
+			return fail(&Error{Kind: ErrConflict, Detail: "changed while being dropped"})
+		}
+		return fail(err)
 	}
-	return fail(err)
+	return fail(&Error{Kind: ErrConflict, Detail: fmt.Sprintf("its tombstone still changing after %d attempts", casAttempts)})
 }
 
 // Drop removes the table's registration; ErrNotFound when there is none.
@@ -560,19 +562,12 @@ func (c *Catalog) Drop(ctx context.Context, ref TableRef) error {
 	return &Error{Op: "drop", Ref: ref.String(), Kind: ErrConflict, Detail: fmt.Sprintf("still changing after %d attempts", attempts)}
 }
 
-// keptTombstone is what keepTombstone left for a drop: the tombstone's key
-// ("" when the catalog keeps none) and the value this drop wrote there (nil
-// when it found the tombstone of a drop of the same state, or of a later
-// one, and wrote nothing).
-type keptTombstone struct {
-	key string
-	val []byte
-}
-
-// keepTombstone stores the tombstone of dropped (the registration about to
-// be dropped, in its drop state) and charges its bytes to the tenant
-// whatever the limit. Nothing is kept with retention off, or for a
-// registration written before creation ids, which a tombstone cannot name.
+// planTombstone adds to p, a drop of dropped (the registration about to
+// be dropped, in its drop state), the write of its tombstone, before the
+// primary: a drop that is stored can always be undone within retention.
+// It returns the tombstone's key ("" when the catalog keeps none: with
+// retention off, or for a registration written before creation ids, which
+// a tombstone cannot name).
 //
 // The key may hold a tombstone already. One of an earlier state is left by
 // an earlier drop of this registration whose undrop has happened (the
@@ -581,56 +576,43 @@ type keptTombstone struct {
 // so exactly one of the two gives them back (that undrop's
 // compare-and-delete then fails, and counts nothing). One of this state or
 // a later one was written by a concurrent drop, and is left as it is.
-func (c *Catalog) keepTombstone(ctx context.Context, ref TableRef, dropped Registration) (keptTombstone, error) {
+//
+// A tombstone this drop wrote is taken back when the registration changed
+// before the delete (nothing was dropped); it stays when the delete found
+// the registration gone (a concurrent drop of the same state took it and
+// relies on this tombstone) or failed without saying whether it happened
+// (a tombstone of a live table is harmless: Undrop refuses it, the next
+// drop replaces it, the purge removes it).
+func (c *Catalog) planTombstone(ctx context.Context, p *plan, ref TableRef, dropped Registration) (string, error) {
 	if c.retention < 0 || dropped.creationID == "" {
-		return keptTombstone{}, nil
+		return "", nil
 	}
 	now := dropped.updatedAt
 	d := Tombstone{Ref: ref, Registration: dropped, DroppedAt: now, DroppedBy: dropped.updatedBy, ExpiresAt: now.Add(c.retention)}
 	key, err := d.Key()
 	if err != nil {
-		return keptTombstone{}, err
+		return "", err
 	}
 	val, err := EncodeTombstone(d)
 	if err != nil {
-		return keptTombstone{}, err
+		return "", err
 	}
-	ep, expiring := c.store.(metastore.ExpiringPutter)
-	for range casAttempts {
-		old, err := c.store.Get(ctx, key)
-		switch {
-		case errors.Is(err, metastore.ErrNotFound):
-			if expiring {
-				err = ep.CreateExpiring(ctx, key, val, d.ExpiresAt)
-			} else {
-				err = c.store.Create(ctx, key, val)
-			}
-		case err != nil:
-			return keptTombstone{}, err
-		default:
-			if prev, derr := DecodeTombstone(strings.TrimPrefix(key, TombstonePrefix), old); derr == nil && prev.Registration.version >= dropped.version {
-				return keptTombstone{key: key}, nil
-			}
-			if expiring {
-				err = ep.CompareAndSwapExpiring(ctx, key, old, val, d.ExpiresAt)
-			} else {
-				err = c.store.CompareAndSwap(ctx, key, old, val)
-			}
-			if err == nil {
-				c.release(ctx, ref.Tenant, 0, registrationBytes(key, old))
-			}
+	w := write{part: PartTombstone, op: opCreate, key: key, val: val, expires: d.ExpiresAt, usage: usage{0, registrationBytes(key, val)}}
+	old, err := c.store.Get(ctx, key)
+	switch {
+	case errors.Is(err, metastore.ErrNotFound):
+	case err != nil:
+		return "", err
+	default:
+		if prev, derr := DecodeTombstone(strings.TrimPrefix(key, TombstonePrefix), old); derr == nil && prev.Registration.version >= dropped.version {
+			return key, nil
 		}
-		switch {
-		case err == nil:
-			c.charge(ctx, ref.Tenant, registrationBytes(key, val))
-			return keptTombstone{key: key, val: val}, nil
-		case errors.Is(err, metastore.ErrExists), errors.Is(err, metastore.ErrConflict), errors.Is(err, metastore.ErrNotFound):
-			// Moved meanwhile: read it again.
-		default:
-			return keptTombstone{}, err
-		}
+		w.op, w.old, w.usage.bytes = opSwap, old, w.usage.bytes-registrationBytes(key, old)
 	}
-	return keptTombstone{}, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("%s still changing after %d attempts", key, casAttempts)}
+	p.before = append(p.before, w)
+	p.undo = append(p.undo, write{part: PartTombstone, op: opDelete, key: key, old: val, usage: usage{0, -registrationBytes(key, val)}})
+	p.undoOn = metastore.ErrConflict
+	return key, nil
 }
 
 // Purged is what PurgeExpired removed.
@@ -641,41 +623,50 @@ type Purged struct {
 // PurgeExpired deletes the tombstones past retention and the version
 // records of the registrations they kept: local mode's sweep (on DynamoDB
 // the table's TTL deletes the tombstones). A tombstone is deleted only as
-// it was read, so one written again meanwhile stays.
+// it was read, so one written again meanwhile stays. With HistoryMaxAge it
+// deletes the version records past it, and on a store whose entries
+// expire by themselves the records nothing reaches any more (see
+// purgeVersions). Each deletion is a mutation of its
+// own; the side writes that fail are returned, joined, after the sweep.
 func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 	var out Purged
 	entries, err := c.store.ScanPrefix(ctx, TombstonePrefix)
 	if err != nil {
 		return out, fmt.Errorf("catalog: purge expired tombstones: %w", err)
 	}
+	var failed []error
 	now := c.now()
 	for _, e := range entries {
 		d, err := DecodeTombstone(e.Key, e.Value)
 		if err != nil || !d.Expired(now) {
 			continue
 		}
-		if err := c.store.CompareAndDelete(ctx, TombstonePrefix+e.Key, e.Value); err != nil {
-			continue
+		key := TombstonePrefix + e.Key
+		p := &plan{tenant: d.Ref.Tenant,
+			primary: write{part: PartTombstone, op: opDelete, key: key, old: e.Value, usage: usage{0, -registrationBytes(key, e.Value)}}}
+		if cur, _, err := c.get(ctx, KeyPrefix+d.Ref.String()); err != nil || cur.creationID != d.Registration.creationID {
+			// Not undropped after all (then its history is live): the
+			// history goes with the tombstone.
+			c.planHistoryDelete(ctx, p, d.Ref, d.Registration.creationID, d.Registration.version)
+		}
+		err = c.commit(ctx, p)
+		if !committed(err) {
+			continue // moved meanwhile
 		}
 		out.Tombstones++
-		c.release(ctx, d.Ref.Tenant, 0, registrationBytes(TombstonePrefix+e.Key, e.Value))
-		if cur, _, err := c.get(ctx, KeyPrefix+d.Ref.String()); err == nil && cur.creationID == d.Registration.creationID {
-			continue // undropped after all: its history is live
-		}
-		for v := range c.keptVersions(d.Registration.version) {
-			if n := c.deleteVersion(ctx, d.Ref, d.Registration.creationID, v); n > 0 {
-				out.Versions++
-			}
+		out.Versions += p.done
+		if err != nil {
+			failed = append(failed, during("purge", d.Ref.String(), err))
 		}
 	}
-	if c.historyAge > 0 {
-		n, err := c.purgeOldVersions(ctx, now)
+	if _, expiring := c.store.(metastore.ExpiringPutter); expiring || c.historyAge > 0 {
+		n, err := c.purgeVersions(ctx, now, expiring)
 		out.Versions += n
 		if err != nil {
-			return out, err
+			failed = append(failed, err)
 		}
 	}
-	return out, nil
+	return out, errors.Join(failed...)
 }
 
 // Dropped lists the tenant's tombstones in retention (dropped tables that
@@ -742,31 +733,28 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 	if err != nil {
 		return fail(err)
 	}
-	size := registrationBytes(key, val) + c.versionBytes(key, reg, val)
-	if err := c.adjustUsage(ctx, ref.Tenant, 1, size); err != nil {
-		return fail(err)
+	// The registration and its version record are reserved like a
+	// register's. The history is the dropped registration's, kept as it
+	// was: its records carry no expiry of the tombstone's (but those of a
+	// drop made before the one commit path do: they get theirs back). The table is
+	// restored whatever happens to the tombstone then. A drop of the
+	// restored table may have replaced it already (and given its bytes
+	// back); one that cannot be deleted stays, harmless: Undrop refuses it
+	// while the table is registered, the next drop replaces it, the purge
+	// removes it.
+	p := &plan{tenant: ref.Tenant, refusable: true, signal: true,
+		primary: write{part: PartRegistration, op: opCreate, key: key, val: val, usage: usage{1, registrationBytes(key, val)}}}
+	c.planVersion(ctx, p, ref, reg, val)
+	if d.expiringHistory {
+		c.planLegacyExpiry(ctx, p, ref, d.Registration.creationID, d.Registration.version)
 	}
-	if err := c.store.Create(ctx, key, val); err != nil {
-		c.release(ctx, ref.Tenant, 1, size)
-		if errors.Is(err, metastore.ErrExists) {
-			return fail(&Error{Kind: ErrExists, Detail: "the name has been registered again since the drop; drop or rename that table first"})
-		}
-		return fail(err)
-	}
-	c.keepVersion(ctx, key, reg, val)
-	// The history is live again: its records no longer expire with the
-	// tombstone (on a store whose entries expire by themselves).
-	c.expireVersions(ctx, ref, reg.creationID, d.Registration.version, time.Time{})
-	// The table is restored whatever happens to the tombstone now. A drop
-	// of the restored table may have replaced it already (and given its
-	// bytes back); one that cannot be deleted stays, harmless: Undrop
-	// refuses it while the table is registered, the next drop replaces
-	// it, the purge removes it.
-	if err := c.store.CompareAndDelete(ctx, tombKey, raw); err == nil {
-		c.release(ctx, ref.Tenant, 0, registrationBytes(tombKey, raw))
-	}
-	if err := c.bumpChanges(ctx); err != nil {
+	p.sides = append(p.sides, write{part: PartTombstone, op: opDelete, key: tombKey, old: raw, usage: usage{0, -registrationBytes(tombKey, raw)}, mayLose: true})
+	err = c.commit(ctx, p)
+	switch {
+	case committed(err):
 		return reg, during("undrop", ref.String(), err)
+	case errors.Is(err, metastore.ErrExists):
+		return fail(&Error{Kind: ErrExists, Detail: "the name has been registered again since the drop; drop or rename that table first"})
 	}
-	return reg, nil
+	return fail(err)
 }

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/lake-catalog/lake/pkg/metastore"
 )
@@ -80,21 +79,12 @@ func ReadChanges(ctx context.Context, store metastore.Store) (uint64, error) {
 }
 
 // ErrUnsignalled: the registration was written (or dropped), but the change
-// counter could not be bumped after it (the bump gave up, or the store
-// failed), so a scheduled refresh may not notice the write until a stream
-// batch applies it or the reconciliation scans. The operation returns what
-// it wrote with this error; retrying it is safe.
+// counter could not be bumped after it (the store failed), so a scheduled
+// refresh may not notice the write until a stream batch applies it or the
+// reconciliation scans. The operation returns what it wrote with this
+// error (an *Error listing the change counter among its SideWrites, so
+// errors.Is(err, ErrSideWrite) holds too); retrying it is safe. The bump
+// is one atomic add (metastore.Store.AddCounter), the last write of a
+// mutation's commit, never retried on contention however many writers
+// share the counter.
 var ErrUnsignalled = errors.New("written, but the change was not signalled to refresh")
-
-// bumpChanges adds one to the change counter after a write: one atomic
-// add (metastore.Store.AddCounter), never retried on contention however
-// many writers share the counter. A failure is ErrUnsignalled, for the
-// writer to report: the write has happened.
-func (c *Catalog) bumpChanges(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if _, err := c.store.AddCounter(ctx, ChangesKey, 1); err != nil {
-		return &Error{Kind: ErrUnsignalled, Detail: "the change counter: " + err.Error()}
-	}
-	return nil
-}

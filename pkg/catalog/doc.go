@@ -27,11 +27,52 @@
 // or a store's failure) and what the kind does not say, each said once
 // ("catalog: register acme/sales/orders: invalid schema: no fields").
 //
+// # Mutations: one plan, one commit
+//
+// Register, Update, DropIf, Undrop and PurgeExpired each build one plan of
+// store writes (commit.go) and hand it to commit, the one function that
+// writes anything, in this order:
+//
+//  1. the usage reservation, for a mutation the quota may refuse: one
+//     compare-and-swap of the tenant's usage item by the plan's net change,
+//     checked against the limits with what the plan adds;
+//  2. the writes that must precede the primary (a drop's tombstone, so a
+//     stored drop can always be undone);
+//  3. the primary: the one conditional write of the registration that
+//     decides the outcome (Create, CompareAndSwap or CompareAndDelete on
+//     the bytes read). When it fails nothing is stored: what was reserved
+//     is given back and the writes of 2 are undone where the plan says
+//     (a drop whose registration changed takes its tombstone back);
+//  4. once it has succeeded, the side writes, which run to their end even
+//     when the caller's context is done: the usage update of a mutation
+//     never refused (a drop), the version record and the deletion of the
+//     one it moves out of the kept count, the tombstone's clean-up
+//     (undrop), a correction of the usage for each side write that did
+//     not take effect, and last the change counter's bump.
+//
+// A side write that fails never fails the mutation, which is stored: a
+// client told to retry would write it again (an update's next version, a
+// second drop). It is never silent either: the mutation returns what it
+// stored with an *Error of kind ErrSideWrite whose SideWrites list each
+// write that failed (what it was for, its key, the store's error), or of
+// kind ErrUnsignalled when the change counter is one of them (refresh was
+// not told; errors.Is finds ErrSideWrite too), and Stats counts them. The
+// registration API answers ErrSideWrite as the write's success and logs a
+// warning naming the writes; ErrUnsignalled as 503 unsignalled, retry safe.
+//
+// A register, update, drop or undrop costs a fixed number of store calls
+// whatever its history holds: a drop and an undrop leave the kept version
+// records as they are (VersionPrefix: their expiry is the tombstone's, by
+// reference), and the usage item is written once when every write
+// succeeds. (A drop with retention off deletes the history nothing can
+// reach any more, a read and a delete a record, as the purge does.)
+//
 // # The change counter
 //
 // Every write that changes a registration (Register that creates, Update
-// that changes, Drop) is followed by a bump of one counter at ChangesKey,
-// one atomic add (metastore.Store.AddCounter).
+// that changes, Drop, Undrop) is followed by a bump of one counter at
+// ChangesKey, one atomic add (metastore.Store.AddCounter), the last write of
+// its commit.
 // A blob records a change marker: how many writes it accounts for. A full
 // scan records the counter it read before scanning; an incremental apply of
 // a change feed's batch records the previous marker plus the writes the
@@ -48,7 +89,8 @@
 // # Quotas
 //
 // Each tenant's tables and registration bytes (key and stored value) are
-// counted in an item at
-// QuotaPrefix+tenant, reserved with a compare-and-swap before each write
-// (quota.go), so concurrent writers never pass a limit together.
+// counted in an item at QuotaPrefix+tenant, written once per mutation with
+// a compare-and-swap: reserved before the registration's write by the
+// mutations a limit may refuse (quota.go), so concurrent writers never pass
+// a limit together.
 package catalog

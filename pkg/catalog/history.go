@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,19 @@ import (
 // A registration's versions are numbered from 1 up to its current version,
 // so its history is read by key (GetItem each), never by a scan: a
 // DynamoDB table keyed by a partition key alone has no cheap prefix read.
+//
+// Retention. The history keeps the newest HistoryVersions records (each
+// write deletes the one it moves out) and, with HistoryMaxAge, none older
+// (each record carries that expiry from its write: DynamoDB's TTL; local
+// mode's sweep). A record has no expiry of its own beyond that: it is
+// reached through its registration, live or dropped, so it lives as long
+// as that does. A dropped registration is reached through its tombstone
+// alone, whose expiry is the history's: History answers ErrNotFound from
+// the moment the tombstone's retention ends (or it is gone: DynamoDB's TTL,
+// the purge), a drop and an undrop leave the records as they are (a fixed
+// number of store calls however many are kept), and the records the purge
+// finds unreachable are deleted then (PurgeExpired) and not counted in the
+// usage (RecomputeUsage).
 const VersionPrefix = "ver/"
 
 // DefaultHistoryVersions is how many versions of a registration the
@@ -32,63 +46,83 @@ func versionKey(ref TableRef, creationID string, version int64) string {
 	return fmt.Sprintf("%s%s/%s/%020d", VersionPrefix, ref.String(), creationID, version)
 }
 
-// versionBytes is what reg's version record will take (val is reg
-// encoded; 0 when history is off or reg has no creation id): counted in
-// the tenant's usage with the write that makes it.
-func (c *Catalog) versionBytes(key string, reg Registration, val []byte) int64 {
+// planVersion adds to p, the mutation that moves the registration ref to
+// reg (val encoded), the side writes of its history: reg's version
+// record, counted in the tenant's usage with the mutation, and the
+// deletion of the record that falls out of the kept count (read now, so
+// its bytes are given back with the mutation). Only the one write that
+// moved the registration to reg's version gets here, so the record is that
+// state. A record that cannot be written is a gap the history skips,
+// reported with the mutation (ErrSideWrite), never a failed write. On a
+// store whose entries expire by themselves the record carries the
+// expiry of HistoryMaxAge, if any, and no other: a dropped table's
+// records expire by reference to its tombstone (see History), never by a
+// rewrite of each.
+func (c *Catalog) planVersion(ctx context.Context, p *plan, ref TableRef, reg Registration, val []byte) {
 	if c.history < 0 || reg.creationID == "" {
-		return 0
-	}
-	ref, err := ParseKey(strings.TrimPrefix(key, KeyPrefix))
-	if err != nil {
-		return 0
-	}
-	return registrationBytes(versionKey(ref, reg.creationID, reg.version), val)
-}
-
-// keepVersion stores reg (val encoded), just written at key, as its
-// version record, and deletes the record that falls out of the kept count,
-// giving its bytes back. Only the one write that moved the registration to
-// reg's version gets here, so the record is that state. It is best effort:
-// a record that cannot be written leaves a gap in the history (History
-// skips it) and gives back the bytes reserved for it, never a failed
-// write.
-func (c *Catalog) keepVersion(ctx context.Context, key string, reg Registration, val []byte) {
-	n := c.versionBytes(key, reg, val)
-	if n == 0 {
 		return
 	}
-	ref, _ := ParseKey(strings.TrimPrefix(key, KeyPrefix))
-	vkey := versionKey(ref, reg.creationID, reg.version)
-	var err error
-	if ep, ok := c.store.(metastore.ExpiringPutter); ok && c.historyAge > 0 {
-		err = ep.PutExpiring(ctx, vkey, val, reg.updatedAt.Add(c.historyAge))
-	} else {
-		err = c.store.Put(ctx, vkey, val)
+	key := versionKey(ref, reg.creationID, reg.version)
+	w := write{part: PartVersion, op: opPut, key: key, val: val, usage: usage{0, registrationBytes(key, val)}}
+	if c.historyAge > 0 {
+		w.expires = reg.updatedAt.Add(c.historyAge)
 	}
-	if err != nil {
-		c.release(ctx, ref.Tenant, 0, n)
-		return
-	}
+	p.sides = append(p.sides, w)
 	if old := reg.version - int64(c.history); old >= 1 {
-		c.deleteVersion(ctx, ref, reg.creationID, old)
+		c.planVersionDelete(ctx, p, ref, reg.creationID, old)
 	}
 }
 
-// deleteVersion deletes one version record and gives its bytes back to
-// the tenant's usage; it returns them (0 when there was none).
-func (c *Catalog) deleteVersion(ctx context.Context, ref TableRef, creationID string, v int64) int64 {
+// planVersionDelete adds to p the deletion of one version record, as it
+// reads now (none when there is none), giving its bytes back.
+func (c *Catalog) planVersionDelete(ctx context.Context, p *plan, ref TableRef, creationID string, v int64) {
 	key := versionKey(ref, creationID, v)
 	raw, err := c.store.Get(ctx, key)
-	if err != nil {
-		return 0
+	switch {
+	case errors.Is(err, metastore.ErrNotFound):
+	case err != nil:
+		p.failed = append(p.failed, SideWrite{Part: PartVersion, Key: key, Err: err})
+	default:
+		p.sides = append(p.sides, write{part: PartVersion, op: opDelete, key: key, old: raw, usage: usage{0, -registrationBytes(key, raw)}, mayLose: true})
 	}
-	if c.store.CompareAndDelete(ctx, key, raw) != nil {
-		return 0
+}
+
+// planLegacyExpiry adds to p, the undrop of a tombstone written before the
+// one commit path, a rewrite of each kept version record of ref's
+// registration creationID (newest and below) without the tombstone's
+// expiry its drop gave it (with HistoryMaxAge's, if any), on a store whose
+// entries expire by themselves: one read and one write a record, for the
+// tombstones of drops made before the upgrade alone (none is left once
+// their retention has passed).
+func (c *Catalog) planLegacyExpiry(ctx context.Context, p *plan, ref TableRef, creationID string, newest int64) {
+	if _, ok := c.store.(metastore.ExpiringPutter); !ok {
+		return
 	}
-	n := registrationBytes(key, raw)
-	c.release(ctx, ref.Tenant, 0, n)
-	return n
+	for v := range c.keptVersions(newest) {
+		key := versionKey(ref, creationID, v)
+		raw, err := c.store.Get(ctx, key)
+		switch {
+		case errors.Is(err, metastore.ErrNotFound):
+			continue
+		case err != nil:
+			p.failed = append(p.failed, SideWrite{Part: PartVersion, Key: key, Err: err})
+			continue
+		}
+		w := write{part: PartVersion, op: opSwap, key: key, old: raw, val: raw, mayLose: true}
+		if reg, err := DecodeRegistration(raw); err == nil && c.historyAge > 0 {
+			w.expires = reg.updatedAt.Add(c.historyAge)
+		}
+		p.sides = append(p.sides, w)
+	}
+}
+
+// planHistoryDelete adds to p the deletion of every record the history
+// may hold of ref's registration creationID at version newest (a drop with
+// retention off, the purge of a tombstone): one read and one delete each.
+func (c *Catalog) planHistoryDelete(ctx context.Context, p *plan, ref TableRef, creationID string, newest int64) {
+	for v := range c.keptVersions(newest) {
+		c.planVersionDelete(ctx, p, ref, creationID, v)
+	}
 }
 
 // Version is one kept state of a registration: Registration as it was at
@@ -136,6 +170,10 @@ func (c *Catalog) History(ctx context.Context, ref TableRef, creationID string, 
 		d, derr := DecodeTombstone(ref.String()+"/"+creationID, raw)
 		if derr != nil {
 			return fail(derr)
+		}
+		if d.Expired(c.now()) {
+			// The tombstone's expiry is its history's.
+			return fail(&Error{Kind: ErrNotFound, Detail: "its retention ended at " + d.ExpiresAt.Format(time.RFC3339)})
 		}
 		newest = d.Registration.version
 	default:
@@ -189,90 +227,125 @@ func validCreationID(id string) bool {
 	return true
 }
 
-// purgeOldVersions deletes the version records made longer than
-// HistoryMaxAge before now (local mode's sweep; one scan of VersionPrefix)
-// and gives their bytes back; it returns how many.
-func (c *Catalog) purgeOldVersions(ctx context.Context, now time.Time) (int, error) {
+// purgeVersions deletes, from one scan of VersionPrefix, the version
+// records past HistoryMaxAge and, with unreachable, those nothing reaches
+// any more, giving their bytes back, and returns how many. A record is
+// unreachable when its registration is neither registered nor kept by a
+// tombstone: on a store whose entries expire by themselves (DynamoDB),
+// whose TTL deletes an expired tombstone without its history; elsewhere
+// the purge deletes a tombstone with its history, and nothing else leaves
+// one unreachable. Before deleting a registration's records it reads, after
+// the registration and the tombstone, the version above the newest it
+// scanned: one there means the registration moved since the scan (an
+// undrop), and its records stay.
+func (c *Catalog) purgeVersions(ctx context.Context, now time.Time, unreachable bool) (int, error) {
 	entries, err := c.store.ScanPrefix(ctx, VersionPrefix)
 	if err != nil {
-		return 0, fmt.Errorf("catalog: purge old versions: %w", err)
+		return 0, fmt.Errorf("catalog: purge unreachable versions: %w", err)
 	}
-	n := 0
+	type history struct {
+		ref        TableRef
+		creationID string
+		newest     int64
+		records    []metastore.Entry
+	}
+	histories := map[string]*history{}
+	var order []string
 	for _, e := range entries {
-		reg, err := DecodeRegistration(e.Value)
-		if err != nil || now.Sub(reg.updatedAt) <= c.historyAge {
+		ref, creationID, v, ok := parseVersionKey(e.Key)
+		if !ok {
 			continue
 		}
-		key := VersionPrefix + e.Key
-		if c.store.CompareAndDelete(ctx, key, e.Value) != nil {
-			continue
+		id := ref.String() + "/" + creationID
+		h := histories[id]
+		if h == nil {
+			h = &history{ref: ref, creationID: creationID}
+			histories[id] = h
+			order = append(order, id)
 		}
-		if tenant, _, ok := strings.Cut(e.Key, "/"); ok {
-			c.release(ctx, tenant, 0, registrationBytes(key, e.Value))
-		}
-		n++
+		h.newest = max(h.newest, v)
+		h.records = append(h.records, e)
 	}
-	return n, nil
-}
-
-// keepDropVersion records dropped, the drop state of the registration just
-// deleted from key, as its version record, charging its bytes whatever the
-// limit (a drop is never refused for them). A drop that kept no tombstone
-// (retention off) leaves nothing that can reach the registration's
-// history, so its records are deleted instead. On a store whose entries
-// expire by themselves (DynamoDB's TTL), every kept record is given the
-// tombstone's expiry, so the TTL that purges the tombstone purges the
-// history it kept (Undrop takes the expiry back); local mode's sweep
-// deletes them with the tombstone.
-func (c *Catalog) keepDropVersion(ctx context.Context, ref TableRef, key string, dropped Registration, tombstoned bool) {
-	if dropped.creationID == "" || c.history < 0 {
-		return
-	}
-	if !tombstoned {
-		for v := range c.keptVersions(dropped.version - 1) {
-			c.deleteVersion(ctx, ref, dropped.creationID, v)
-		}
-		return
-	}
-	val, err := encodeRegistration(dropped)
-	if err != nil {
-		return
-	}
-	c.charge(ctx, ref.Tenant, c.versionBytes(key, dropped, val))
-	c.keepVersion(ctx, key, dropped, val)
-	c.expireVersions(ctx, ref, dropped.creationID, dropped.version, dropped.updatedAt.Add(c.retention))
-}
-
-// expireVersions rewrites the kept version records of ref's registration
-// creationID (versions newest and below) to expire at until, or, when
-// until is zero, at no time but HistoryMaxAge's, on a store whose entries
-// expire by themselves; on any other store it does nothing. Best effort,
-// as keepVersion: a record it cannot rewrite keeps the expiry it had.
-func (c *Catalog) expireVersions(ctx context.Context, ref TableRef, creationID string, newest int64, until time.Time) {
-	ep, ok := c.store.(metastore.ExpiringPutter)
-	if !ok || c.history < 0 {
-		return
-	}
-	for v := range c.keptVersions(newest) {
-		key := versionKey(ref, creationID, v)
-		raw, err := c.store.Get(ctx, key)
-		if err != nil {
-			continue
-		}
-		at := until
-		if c.historyAge > 0 {
-			if reg, err := DecodeRegistration(raw); err == nil {
-				if aged := reg.updatedAt.Add(c.historyAge); at.IsZero() || aged.Before(at) {
-					at = aged
-				}
+	var (
+		n      int
+		failed []error
+	)
+	purge := func(ref TableRef, records []metastore.Entry) {
+		for _, e := range records {
+			key := VersionPrefix + e.Key
+			p := &plan{tenant: ref.Tenant, primary: write{part: PartVersion, op: opDelete, key: key, old: e.Value, usage: usage{0, -registrationBytes(key, e.Value)}}}
+			err := c.commit(ctx, p)
+			if committed(err) {
+				n++
+			}
+			if err != nil && committed(err) {
+				failed = append(failed, during("purge", ref.String(), err))
 			}
 		}
-		if at.IsZero() {
-			_ = c.store.Put(ctx, key, raw)
-		} else {
-			_ = ep.PutExpiring(ctx, key, raw, at)
-		}
 	}
+	for _, id := range order {
+		h := histories[id]
+		if unreachable && !c.reachable(ctx, h.ref, h.creationID, h.newest) {
+			purge(h.ref, h.records)
+			continue
+		}
+		if c.historyAge <= 0 {
+			continue
+		}
+		var old []metastore.Entry
+		for _, e := range h.records {
+			if reg, err := DecodeRegistration(e.Value); err == nil && now.Sub(reg.updatedAt) > c.historyAge {
+				old = append(old, e)
+			}
+		}
+		purge(h.ref, old)
+	}
+	return n, errors.Join(failed...)
+}
+
+// reachable reports whether ref's registration creationID, whose newest
+// scanned version record is newest, is registered, kept by a tombstone,
+// or has moved since the scan; a read that fails says reachable.
+func (c *Catalog) reachable(ctx context.Context, ref TableRef, creationID string, newest int64) bool {
+	cur, _, err := c.get(ctx, KeyPrefix+ref.String())
+	if err == nil && cur.creationID == creationID || err != nil && !errors.Is(err, ErrNotFound) {
+		return true
+	}
+	if _, err := c.store.Get(ctx, TombstonePrefix+ref.String()+"/"+creationID); !errors.Is(err, metastore.ErrNotFound) {
+		return true
+	}
+	_, err = c.store.Get(ctx, versionKey(ref, creationID, newest+1))
+	return !errors.Is(err, metastore.ErrNotFound)
+}
+
+// parseVersionKey reads a version record's key, VersionPrefix stripped.
+func parseVersionKey(stripped string) (ref TableRef, creationID string, version int64, ok bool) {
+	rest, v, ok := cutLast(stripped)
+	if !ok {
+		return TableRef{}, "", 0, false
+	}
+	refPart, creationID, ok := cutLast(rest)
+	if !ok || !validCreationID(creationID) {
+		return TableRef{}, "", 0, false
+	}
+	ref, err := ParseKey(refPart)
+	if err != nil {
+		return TableRef{}, "", 0, false
+	}
+	version, err = strconv.ParseInt(v, 10, 64)
+	if err != nil || version < 1 {
+		return TableRef{}, "", 0, false
+	}
+	return ref, creationID, version, true
+}
+
+// cutLast cuts s around its last '/'.
+func cutLast(s string) (before, after string, ok bool) {
+	i := strings.LastIndexByte(s, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	return s[:i], s[i+1:], true
 }
 
 // keptVersions yields the versions whose records the history may hold of a

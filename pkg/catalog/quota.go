@@ -21,25 +21,34 @@ import (
 // stored: key and value, so schema IPC, description, properties, location
 // and names alike, which is what the snapshot carries) lives in one item of
 // the same store, at QuotaPrefix+tenant, outside the "tbl/" prefix that
-// snapshots scan. A write reserves what it adds before it writes the
-// registration, with a compare-and-swap on the usage item (Create when
-// there is none), so concurrent writers can never together pass a limit:
-// each reservation is checked against the value it replaces. An update
-// reserves what it grows by and gives back what it shrinks by; a write
-// that then fails gives its reservation back; a drop gives back what the
-// dropped registration took. The bytes count what the tenant holds: every
-// registration, the version record of each state kept (reserved with the
-// write that makes it, given back when it falls out of the kept count),
-// and each tombstone in retention (charged by the drop that writes it,
-// given back by whoever removes it: the undrop, a later drop of the
-// restored table that replaces it, the purge, or the drop itself when the
-// registration changed before its delete; on DynamoDB the TTL deletes
-// tombstones, and the version records a drop gave the tombstone's expiry,
-// without telling the usage, which `lake quota recompute` counts again).
+// snapshots scan. Each mutation writes it once, with a compare-and-swap
+// (Create when there is none), by the mutation's net change (commit.go):
+// a write the quota may refuse (register, update, undrop) reserves it
+// before it writes the registration, checked against the limits with what
+// the write adds (its registration and version record, before what it
+// frees), so concurrent writers can never together pass a limit: each
+// reservation is checked against the value it replaces; a write that then
+// fails gives its reservation back. A write never refused (a drop, an
+// update that shrinks) counts it right after its registration is written.
+// The bytes count what the tenant holds: every registration, the version
+// record of each state kept (counted with the write that makes it, given
+// back with the one that moves it out of the kept count), and each
+// tombstone in retention (counted with the drop that writes it, given back
+// by whoever removes it: the undrop, a later drop of the restored table
+// that replaces it, the purge, or the drop itself when the registration
+// changed before its delete). A side write that does not take effect
+// (it failed, or another writer took its key first) is corrected after
+// the mutation's writes: a second write of the item, on that path only.
+// On DynamoDB the TTL deletes expired tombstones without telling the
+// usage, which `lake quota recompute` counts again (leaving out the
+// history the tombstone kept, which nothing reaches any more).
 //
-// The usage can only drift upwards: a process that dies between its
-// reservation and its write leaves the reservation counted (failing closed,
-// never open).
+// A process that dies inside a mutation leaves the usage as the whole
+// mutation would have, counted when the item was written: off by what the
+// writes it did not reach would have changed (a registration it did not
+// write stays reserved, failing closed; a version record it did not
+// delete as it fell out of the count is not counted) until `lake quota
+// recompute`.
 //
 // Counting before this format. Usage items written before whole
 // registrations were counted hold the schema IPC bytes alone
@@ -160,7 +169,10 @@ type Recomputed struct {
 
 // RecomputeUsage sets every tenant's usage item to what its registrations,
 // tombstones and version records take now (one ScanPrefix of each prefix;
-// tenants with none left get zero), then records UsageFormatKey. Each item is replaced with a
+// tenants with none left get zero), then records UsageFormatKey. A
+// version record counts while its registration is registered or kept by
+// a tombstone; one nothing reaches any more (DynamoDB's TTL took its
+// tombstone) is not held, and PurgeExpired deletes it. Each item is replaced with a
 // compare-and-swap on the value read before the scan; a tenant written to
 // meanwhile is counted again from a scan of its own prefix. A write
 // reserved before that read and stored after the scan is missed (the
@@ -176,34 +188,9 @@ func (c *Catalog) RecomputeUsage(ctx context.Context) (Recomputed, error) {
 	for _, e := range before {
 		prior[e.Key] = e.Value
 	}
-	entries, err := c.store.ScanPrefix(ctx, KeyPrefix)
+	counted, err := c.countHeld(ctx, "")
 	if err != nil {
 		return out, &Error{Op: "recompute usage", Kind: err}
-	}
-	counted := map[string]Usage{}
-	for _, e := range entries {
-		tenant, _, ok := strings.Cut(e.Key, "/")
-		if !ok {
-			continue
-		}
-		u := counted[tenant]
-		u.Tables++
-		u.Bytes += registrationBytes(KeyPrefix+e.Key, e.Value)
-		counted[tenant] = u
-	}
-	// What else a tenant holds: its tombstones and version records.
-	for _, prefix := range []string{TombstonePrefix, VersionPrefix} {
-		held, err := c.store.ScanPrefix(ctx, prefix)
-		if err != nil {
-			return out, &Error{Op: "recompute usage", Kind: err}
-		}
-		for _, e := range held {
-			if tenant, _, ok := strings.Cut(e.Key, "/"); ok {
-				u := counted[tenant]
-				u.Bytes += registrationBytes(prefix+e.Key, e.Value)
-				counted[tenant] = u
-			}
-		}
 	}
 	for tenant := range prior {
 		if _, ok := counted[tenant]; !ok {
@@ -254,28 +241,21 @@ func (c *Catalog) recomputeTenant(ctx context.Context, tenant string, prev []byt
 		} else if err != nil {
 			return false, err
 		}
-		entries, err := c.store.ScanPrefix(ctx, KeyPrefix+tenant+"/")
+		counted, err := c.countHeld(ctx, tenant+"/")
 		if err != nil {
 			return false, err
 		}
-		if u.Bytes, err = c.heldBytes(ctx, tenant); err != nil {
-			return false, err
-		}
-		u.Tables = 0
-		for _, e := range entries {
-			u.Tables++
-			u.Bytes += registrationBytes(KeyPrefix+tenant+"/"+e.Key, e.Value)
-		}
+		u = counted[tenant]
 	}
 	return false, &Error{Kind: ErrConflict, Detail: fmt.Sprintf("%s still changing after %d attempts", key, casAttempts)}
 }
 
-// adjustUsage adds tables and n bytes to the tenant's usage with a
-// compare-and-swap on the usage item, refusing with ErrQuotaExceeded an
-// increase that would pass a limit (a decrease is never refused, and
-// usage never goes below zero).
-func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, n int64) error {
-	if tables == 0 && n == 0 {
+// adjustUsage adds d to the tenant's usage with a compare-and-swap on the
+// usage item (usage never goes below zero). With check it refuses with
+// ErrQuotaExceeded, writing nothing, when the usage plus ask (what the
+// mutation adds, before what it frees) would pass a limit.
+func (c *Catalog) adjustUsage(ctx context.Context, tenant string, d, ask usage, check bool) error {
+	if d == (usage{}) && !check {
 		return nil
 	}
 	return casLoop(ctx, c.store, QuotaPrefix+tenant, func(raw []byte) ([]byte, error) {
@@ -286,14 +266,13 @@ func (c *Catalog) adjustUsage(ctx context.Context, tenant string, tables, n int6
 				return nil, err
 			}
 		}
-		next := Usage{Tables: max(cur.Tables+tables, 0), Bytes: max(cur.Bytes+n, 0)}
-		if tables > 0 && c.quota.MaxTables >= 0 && next.Tables > c.quota.MaxTables {
+		if check && ask.tables > 0 && c.quota.MaxTables >= 0 && cur.Tables+ask.tables > c.quota.MaxTables {
 			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d tables, limit %d", cur.Tables, c.quota.MaxTables)}
 		}
-		if n > 0 && c.quota.MaxBytes >= 0 && next.Bytes > c.quota.MaxBytes {
-			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d bytes held (registrations, kept versions, tombstones) and %d more asked for, limit %d", cur.Bytes, n, c.quota.MaxBytes)}
+		if check && ask.bytes > 0 && c.quota.MaxBytes >= 0 && cur.Bytes+ask.bytes > c.quota.MaxBytes {
+			return nil, &Error{Kind: ErrQuotaExceeded, Detail: fmt.Sprintf("%d bytes held (registrations, kept versions, tombstones) and %d more asked for, limit %d", cur.Bytes, ask.bytes, c.quota.MaxBytes)}
 		}
-		return json.Marshal(next)
+		return json.Marshal(Usage{Tables: max(cur.Tables+d.tables, 0), Bytes: max(cur.Bytes+d.bytes, 0)})
 	})
 }
 
@@ -340,48 +319,61 @@ func casLoop(ctx context.Context, store metastore.Store, key string, fn func(raw
 	return &Error{Kind: ErrConflict, Detail: fmt.Sprintf("%s still changing after %d attempts", key, casAttempts)}
 }
 
-// charge adds n bytes already stored (a tombstone) to the tenant's usage
-// whatever the limit: the write that stored them is never refused for it.
-// Like release, it runs even when ctx is done and drops its error.
-func (c *Catalog) charge(ctx context.Context, tenant string, n int64) {
-	if n <= 0 {
-		return
+// countHeld counts what each tenant holds under sub ("" for every
+// tenant, "<tenant>/" for one): one ScanPrefix each of its registrations,
+// tombstones and version records, in that order. Every registration and
+// tombstone counts; a version record counts when its registration is one
+// of those scanned or kept by one of those tombstones.
+func (c *Catalog) countHeld(ctx context.Context, sub string) (map[string]Usage, error) {
+	counted := map[string]Usage{}
+	reached := map[string]bool{} // <tenant>/<namespace>/<table>/<creation id>
+	add := func(prefix string, e metastore.Entry, tables int64) (string, bool) {
+		k := sub + e.Key
+		tenant, _, ok := strings.Cut(k, "/")
+		if !ok {
+			return "", false
+		}
+		u := counted[tenant]
+		u.Tables += tables
+		u.Bytes += registrationBytes(prefix+k, e.Value)
+		counted[tenant] = u
+		return k, true
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	_ = casLoop(ctx, c.store, QuotaPrefix+tenant, func(raw []byte) ([]byte, error) {
-		var cur Usage
-		if raw != nil {
-			var err error
-			if cur, err = decodeUsage(raw); err != nil {
-				return nil, err
+	for _, prefix := range []string{KeyPrefix, TombstonePrefix, VersionPrefix} {
+		entries, err := c.store.ScanPrefix(ctx, prefix+sub)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			switch prefix {
+			case KeyPrefix:
+				if k, ok := add(prefix, e, 1); ok {
+					if id := creationIDOf(e.Value); id != "" {
+						reached[k+"/"+id] = true
+					}
+				}
+			case TombstonePrefix:
+				if k, ok := add(prefix, e, 0); ok {
+					reached[k] = true
+				}
+			default:
+				if history, _, ok := cutLast(sub + e.Key); ok && reached[history] {
+					add(prefix, e, 0)
+				}
 			}
 		}
-		cur.Bytes += n
-		return json.Marshal(cur)
-	})
-}
-
-// release gives back a reservation after a failed write. It runs even when
-// ctx is done (the reservation must not stay counted because the caller
-// gave up); its error is dropped: usage drifts upwards at worst.
-func (c *Catalog) release(ctx context.Context, tenant string, tables, n int64) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	_ = c.adjustUsage(ctx, tenant, -tables, -n)
-}
-
-// heldBytes is what the tenant's tombstones and version records take.
-func (c *Catalog) heldBytes(ctx context.Context, tenant string) (int64, error) {
-	var n int64
-	for _, prefix := range []string{TombstonePrefix, VersionPrefix} {
-		es, err := c.store.ScanPrefix(ctx, prefix+tenant+"/")
-		if err != nil {
-			return 0, err
-		}
-		for _, e := range es {
-			n += registrationBytes(prefix+tenant+"/"+e.Key, e.Value)
-		}
 	}
-	return n, nil
+	return counted, nil
+}
+
+// creationIDOf reads the creation id of stored registration JSON ("" when
+// it has none or is not JSON).
+func creationIDOf(raw []byte) string {
+	var r struct {
+		CreationID string `json:"creation_id"`
+	}
+	if json.Unmarshal(raw, &r) != nil {
+		return ""
+	}
+	return r.CreationID
 }

@@ -27,6 +27,12 @@ type Tombstone struct {
 	// ExpiresAt is when retention ends: refresh ignores the tombstone from
 	// then on, and the store may purge it (DynamoDB TTL, local sweep).
 	ExpiresAt time.Time
+	// expiringHistory marks a tombstone written before the one commit
+	// path: its drop gave each kept version record the tombstone's expiry
+	// (on a store whose entries expire by themselves), which an undrop
+	// takes back. A drop now leaves the records as they are and says so
+	// (history_by_reference).
+	expiringHistory bool
 }
 
 // Key returns the tombstone's metastore key, or an error wrapping
@@ -54,6 +60,10 @@ type tombstoneJSON struct {
 	DroppedAt    time.Time       `json:"dropped_at"`
 	DroppedBy    string          `json:"dropped_by,omitempty"`
 	ExpiresAt    time.Time       `json:"expires_at,omitzero"`
+	// HistoryByReference: the version records carry no expiry of the
+	// tombstone's (absent in tombstones written before the one commit
+	// path, whose drop gave them its expiry).
+	HistoryByReference bool `json:"history_by_reference,omitempty"`
 }
 
 // EncodeTombstone returns the stored JSON of t.
@@ -62,7 +72,8 @@ func EncodeTombstone(t Tombstone) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(tombstoneJSON{Registration: reg, DroppedAt: t.DroppedAt.UTC(), DroppedBy: t.DroppedBy, ExpiresAt: t.ExpiresAt.UTC()})
+	return json.Marshal(tombstoneJSON{Registration: reg, DroppedAt: t.DroppedAt.UTC(), DroppedBy: t.DroppedBy, ExpiresAt: t.ExpiresAt.UTC(),
+		HistoryByReference: !t.expiringHistory})
 }
 
 // DecodeTombstone decodes a tombstone stored at key (TombstonePrefix
@@ -91,5 +102,6 @@ func DecodeTombstone(stripped string, value []byte) (Tombstone, error) {
 	if reg.CreationID() != stripped[i+1:] {
 		return Tombstone{}, &Error{Kind: ErrInvalidRegistration, Ref: ref.String(), Detail: fmt.Sprintf("tombstone key names creation id %q, registration has %q", stripped[i+1:], reg.CreationID())}
 	}
-	return Tombstone{Ref: ref, Registration: reg, DroppedAt: w.DroppedAt.UTC(), DroppedBy: w.DroppedBy, ExpiresAt: w.ExpiresAt.UTC()}, nil
+	return Tombstone{Ref: ref, Registration: reg, DroppedAt: w.DroppedAt.UTC(), DroppedBy: w.DroppedBy, ExpiresAt: w.ExpiresAt.UTC(),
+		expiringHistory: !w.HistoryByReference}, nil
 }
