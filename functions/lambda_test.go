@@ -22,9 +22,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
+	discoveryprogram "github.com/lake-catalog/lake/functions/discovery/program"
 	registerprogram "github.com/lake-catalog/lake/functions/register/program"
 	"github.com/lake-catalog/lake/internal/blobstore"
-	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
@@ -45,7 +45,7 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Mains{
 		"register":  program(registerprogram.Main),
 		"refresh":   program(refresh.LambdaMain),
-		"discovery": program(discovery.Main),
+		"discovery": program(discoveryprogram.Main),
 	})
 }
 

@@ -37,9 +37,9 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	discoveryprogram "github.com/lake-catalog/lake/functions/discovery/program"
 	registerprogram "github.com/lake-catalog/lake/functions/register/program"
 	"github.com/lake-catalog/lake/internal/auth"
-	discoveryserver "github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/flightclient"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/testenv"
@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 	testenv.Main(m, testenv.Mains{
 		"register":  program(registerprogram.Main),
 		"refresh":   program(refresh.LambdaMain),
-		"discovery": program(discoveryserver.Main),
+		"discovery": program(discoveryprogram.Main),
 	})
 }
 

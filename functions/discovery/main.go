@@ -1,8 +1,8 @@
 // Command discovery is lake's Arrow Flight SQL discovery server: it loads the
 // snapshot blob (from S3 or a file), polls it for new versions, and answers
 // tenant-filtered metadata requests from memory. It never talks to DynamoDB.
-// The program is discovery.Main, which serves the catalog browser on
-// -browser-listen.
+// The program is program.Main (functions/discovery/program), which serves
+// the catalog browser on -browser-listen; the server is internal/discovery.
 //
 // Every flag has an environment variable; a flag on the command line wins
 // (README, Configuration; run with -h for the list):
@@ -10,6 +10,7 @@
 //	-listen                 LAKE_LISTEN                 Flight SQL address (default :50051)
 //	-http-listen            LAKE_HTTP_LISTEN            /healthz alone, for the load balancer (default :8080; - disables)
 //	-admin-listen           LAKE_ADMIN_LISTEN           /healthz, /status, /metrics (default 127.0.0.1:8081; - disables)
+//	-admin-pprof            LAKE_ADMIN_PPROF=true       also Go's profiles under /debug/pprof/ on -admin-listen (default off)
 //	-snapshot               LAKE_SNAPSHOT               s3://bucket/key, file:///path or a path (required)
 //	-poll-interval          LAKE_POLL_INTERVAL          blob poll interval, a conditional GET (default 2s, at least 100ms)
 //	-max-staleness          LAKE_MAX_STALENESS          unhealthy past this since the last successful poll (default 5m; 0 disables)
@@ -25,6 +26,7 @@
 //	-jwt-max-lifetime       LAKE_JWT_MAX_LIFETIME       longest token lifetime exp - iat (default 24h)
 //	-tenant-claim           LAKE_TENANT_CLAIM           claim holding the tenant (default tenant)
 //	-batch-bytes            LAKE_BATCH_BYTES            bytes per record batch at most (default 1 MiB)
+//	-request-timeout        LAKE_REQUEST_TIMEOUT        server-side deadline of every Flight SQL call, 1s to 1h (default 30s)
 //	-cache-bytes            LAKE_CACHE_BYTES            prepared tenants kept in memory (default 0: 40% of the memory limit)
 //	-s3-path-style          LAKE_S3_PATH_STYLE          path-style S3 addressing (default false)
 //	-browser-listen         LAKE_BROWSER_LISTEN         catalog browser page and API, plaintext HTTP; not with TLS (default off)
@@ -36,9 +38,9 @@ import (
 	"context"
 	"os"
 
-	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/functions/discovery/program"
 )
 
 func main() {
-	os.Exit(discovery.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
+	os.Exit(program.Main(context.Background(), os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/http/pprof"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -278,7 +277,7 @@ func HealthHandler(src *Source) http.Handler {
 
 func healthz(src *Source) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		ok, detail := src.health(time.Now())
+		ok, detail := src.Health(time.Now())
 		switch {
 		case !ok:
 			http.Error(w, detail, http.StatusServiceUnavailable)
@@ -288,20 +287,6 @@ func healthz(src *Source) http.HandlerFunc {
 			_, _ = w.Write([]byte("ok\n"))
 		}
 	}
-}
-
-// withPprof serves Go's profiles under /debug/pprof/ (net/http/pprof's
-// handlers: index, cmdline, profile, symbol, trace and the named profiles)
-// and h for everything else.
-func withPprof(h http.Handler) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/", h)
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	return mux
 }
 
 // AdminHandler serves /healthz, /status (the source's Status as JSON: the

@@ -3,6 +3,11 @@
 // and GetSqlInfo, answered from the snapshot blob in memory with no
 // metadata I/O on the request path.
 //
+// It is the server alone: the program that runs it (flags, the token keys,
+// TLS, signals, the listeners and the catalog browser's) is
+// functions/discovery/program, and this package imports none of its
+// clients.
+//
 // # Lazy tenants
 //
 // Loading a blob verifies it and reads only its tenant index; the compressed

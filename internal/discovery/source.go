@@ -161,14 +161,14 @@ func (s *Source) staleFor(now time.Time) time.Duration {
 	return max(0, now.Sub(s.lastSuccess)-s.MaxStaleness)
 }
 
-// health reports whether the source can serve: a snapshot is loaded, it
+// Health reports whether the source can serve: a snapshot is loaded, it
 // serves at least one tenant (or names none), and the last successful poll
 // is within MaxStaleness. reason says why not, or, when it can, how many
 // tenants are degraded ("" when none), briefly and without the blob's
 // location or a tenant's name (a load balancer reads it). A degraded
 // tenant is one tenant's problem: the others are served, so the task is
 // healthy.
-func (s *Source) health(now time.Time) (ok bool, reason string) {
+func (s *Source) Health(now time.Time) (ok bool, reason string) {
 	v := s.svc.View()
 	if v == nil {
 		return false, "no snapshot loaded yet"

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lake-catalog/lake/functions/discovery/program"
 	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
@@ -147,7 +148,7 @@ type Instance struct {
 	cat       *catalog.Catalog
 	secret    []byte
 	publisher *refresh.Publisher
-	disc      *discovery.Server
+	disc      *program.Server
 	api       *http.Server
 	apiLn     net.Listener
 	browser   *http.Server
@@ -285,7 +286,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if _, err := in.publisher.RunFull(rctx); err != nil {
 		cfg.Log.WarnContext(ctx, "local: first refresh", slog.String("error", err.Error()))
 	}
-	in.disc, err = discovery.Start(rctx, discovery.Config{
+	in.disc, err = program.Start(rctx, program.Config{
 		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, AdminPprof: cfg.Pprof, Blobs: blobs, PollInterval: cfg.RefreshInterval,
 		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
 		WrapAdmin: func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },

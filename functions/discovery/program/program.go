@@ -1,4 +1,15 @@
-package discovery
+// Package program is the discovery program, beside its main
+// (functions/discovery): its flags and their environment variables
+// (ParseFlags), the token keys, the TLS pair, signals and the shutdown grace
+// (Main), and the listeners: Flight SQL over gRPC, /healthz for the load
+// balancer, the admin listener (/healthz, /status, /metrics, and Go's
+// profiles with -admin-pprof) and the catalog browser (-browser-listen), a
+// client of the Flight SQL listener (Start, Server).
+//
+// The server it runs is internal/discovery, which imports no client: the
+// browser is wired here. Local mode (internal/local) starts the same
+// listeners with Start.
+package program
 
 import (
 	"context"
@@ -8,6 +19,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -19,6 +31,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/discovery"
 )
 
 // Config assembles a discovery server.
@@ -59,11 +72,11 @@ type Config struct {
 	// DefaultSegmentRetryMax.
 	SegmentRetryMax time.Duration
 	// Auth validates bearer tokens.
-	Auth Authenticator
+	Auth discovery.Authenticator
 	// TLS, when set, serves gRPC over TLS.
 	TLS *tls.Config
 	// Service options (server name, version, batch size).
-	Service Options
+	Service discovery.Options
 	Log     *slog.Logger
 }
 
@@ -79,8 +92,8 @@ const (
 // Server is a running discovery server.
 type Server struct {
 	cfg         Config
-	svc         *Service
-	src         *Source
+	svc         *discovery.Service
+	src         *discovery.Source
 	health      *health.Server
 	grpc        *grpc.Server
 	http, admin *http.Server
@@ -111,11 +124,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics := NewMetrics(reg)
+	metrics := discovery.NewMetrics(reg)
 	cfg.Service.Metrics = metrics
-	s := &Server{cfg: cfg, svc: NewService(cfg.Service), health: health.NewServer()}
+	s := &Server{cfg: cfg, svc: discovery.NewService(cfg.Service), health: health.NewServer()}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	s.src = NewSource(cfg.Blobs, s.svc, metrics, cfg.Log)
+	s.src = discovery.NewSource(cfg.Blobs, s.svc, metrics, cfg.Log)
 	s.src.MaxStaleness = cfg.MaxStaleness
 	s.src.SegmentRetryMax = cfg.SegmentRetryMax
 	s.src.OnPoll = s.updateHealth
@@ -124,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg.TLS)))
 	}
-	s.grpc = NewGRPCServer(s.svc, cfg.Auth, s.health, cfg.Log, opts...)
+	s.grpc = discovery.NewGRPCServer(s.svc, cfg.Auth, s.health, cfg.Log, opts...)
 	var err error
 	if s.gl, err = net.Listen("tcp", cfg.Listen); err != nil {
 		return nil, fmt.Errorf("discovery: listen %s: %w", cfg.Listen, err)
@@ -134,7 +147,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			s.gl.Close()
 			return nil, fmt.Errorf("discovery: listen %s: %w", cfg.HTTPListen, err)
 		}
-		s.http = &http.Server{Handler: HealthHandler(s.src), ReadHeaderTimeout: 10 * time.Second}
+		s.http = &http.Server{Handler: discovery.HealthHandler(s.src), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = s.http.Serve(s.hl) }()
 	}
 	if cfg.AdminListen != "" {
@@ -145,7 +158,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			}
 			return nil, fmt.Errorf("discovery: listen %s: %w", cfg.AdminListen, err)
 		}
-		var h http.Handler = AdminHandler(s.src, reg)
+		var h http.Handler = discovery.AdminHandler(s.src, reg)
 		if cfg.AdminPprof {
 			h = withPprof(h)
 		}
@@ -180,7 +193,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 // updateHealth tells the gRPC health service whether the source can serve
 // (a snapshot is loaded and not stale), and logs each change.
 func (s *Server) updateHealth() {
-	ok, reason := s.src.health(time.Now())
+	ok, reason := s.src.Health(time.Now())
 	s.healthMu.Lock()
 	defer s.healthMu.Unlock()
 	if ok == s.serving {
@@ -230,10 +243,10 @@ func (s *Server) AdminAddr() string {
 }
 
 // Source returns the snapshot source (status, manual polls).
-func (s *Server) Source() *Source { return s.src }
+func (s *Server) Source() *discovery.Source { return s.src }
 
 // View returns the serving view, or nil before the first snapshot.
-func (s *Server) View() *View { return s.svc.View() }
+func (s *Server) View() *discovery.View { return s.svc.View() }
 
 // Shutdown stops taking new requests (health NOT_SERVING), lets running
 // ones finish until ctx ends, then stops everything.
@@ -253,4 +266,18 @@ func (s *Server) Shutdown(ctx context.Context) {
 		}
 	}
 	s.done.Wait()
+}
+
+// withPprof serves Go's profiles under /debug/pprof/ (net/http/pprof's
+// handlers: index, cmdline, profile, symbol, trace and the named profiles)
+// and h for everything else.
+func withPprof(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/", h)
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return mux
 }

@@ -1,4 +1,4 @@
-package discovery
+package program
 
 import (
 	"bytes"
@@ -21,42 +21,43 @@ import (
 	"time"
 
 	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/discovery"
 )
 
-func TestParseConfig(t *testing.T) {
+func TestParseFlags(t *testing.T) {
 	secret := map[string]string{"LAKE_JWT_HS256_SECRET": "0123456789abcdef0123456789abcdef"}
 	for _, tc := range []struct {
 		name    string
 		args    []string
 		env     map[string]string
-		check   func(ProgramConfig) bool
+		check   func(Flags) bool
 		wantErr string
 	}{
-		{name: "defaults", args: []string{"-snapshot", "s3://b/k"}, env: secret, check: func(c ProgramConfig) bool {
-			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 2*time.Second && c.MaxStaleness == 5*time.Minute && c.ShutdownGrace == 20*time.Second && c.SegmentRetryMax == DefaultSegmentRetryMax &&
-				c.BatchBytes == DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != "" &&
+		{name: "defaults", args: []string{"-snapshot", "s3://b/k"}, env: secret, check: func(c Flags) bool {
+			return c.Listen == ":50051" && c.HTTPListen == ":8080" && c.AdminListen == "127.0.0.1:8081" && c.PollInterval == 2*time.Second && c.MaxStaleness == 5*time.Minute && c.ShutdownGrace == 20*time.Second && c.SegmentRetryMax == discovery.DefaultSegmentRetryMax &&
+				c.BatchBytes == discovery.DefaultBatchBytes && c.TenantClaim == "tenant" && !c.S3PathStyle && c.HS256Secret != "" &&
 				c.JWKSURL == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh && c.MaxLifetime == auth.DefaultMaxLifetime && c.BrowserListen == ""
 		}},
-		{name: "browser listen", args: []string{"-snapshot", "x", "-browser-listen", "10.0.0.5:8443"}, env: secret, check: func(c ProgramConfig) bool { return c.BrowserListen == "10.0.0.5:8443" }},
-		{name: "browser listen from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_BROWSER_LISTEN": ":8090"}, check: func(c ProgramConfig) bool { return c.BrowserListen == ":8090" }},
-		{name: "browser listen dash is off", args: []string{"-snapshot", "x", "-browser-listen", "-"}, env: secret, check: func(c ProgramConfig) bool { return c.BrowserListen == "" }},
+		{name: "browser listen", args: []string{"-snapshot", "x", "-browser-listen", "10.0.0.5:8443"}, env: secret, check: func(c Flags) bool { return c.BrowserListen == "10.0.0.5:8443" }},
+		{name: "browser listen from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_BROWSER_LISTEN": ":8090"}, check: func(c Flags) bool { return c.BrowserListen == ":8090" }},
+		{name: "browser listen dash is off", args: []string{"-snapshot", "x", "-browser-listen", "-"}, env: secret, check: func(c Flags) bool { return c.BrowserListen == "" }},
 		{name: "every env variable", env: map[string]string{
 			"LAKE_SNAPSHOT": "/data/blob", "LAKE_LISTEN": ":1", "LAKE_HTTP_LISTEN": "-", "LAKE_ADMIN_LISTEN": "-", "LAKE_POLL_INTERVAL": "2s", "LAKE_SHUTDOWN_GRACE": "1s",
 			"LAKE_JWKS_FILE": "/keys.json", "LAKE_JWT_ISSUER": "iss", "LAKE_JWT_AUDIENCE": "aud", "LAKE_TENANT_CLAIM": "org",
 			"LAKE_BATCH_BYTES": "65536", "LAKE_S3_PATH_STYLE": "true", "LAKE_TLS_CERT": "c.pem", "LAKE_TLS_KEY": "k.pem",
 			"LAKE_JWKS_REFRESH": "5m", "LAKE_JWT_MAX_LIFETIME": "1h", "LAKE_MAX_STALENESS": "30s",
-		}, check: func(c ProgramConfig) bool {
+		}, check: func(c Flags) bool {
 			return c.Snapshot == "/data/blob" && c.Listen == ":1" && c.HTTPListen == "" && c.AdminListen == "" && c.PollInterval == 2*time.Second &&
 				c.ShutdownGrace == time.Second && c.JWKSFile == "/keys.json" && c.Issuer == "iss" && c.Audience == "aud" &&
 				c.TenantClaim == "org" && c.BatchBytes == 65536 && c.S3PathStyle && c.TLSCert == "c.pem" && c.TLSKey == "k.pem" &&
 				c.JWKSRefresh == 5*time.Minute && c.MaxLifetime == time.Hour && c.MaxStaleness == 30*time.Second
 		}},
 		{name: "jwks url from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_URL": "https://idp.example.com/jwks", "LAKE_JWT_AUDIENCE": "lake"},
-			check: func(c ProgramConfig) bool {
+			check: func(c Flags) bool {
 				return c.JWKSURL == "https://idp.example.com/jwks" && c.JWKSFile == "" && c.JWKSRefresh == auth.DefaultJWKSRefresh
 			}},
 		{name: "jwks url, refresh and max lifetime flags", args: []string{"-snapshot", "x", "-jwks-url", "http://127.0.0.1:9000/jwks", "-jwks-refresh", "1m", "-jwt-max-lifetime", "30m"},
-			check: func(c ProgramConfig) bool {
+			check: func(c Flags) bool {
 				return c.JWKSURL == "http://127.0.0.1:9000/jwks" && c.JWKSRefresh == time.Minute && c.MaxLifetime == 30*time.Minute
 			}},
 		{name: "jwks url and file", args: []string{"-snapshot", "x", "-jwks-url", "https://idp.example.com/jwks", "-jwks-file", "k.json"}, wantErr: "-jwks-url and -jwks-file exclude each other"},
@@ -68,8 +69,8 @@ func TestParseConfig(t *testing.T) {
 		{name: "max lifetime negative", args: []string{"-snapshot", "x", "-jwt-max-lifetime", "-1h"}, env: secret, wantErr: `-jwt-max-lifetime "-1h"`},
 		{name: "max lifetime not a duration", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_JWT_MAX_LIFETIME": "1d"}, wantErr: `-jwt-max-lifetime "1d"`},
 		{name: "a flag wins over its variable", args: []string{"-batch-bytes", "8192", "-snapshot", "x"},
-			env: map[string]string{"LAKE_BATCH_BYTES": "65536", "LAKE_JWKS_FILE": "k"}, check: func(c ProgramConfig) bool { return c.BatchBytes == 8192 }},
-		{name: "cache bytes", args: []string{"-snapshot", "x", "-cache-bytes", "1048576"}, env: secret, check: func(c ProgramConfig) bool { return c.CacheBytes == 1<<20 }},
+			env: map[string]string{"LAKE_BATCH_BYTES": "65536", "LAKE_JWKS_FILE": "k"}, check: func(c Flags) bool { return c.BatchBytes == 8192 }},
+		{name: "cache bytes", args: []string{"-snapshot", "x", "-cache-bytes", "1048576"}, env: secret, check: func(c Flags) bool { return c.CacheBytes == 1<<20 }},
 		{name: "cache bytes negative", args: []string{"-snapshot", "x", "-cache-bytes", "-1"}, env: secret, wantErr: `-cache-bytes "-1"`},
 		{name: "admin on the health address", args: []string{"-snapshot", "x", "-http-listen", ":9000", "-admin-listen", ":9000"}, env: secret, wantErr: "must differ from -http-listen"},
 		{name: "browser on the health address", args: []string{"-snapshot", "x", "-http-listen", ":9000", "-browser-listen", ":9000"}, env: secret, wantErr: "-browser-listen \":9000\": must differ"},
@@ -77,20 +78,20 @@ func TestParseConfig(t *testing.T) {
 		{name: "browser with TLS", args: []string{"-snapshot", "x", "-browser-listen", ":8090", "-tls-cert", "c.pem", "-tls-key", "k.pem"}, env: secret, wantErr: "-browser-listen with -tls-cert"},
 		{name: "no snapshot", env: secret, wantErr: "-snapshot (LAKE_SNAPSHOT) is required"},
 		{name: "no keys", args: []string{"-snapshot", "x"}, wantErr: "configure token validation"},
-		{name: "segment retry max", args: []string{"-snapshot", "x", "-segment-retry-max", "5m"}, env: secret, check: func(c ProgramConfig) bool { return c.SegmentRetryMax == 5*time.Minute }},
+		{name: "segment retry max", args: []string{"-snapshot", "x", "-segment-retry-max", "5m"}, env: secret, check: func(c Flags) bool { return c.SegmentRetryMax == 5*time.Minute }},
 		{name: "segment retry max from the environment", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_SEGMENT_RETRY_MAX": "10s"},
-			check: func(c ProgramConfig) bool { return c.SegmentRetryMax == 10*time.Second }},
+			check: func(c Flags) bool { return c.SegmentRetryMax == 10*time.Second }},
 		{name: "segment retry max under the poll", args: []string{"-snapshot", "x", "-poll-interval", "5s", "-segment-retry-max", "1s"}, env: secret,
 			wantErr: `-segment-retry-max "1s": want a duration of at least -poll-interval (5s)`},
 		{name: "short poll", args: []string{"-snapshot", "x", "-poll-interval", "10ms"}, env: secret, wantErr: "at least 100ms"},
 		{name: "max staleness flag", args: []string{"-snapshot", "x", "-poll-interval", "1s", "-max-staleness", "1500ms"}, env: secret,
-			check: func(c ProgramConfig) bool {
+			check: func(c Flags) bool {
 				return c.PollInterval == time.Second && c.MaxStaleness == 1500*time.Millisecond
 			}},
 		{name: "max staleness zero disables", args: []string{"-snapshot", "x", "-max-staleness", "0"}, env: secret,
-			check: func(c ProgramConfig) bool { return c.MaxStaleness == 0 }},
+			check: func(c Flags) bool { return c.MaxStaleness == 0 }},
 		{name: "max staleness default follows a long poll", args: []string{"-snapshot", "x", "-poll-interval", "1h"}, env: secret,
-			check: func(c ProgramConfig) bool { return c.PollInterval == time.Hour && c.MaxStaleness == 3*time.Hour }},
+			check: func(c Flags) bool { return c.PollInterval == time.Hour && c.MaxStaleness == 3*time.Hour }},
 		{name: "max staleness equal to the poll", args: []string{"-snapshot", "x", "-poll-interval", "5s", "-max-staleness", "5s"}, env: secret,
 			wantErr: `-max-staleness "5s": want a duration of more than -poll-interval (5s)`},
 		{name: "max staleness under the default poll", env: map[string]string{"LAKE_SNAPSHOT": "x", "LAKE_JWKS_FILE": "k", "LAKE_MAX_STALENESS": "1s"},
@@ -106,7 +107,7 @@ func TestParseConfig(t *testing.T) {
 		{name: "unknown flag", args: []string{"-listne", ":1"}, env: secret, wantErr: "flag provided but not defined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := ParseConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
+			c, err := ParseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("got %+v, %v; want an error containing %q", c, err, tc.wantErr)
@@ -118,7 +119,7 @@ func TestParseConfig(t *testing.T) {
 			}
 		})
 	}
-	if _, err := ParseConfig([]string{"-h"}, func(string) string { return "" }, io.Discard); !errors.Is(err, flag.ErrHelp) {
+	if _, err := ParseFlags([]string{"-h"}, func(string) string { return "" }, io.Discard); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("-h: %v, want flag.ErrHelp", err)
 	}
 }
@@ -181,7 +182,7 @@ func TestAuthConfig(t *testing.T) {
 		{name: "missing secret file", args: []string{"-jwt-hs256-secret-file", filepath.Join(dir, "none")}, wantErr: "read the HS256 secret: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pc, err := ParseConfig(append([]string{"-snapshot", "x"}, tc.args...), func(string) string { return "" }, io.Discard)
+			pc, err := ParseFlags(append([]string{"-snapshot", "x"}, tc.args...), func(string) string { return "" }, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,5 +267,53 @@ func TestLoopbackFlight(t *testing.T) {
 		if got := loopbackFlight(tc.listen); got != tc.want {
 			t.Errorf("loopbackFlight(%q): got %q, want %q", tc.listen, got, tc.want)
 		}
+	}
+}
+
+// The flag list in functions/discovery/main.go's doc names every flag
+// ParseFlags defines (as -h prints them), and no other.
+func TestMainDocListsEveryFlag(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]bool{}
+	for _, line := range strings.Split(string(src), "\n") {
+		line, ok := strings.CutPrefix(line, "//\t-")
+		if !ok {
+			continue
+		}
+		// "-tls-cert, -tls-key  LAKE_TLS_CERT, …": the names before the
+		// first variable.
+		for _, f := range strings.Fields(line) {
+			f = strings.TrimSuffix(strings.TrimPrefix(f, "-"), ",")
+			if strings.HasPrefix(f, "LAKE_") {
+				break
+			}
+			documented[f] = true
+		}
+	}
+	var usage strings.Builder
+	if _, err := ParseFlags([]string{"-h"}, func(string) string { return "" }, &usage); !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("-h: %v", err)
+	}
+	defined := map[string]bool{}
+	for _, line := range strings.Split(usage.String(), "\n") {
+		if f, ok := strings.CutPrefix(line, "  -"); ok {
+			defined[strings.Fields(f)[0]] = true
+		}
+	}
+	for f := range defined {
+		if !documented[f] {
+			t.Errorf("-%s is a flag, missing from main.go's list", f)
+		}
+	}
+	for f := range documented {
+		if !defined[f] {
+			t.Errorf("main.go lists -%s, which is no flag", f)
+		}
+	}
+	if len(defined) < 20 {
+		t.Fatalf("read %d flags from -h, want them all: %q", len(defined), usage.String())
 	}
 }

@@ -1,4 +1,4 @@
-package discovery_test
+package program_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/lake-catalog/lake/functions/discovery/program"
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/flightclient"
@@ -64,7 +65,7 @@ func TestStalenessTurnsHealthUnhealthy(t *testing.T) {
 		t.Fatal(err)
 	}
 	const bound = 500 * time.Millisecond
-	srv, err := discovery.Start(t.Context(), discovery.Config{
+	srv, err := program.Start(t.Context(), program.Config{
 		Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", AdminListen: "127.0.0.1:0",
 		Blobs: f.store, PollInterval: 20 * time.Millisecond, MaxStaleness: bound, Auth: validator, Log: quietLog(),
 	})
@@ -163,7 +164,7 @@ func TestStartChecksMaxStaleness(t *testing.T) {
 		{name: "negative", max: -time.Second, wantErr: "discovery: Config.MaxStaleness -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, err := discovery.Start(t.Context(), discovery.Config{
+			srv, err := program.Start(t.Context(), program.Config{
 				Listen: "127.0.0.1:0", Blobs: newBlobFile(t).store, PollInterval: tc.poll, MaxStaleness: tc.max, Auth: validator, Log: quietLog(),
 			})
 			if err == nil {
@@ -187,7 +188,7 @@ func TestAdminPprofIsOptIn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, on := range []bool{false, true} {
-		srv, err := discovery.Start(t.Context(), discovery.Config{
+		srv, err := program.Start(t.Context(), program.Config{
 			Listen: "127.0.0.1:0", HTTPListen: "127.0.0.1:0", AdminListen: "127.0.0.1:0", AdminPprof: on,
 			Blobs: f.store, PollInterval: time.Hour, Auth: validator, Log: quietLog(),
 		})
@@ -219,5 +220,43 @@ func TestAdminPprofIsOptIn(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		srv.Shutdown(ctx)
 		cancel()
+	}
+}
+
+func TestRequestTimeoutFlag(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    time.Duration
+		wantErr string
+	}{
+		{"default", nil, nil, discovery.DefaultRequestTimeout, ""},
+		{"env", nil, map[string]string{"LAKE_REQUEST_TIMEOUT": "5s"}, 5 * time.Second, ""},
+		{"flag wins", []string{"-request-timeout", "2m"}, map[string]string{"LAKE_REQUEST_TIMEOUT": "5s"}, 2 * time.Minute, ""},
+		{"zero", []string{"-request-timeout", "0"}, nil, 0, "-request-timeout"},
+		{"too long", []string{"-request-timeout", "2h"}, nil, 0, "-request-timeout"},
+		{"not a duration", []string{"-request-timeout", "soon"}, nil, 0, "-request-timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"LAKE_SNAPSHOT": "/tmp/x.lakesnap", "LAKE_JWT_HS256_SECRET": strings.Repeat("s", 32)}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			c, err := program.ParseFlags(tt.args, func(k string) string { return env[k] }, io.Discard)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("got %v, want an error naming %s", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.RequestTimeout != tt.want {
+				t.Fatalf("got %v, want %v", c.RequestTimeout, tt.want)
+			}
+		})
 	}
 }

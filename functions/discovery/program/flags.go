@@ -1,4 +1,4 @@
-package discovery
+package program
 
 import (
 	"context"
@@ -20,11 +20,12 @@ import (
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/browser"
+	"github.com/lake-catalog/lake/internal/discovery"
 )
 
-// ProgramConfig is the discovery program's configuration: its flags, each
-// with an environment variable (a flag on the command line wins).
-type ProgramConfig struct {
+// Flags is the discovery program's configuration: its flags, each with an
+// environment variable (a flag on the command line wins).
+type Flags struct {
 	Listen, HTTPListen, AdminListen, Snapshot string
 	// AdminPprof is -admin-pprof: Go's profiles on the admin listener.
 	AdminPprof                  bool
@@ -47,10 +48,10 @@ type ProgramConfig struct {
 	MaxLifetime time.Duration
 	BatchBytes  int
 	// CacheBytes bounds the prepared tenants kept in memory; 0 means
-	// DefaultCacheBytes() (40% of the container's memory limit).
+	// discovery.DefaultCacheBytes() (40% of the container's memory limit).
 	CacheBytes int64
 	// RequestTimeout is every Flight call's server-side deadline
-	// (Options.RequestTimeout).
+	// (discovery.Options.RequestTimeout).
 	RequestTimeout time.Duration
 	S3PathStyle    bool
 	// BrowserListen is the catalog browser's HTTP address; "" serves
@@ -58,16 +59,16 @@ type ProgramConfig struct {
 	BrowserListen string
 }
 
-// ParseConfig reads the program's flags from args, with defaults from
+// ParseFlags reads the program's flags from args, with defaults from
 // getenv, and validates them. It returns flag.ErrHelp for -h.
-func ParseConfig(args []string, getenv func(string) string, output io.Writer) (ProgramConfig, error) {
+func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Flags, error) {
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
 		}
 		return def
 	}
-	var c ProgramConfig
+	var c Flags
 	fs := flag.NewFlagSet("discovery", flag.ContinueOnError)
 	fs.SetOutput(output)
 	fs.StringVar(&c.Listen, "listen", env("LAKE_LISTEN", ":50051"), "Flight SQL (gRPC) listen address [LAKE_LISTEN]")
@@ -91,8 +92,8 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	fs.StringVar(&c.Audience, "jwt-audience", env("LAKE_JWT_AUDIENCE", ""), "required token audience (aud) [LAKE_JWT_AUDIENCE]")
 	fs.StringVar(&c.TenantClaim, "tenant-claim", env("LAKE_TENANT_CLAIM", "tenant"), "token claim holding the tenant [LAKE_TENANT_CLAIM]")
 	cache := fs.String("cache-bytes", env("LAKE_CACHE_BYTES", "0"), "bytes of prepared tenants kept in memory; 0: 40% of the container's memory limit (cgroup, GOMEMLIMIT), 256 MiB without one [LAKE_CACHE_BYTES]")
-	batch := fs.String("batch-bytes", env("LAKE_BATCH_BYTES", strconv.Itoa(DefaultBatchBytes)), "bytes (names, schemas, offsets) per record batch at most [LAKE_BATCH_BYTES]")
-	reqTimeout := fs.String("request-timeout", env("LAKE_REQUEST_TIMEOUT", DefaultRequestTimeout.String()), "server-side deadline of every Flight SQL call (a client's shorter deadline still wins), 1s to 1h [LAKE_REQUEST_TIMEOUT]")
+	batch := fs.String("batch-bytes", env("LAKE_BATCH_BYTES", strconv.Itoa(discovery.DefaultBatchBytes)), "bytes (names, schemas, offsets) per record batch at most [LAKE_BATCH_BYTES]")
+	reqTimeout := fs.String("request-timeout", env("LAKE_REQUEST_TIMEOUT", discovery.DefaultRequestTimeout.String()), "server-side deadline of every Flight SQL call (a client's shorter deadline still wins), 1s to 1h [LAKE_REQUEST_TIMEOUT]")
 	pathStyle := fs.String("s3-path-style", env("LAKE_S3_PATH_STYLE", "false"), "path-style S3 addressing for S3-compatible servers [LAKE_S3_PATH_STYLE]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -108,7 +109,7 @@ func ParseConfig(args []string, getenv func(string) string, output io.Writer) (P
 	if c.MaxStaleness, err = maxStaleness(*staleness, c.PollInterval); err != nil {
 		return c, err
 	}
-	c.SegmentRetryMax = max(DefaultSegmentRetryMax, c.PollInterval)
+	c.SegmentRetryMax = max(discovery.DefaultSegmentRetryMax, c.PollInterval)
 	if *segmentRetry != "" {
 		if c.SegmentRetryMax, err = time.ParseDuration(*segmentRetry); err != nil || c.SegmentRetryMax < c.PollInterval {
 			return c, fmt.Errorf("-segment-retry-max %q: want a duration of at least -poll-interval (%v), such as 1m", *segmentRetry, c.PollInterval)
@@ -189,7 +190,7 @@ func maxStaleness(v string, poll time.Duration) (time.Duration, error) {
 
 // authConfig is the token validator's configuration: the secret and JWKS
 // read from their files, and a failed JWKS refresh logged on log.
-func (c ProgramConfig) authConfig(log *slog.Logger) (auth.Config, error) {
+func (c Flags) authConfig(log *slog.Logger) (auth.Config, error) {
 	cfg := auth.Config{
 		Issuer: c.Issuer, Audience: c.Audience, TenantClaim: c.TenantClaim, MaxLifetime: c.MaxLifetime,
 		JWKSURL: c.JWKSURL, JWKSRefresh: c.JWKSRefresh,
@@ -217,7 +218,7 @@ func (c ProgramConfig) authConfig(log *slog.Logger) (auth.Config, error) {
 }
 
 // version is what GetSqlInfo reports as the server version. The linker sets
-// it (-ldflags "-X github.com/lake-catalog/lake/internal/discovery.version=…",
+// it (-ldflags "-X github.com/lake-catalog/lake/functions/discovery/program.version=…",
 // the Dockerfile's VERSION build argument); nothing else writes it.
 var version = "dev"
 
@@ -231,7 +232,7 @@ var version = "dev"
 // a failure to start.
 func Main(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewJSONHandler(stdout, nil))
-	c, err := ParseConfig(args, getenv, stderr)
+	c, err := ParseFlags(args, getenv, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
@@ -246,7 +247,7 @@ func Main(ctx context.Context, args []string, getenv func(string) string, stdout
 	return 0
 }
 
-func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
+func run(ctx context.Context, c Flags, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	authCfg, err := c.authConfig(log)
@@ -273,7 +274,7 @@ func run(ctx context.Context, c ProgramConfig, log *slog.Logger) error {
 	srv, err := Start(ctx, Config{
 		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, AdminPprof: c.AdminPprof, Blobs: blobs, PollInterval: c.PollInterval,
 		MaxStaleness: c.MaxStaleness, SegmentRetryMax: c.SegmentRetryMax, Auth: validator, TLS: tlsCfg, Log: log,
-		Service: Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout},
+		Service: discovery.Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout},
 	})
 	if err != nil {
 		return err
