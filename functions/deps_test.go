@@ -2,6 +2,7 @@ package functions_test
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,4 +38,55 @@ func TestClientsDoNotImportDiscovery(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The import rules of lake's protocol (STYLE 21), each checked with go
+// list: a client links no server, pkg/wire (the protocol both sides
+// import) imports nothing of internal/, the registration API does not read
+// the published snapshot (the read model), and the discovery server imports
+// none of its clients.
+func TestImportRules(t *testing.T) {
+	const lake = "github.com/lake-catalog/lake/"
+	servers := []string{lake + "internal/discovery", lake + "internal/registerapi"}
+	for _, tc := range []struct {
+		pkg string
+		// deps: every package pkg links (go list -deps); else only the
+		// ones it imports itself.
+		deps    bool
+		refused func(dep string) bool
+		why     string
+	}{
+		{pkg: "internal/apiclient", deps: true, refused: oneOf(servers...), why: "a client links no server"},
+		{pkg: "internal/flightclient", deps: true, refused: oneOf(servers...), why: "a client links no server"},
+		{pkg: "internal/browser", deps: true, refused: oneOf(servers...), why: "a client links no server"},
+		// The CLI runs local mode, which is the servers in one process:
+		// internal/local is its one door to them, so the CLI's own
+		// imports name no server.
+		{pkg: "internal/cli", refused: oneOf(servers...), why: "the CLI reaches the servers only through local mode"},
+		{pkg: "cmd/lake", refused: oneOf(servers...), why: "the CLI reaches the servers only through local mode"},
+		{pkg: "pkg/wire", deps: true, refused: func(dep string) bool { return strings.HasPrefix(dep, lake+"internal/") }, why: "the protocol is a leaf"},
+		{pkg: "internal/registerapi", deps: true, refused: oneOf(lake+"pkg/snapshot", lake+"internal/blobstore"), why: "the write API does not read the published snapshot"},
+		{pkg: "internal/discovery", deps: true, refused: oneOf(lake+"internal/browser", lake+"internal/flightclient", lake+"internal/apiclient"), why: "the server imports no client"},
+	} {
+		t.Run(tc.pkg, func(t *testing.T) {
+			format := "{{join .Imports \"\\n\"}}"
+			if tc.deps {
+				format = "{{join .Deps \"\\n\"}}"
+			}
+			out, err := exec.Command("go", "list", "-f", format, lake+tc.pkg).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go list: %v\n%s", err, out)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				if tc.refused(dep) {
+					t.Errorf("%s depends on %s: %s", tc.pkg, strings.TrimPrefix(dep, lake), tc.why)
+				}
+			}
+		})
+	}
+}
+
+// oneOf reports whether a package is one of pkgs.
+func oneOf(pkgs ...string) func(string) bool {
+	return func(dep string) bool { return slices.Contains(pkgs, dep) }
 }
