@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	pb "github.com/apache/arrow-go/v18/arrow/flight/gen/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -43,10 +42,10 @@ func (c wireCodec) Unmarshal(data mem.BufferSlice, v any) error { return c.proto
 func (wireCodec) Name() string { return "proto" }
 
 // flightServer is the Flight service: arrow-go's Flight SQL server with
-// DoGet taken over, so a ticket is parsed once and answered by one path per
-// command (the whole-tenant catalog answers of a prepared tenant go out as
-// the messages encoded when it was prepared), and DoAction intercepted for
-// lake's actions (search.go).
+// DoGet taken over for lake's own tickets, the catalog commands, whose
+// whole-tenant answers of a prepared tenant go out as the messages encoded
+// when it was prepared, and DoAction intercepted for lake's actions
+// (search.go). Every other ticket is arrow-go's to dispatch.
 type flightServer struct {
 	flight.FlightServer
 	svc *Service
@@ -69,11 +68,12 @@ type answer struct {
 	recs     []arrow.RecordBatch
 }
 
-// DoGet parses the ticket once and hands the command to the one function
-// that answers it: the catalog commands (GetCatalogs, GetDbSchemas,
-// GetTables) to their answer functions, every other command the Service
-// implements to its DoGet method. A ticket that is no command of these is
-// INVALID_ARGUMENT.
+// DoGet answers lake's own tickets, the catalog commands (GetCatalogs,
+// GetDbSchemas, GetTables), from their answer functions, and hands every
+// other ticket to arrow-go's Flight SQL dispatcher, which calls the
+// Service's DoGet method for its command (statements, prepared statements,
+// GetTableTypes, GetSqlInfo, GetXdbcTypeInfo, the key commands) or answers
+// INVALID_ARGUMENT for a ticket that is none of them.
 func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
 	ctx := stream.Context()
 	cmd, err := parseTicket(t.GetTicket())
@@ -89,11 +89,14 @@ func (f *flightServer) DoGet(t *flight.Ticket, stream flight.FlightService_DoGet
 	case *pb.CommandGetTables:
 		a, err = f.svc.tablesAnswer(ctx, c, t.GetTicket())
 	default:
-		sc, ch, err := f.svc.doGetOther(ctx, cmd)
-		if err != nil {
-			return err
+		// arrow-go returns its stream's context error as it is: give it
+		// its gRPC code here, as gRPC would, so the request metrics count
+		// it as DEADLINE_EXCEEDED or CANCELED.
+		err := f.FlightServer.DoGet(t, stream)
+		if _, ok := status.FromError(err); !ok {
+			err = status.FromContextError(err).Err()
 		}
-		return f.svc.sendChunks(stream, sc, ch)
+		return err
 	}
 	if err != nil {
 		return err
@@ -179,77 +182,6 @@ func encodeBatch(r arrow.RecordBatch, mem memory.Allocator) ([]byte, error) {
 	}
 	return proto.Marshal(&flight.FlightData{DataHeader: meta.Bytes(), DataBody: body.Bytes()})
 }
-
-// sendChunks writes what a DoGet method streams, draining (and releasing)
-// the rest of the channel on an error.
-func (s *Service) sendChunks(stream flight.FlightService_DoGetServer, schema *arrow.Schema, ch <-chan flight.StreamChunk) (err error) {
-	defer func() {
-		for c := range ch {
-			if c.Data != nil {
-				c.Data.Release()
-			}
-		}
-	}()
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(schema), ipc.WithAllocator(s.mem))
-	defer func() {
-		if cerr := w.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	for {
-		select {
-		case <-stream.Context().Done():
-			return status.FromContextError(stream.Context().Err()).Err()
-		case c, ok := <-ch:
-			if !ok {
-				return nil
-			}
-			if c.Err != nil {
-				return c.Err
-			}
-			w.SetFlightDescriptor(c.Desc)
-			err := w.WriteWithAppMetadata(c.Data, c.AppMetadata)
-			c.Data.Release()
-			if err != nil {
-				return err
-			}
-		}
-	}
-}
-
-// doGetOther hands a parsed command other than the catalog commands to the
-// Service's DoGet method for it.
-func (s *Service) doGetOther(ctx context.Context, cmd proto.Message) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	switch c := cmd.(type) {
-	case *pb.TicketStatementQuery:
-		return s.DoGetStatement(ctx, c)
-	case *pb.CommandPreparedStatementQuery:
-		return s.DoGetPreparedStatement(ctx, c)
-	case *pb.CommandGetTableTypes:
-		return s.DoGetTableTypes(ctx)
-	case *pb.CommandGetSqlInfo:
-		return s.DoGetSqlInfo(ctx, c)
-	case *pb.CommandGetXdbcTypeInfo:
-		return s.DoGetXdbcTypeInfo(ctx, xdbcTypeInfo{c})
-	case *pb.CommandGetPrimaryKeys:
-		return s.DoGetPrimaryKeys(ctx, flightsql.TableRef{Catalog: c.Catalog, DBSchema: c.DbSchema, Table: c.Table})
-	case *pb.CommandGetExportedKeys:
-		return s.DoGetExportedKeys(ctx, flightsql.TableRef{Catalog: c.Catalog, DBSchema: c.DbSchema, Table: c.Table})
-	case *pb.CommandGetImportedKeys:
-		return s.DoGetImportedKeys(ctx, flightsql.TableRef{Catalog: c.Catalog, DBSchema: c.DbSchema, Table: c.Table})
-	case *pb.CommandGetCrossReference:
-		return s.DoGetCrossReference(ctx, flightsql.CrossTableRef{
-			PKRef: flightsql.TableRef{Catalog: c.PkCatalog, DBSchema: c.PkDbSchema, Table: c.PkTable},
-			FKRef: flightsql.TableRef{Catalog: c.FkCatalog, DBSchema: c.FkDbSchema, Table: c.FkTable}})
-	}
-	return nil, nil, status.Error(codes.InvalidArgument, "requested command is invalid")
-}
-
-// xdbcTypeInfo gives a CommandGetXdbcTypeInfo the form DoGetXdbcTypeInfo
-// takes (its optional data type as a pointer).
-type xdbcTypeInfo struct{ *pb.CommandGetXdbcTypeInfo }
-
-func (x xdbcTypeInfo) GetDataType() *int32 { return x.DataType }
 
 // parseTicket decodes a DoGet ticket (or a descriptor's command): a
 // protobuf Any holding a Flight SQL command. Any failure is
