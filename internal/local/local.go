@@ -1,7 +1,13 @@
 // Package local runs the whole catalog in one process for local use: a
 // RocksDB metastore, the registration HTTP API (the register Lambda's
 // handler), refresh on a timer and soon after every write, the snapshot blob
-// in a file, and the Flight SQL discovery server reading that file.
+// in a file, and the Flight SQL discovery server reading that file, on the
+// discovery program's listeners (functions/discovery/program.Start), with
+// the catalog browser beside it.
+//
+// It is the CLI's one door to the servers: `lake local` starts them through
+// it, and the CLI's other commands are clients (pkg/wire, internal/apiclient,
+// internal/flightclient).
 package local
 
 import (
