@@ -40,11 +40,11 @@ import (
 
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/flightclient"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 const discoverySecret = "functions-test-secret-0123456789abcdef"
@@ -141,7 +141,7 @@ func blobBytes(t *testing.T, gen uint64, tables ...string) []byte {
 			t.Fatal(err)
 		}
 	}
-	b, err := snapshot.Build(context.Background(), st, snapshot.BuildOptions{Generation: gen, CreatedAt: time.Now()})
+	b, err := scan.Build(context.Background(), st, scan.BuildOptions{Generation: gen, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -535,7 +535,7 @@ func TestDiscoveryBinaryBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	built, err := snapshot.Build(context.Background(), st, snapshot.BuildOptions{Generation: 1, CreatedAt: time.Now()})
+	built, err := scan.Build(context.Background(), st, scan.BuildOptions{Generation: 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

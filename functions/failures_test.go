@@ -13,10 +13,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 func (s *stack) rawBlob(t *testing.T) []byte {
@@ -82,7 +82,7 @@ func TestRefreshRefusedByAnOlderBlobFails(t *testing.T) {
 	}
 	// Another generation-1 blob (of an empty catalog): older than the run's
 	// generation 2, and other bytes, so another ETag.
-	empty, err := snapshot.Build(context.Background(), memstore.New(memstore.Options{}), snapshot.BuildOptions{Generation: 1, CreatedAt: time.Now()})
+	empty, err := scan.Build(context.Background(), memstore.New(memstore.Options{}), scan.BuildOptions{Generation: 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

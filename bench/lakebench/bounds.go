@@ -29,10 +29,10 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // ---- One tenant cannot hurt the others (issue 38) ----
@@ -88,14 +88,14 @@ func boundsAs(tenant string) context.Context {
 // columns and returns its path.
 func boundsBlob(dir string, tenants []string, perTenant int) (string, error) {
 	now := time.Now()
-	var regs []snapshot.Registered
+	var regs []scan.Registered
 	for _, tn := range tenants {
 		for i := range perTenant {
 			reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "s3://lake/t", Schema: catalogtest.WideSchema(i, 20)}, now)
 			if err != nil {
 				return "", err
 			}
-			regs = append(regs, snapshot.Registered{Ref: catalog.TableRef{Tenant: tn, Namespace: "ns" + strconv.Itoa(i%10), Name: fmt.Sprintf("table_%04d", i)}, Registration: reg})
+			regs = append(regs, scan.Registered{Ref: catalog.TableRef{Tenant: tn, Namespace: "ns" + strconv.Itoa(i%10), Name: fmt.Sprintf("table_%04d", i)}, Registration: reg})
 		}
 	}
 	blob, err := encodeRegistrations(regs)

@@ -27,6 +27,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/snapshot"
@@ -38,9 +39,9 @@ import (
 // 50 distinct 20-column schemas), tenant "probe" of 8 tables each with one
 // 200,000-byte field name (stored before field names were bounded), and
 // tenant "names" of 4,000 tables with 240-byte names.
-func budgetSnapshot() ([]snapshot.Registered, error) {
+func budgetSnapshot() ([]scan.Registered, error) {
 	now := time.Now()
-	var res []snapshot.Registered
+	var res []scan.Registered
 	regs := make([]catalog.Registration, 50)
 	for i := range regs {
 		reg, err := catalog.NewRegistration(catalog.TableSpec{
@@ -54,7 +55,7 @@ func budgetSnapshot() ([]snapshot.Registered, error) {
 		regs[i] = reg
 	}
 	for i := range 10_000 {
-		res = append(res, snapshot.Registered{Registration: regs[i%len(regs)],
+		res = append(res, scan.Registered{Registration: regs[i%len(regs)],
 			Ref: catalog.TableRef{Tenant: "big", Namespace: fmt.Sprintf("ns%02d", i%20), Name: fmt.Sprintf("t%05d", i)}})
 	}
 	long := strings.Repeat("a", 200_000)
@@ -69,11 +70,11 @@ func budgetSnapshot() ([]snapshot.Registered, error) {
 		if err != nil {
 			return nil, err
 		}
-		res = append(res, snapshot.Registered{Registration: reg,
+		res = append(res, scan.Registered{Registration: reg,
 			Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns", Name: fmt.Sprintf("t%d", i)}})
 	}
 	for i := range 4000 {
-		res = append(res, snapshot.Registered{Registration: regs[0],
+		res = append(res, scan.Registered{Registration: regs[0],
 			Ref: catalog.TableRef{Tenant: "names", Namespace: "ns", Name: fmt.Sprintf("%s%04d", strings.Repeat("x", 236), i)}})
 	}
 	return res, nil
@@ -362,8 +363,8 @@ func peakRSSMB(pid int) float64 {
 
 // encodeRegistrations writes a blob of regs at generation 1 with the
 // snapshot writer, as refresh would of the same registrations.
-func encodeRegistrations(regs []snapshot.Registered) ([]byte, error) {
-	w, err := snapshot.WriteRegistrations(regs, snapshot.WriterOptions{Generation: 1, CreatedAt: time.Now()})
+func encodeRegistrations(regs []scan.Registered) ([]byte, error) {
+	w, err := scan.WriteRegistrations(regs, snapshot.WriterOptions{Generation: 1, CreatedAt: time.Now()})
 	if err != nil {
 		return nil, err
 	}

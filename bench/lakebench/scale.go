@@ -21,11 +21,11 @@ import (
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // ---- 2. scale ----
@@ -47,12 +47,12 @@ func benchScale(c config, r *report, procs *procSet) error {
 	secret := []byte("bench-secret-0123456789abcdefghijklmnop")
 	token, _ := auth.IssueHS256(secret, auth.TokenClaims{Tenant: "probe", TTL: time.Hour, Now: now})
 	for _, total := range c.scaleSizes {
-		res := make([]snapshot.Registered, 0, total)
+		res := make([]scan.Registered, 0, total)
 		for i := range 100 {
-			res = append(res, snapshot.Registered{Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns" + strconv.Itoa(i%4), Name: fmt.Sprintf("t%03d", i)}, Registration: pool[i]})
+			res = append(res, scan.Registered{Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns" + strconv.Itoa(i%4), Name: fmt.Sprintf("t%03d", i)}, Registration: pool[i]})
 		}
 		for i := range total - 100 {
-			res = append(res, snapshot.Registered{
+			res = append(res, scan.Registered{
 				Ref:          catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%10000), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)},
 				Registration: pool[i%len(pool)],
 			})

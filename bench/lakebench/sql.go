@@ -17,9 +17,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/auth"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // ---- SQL (issue 23) ----
@@ -95,12 +95,12 @@ func benchSQL(c config, r *report, procs *procSet) error {
 		}
 		pool[i] = reg
 	}
-	res := make([]snapshot.Registered, 0, total)
+	res := make([]scan.Registered, 0, total)
 	for i := range 1000 {
-		res = append(res, snapshot.Registered{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns" + strconv.Itoa(i%10), Name: fmt.Sprintf("table_%04d", i)}, Registration: pool[i]})
+		res = append(res, scan.Registered{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns" + strconv.Itoa(i%10), Name: fmt.Sprintf("table_%04d", i)}, Registration: pool[i]})
 	}
 	for i := range total - 1000 {
-		res = append(res, snapshot.Registered{
+		res = append(res, scan.Registered{
 			Ref:          catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%10000), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)},
 			Registration: pool[i%len(pool)],
 		})

@@ -13,9 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // drain runs one GetTables and reads every batch, returning the rows.
@@ -112,23 +112,23 @@ func BenchmarkGetTables(b *testing.B) {
 
 // snapshotWith builds a snapshot of a 100-table "probe" tenant plus filler
 // tables over many other tenants, total tables in all.
-func snapshotWith(b *testing.B, total int) []snapshot.Registered {
+func snapshotWith(b *testing.B, total int) []scan.Registered {
 	b.Helper()
 	now := time.Now()
 	filler, err := catalog.NewRegistration(catalog.TableSpec{Location: "s3://lake/filler", Schema: catalogtest.WideSchema(1, 4)}, now)
 	if err != nil {
 		b.Fatal(err)
 	}
-	res := make([]snapshot.Registered, 0, total)
+	res := make([]scan.Registered, 0, total)
 	for i := range 100 {
 		reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "s3://lake/probe", Schema: catalogtest.WideSchema(i, 20)}, now)
 		if err != nil {
 			b.Fatal(err)
 		}
-		res = append(res, snapshot.Registered{Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns" + strconv.Itoa(i%4), Name: fmt.Sprintf("t%03d", i)}, Registration: reg})
+		res = append(res, scan.Registered{Ref: catalog.TableRef{Tenant: "probe", Namespace: "ns" + strconv.Itoa(i%4), Name: fmt.Sprintf("t%03d", i)}, Registration: reg})
 	}
 	for i := range total - 100 {
-		res = append(res, snapshot.Registered{
+		res = append(res, scan.Registered{
 			Ref:          catalog.TableRef{Tenant: fmt.Sprintf("tenant%05d", i%10000), Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)},
 			Registration: filler,
 		})

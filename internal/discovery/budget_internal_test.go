@@ -14,15 +14,16 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // serveRegistrations loads a blob of regs into a new Service, as Source
 // does.
-func serveRegistrations(t *testing.T, regs []snapshot.Registered) *Service {
+func serveRegistrations(t *testing.T, regs []scan.Registered) *Service {
 	t.Helper()
-	w, err := snapshot.WriteRegistrations(regs, snapshot.WriterOptions{Generation: 1, CreatedAt: time.Now()})
+	w, err := scan.WriteRegistrations(regs, snapshot.WriterOptions{Generation: 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestSearchChecksCancellationPerField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := serveRegistrations(t, []snapshot.Registered{
+	s := serveRegistrations(t, []scan.Registered{
 		{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: "wide"}, Registration: reg},
 	})
 

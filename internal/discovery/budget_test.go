@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -194,9 +194,9 @@ func BenchmarkSearchPathological(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var res []snapshot.Registered
+		var res []scan.Registered
 		for i := range 4000 {
-			res = append(res, snapshot.Registered{Registration: reg,
+			res = append(res, scan.Registered{Registration: reg,
 				Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: fmt.Sprintf("%s%04d", strings.Repeat("x", 236), i)}})
 		}
 		e.load(res)

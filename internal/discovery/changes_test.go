@@ -21,10 +21,10 @@ import (
 
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -344,13 +344,13 @@ func TestChangesFollowerUnderConcurrentWriters(t *testing.T) {
 func BenchmarkChangesPage(b *testing.B) {
 	e := newEnv(b, discovery.Options{})
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	regs := make([]snapshot.Registered, 0, 10_000)
+	regs := make([]scan.Registered, 0, 10_000)
 	for i := range 10_000 {
 		reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "/x", Schema: catalogtest.WideSchema(i%50, 8)}, t0.Add(time.Duration(i)*time.Millisecond))
 		if err != nil {
 			b.Fatal(err)
 		}
-		regs = append(regs, snapshot.Registered{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)}, Registration: reg})
+		regs = append(regs, scan.Registered{Ref: catalog.TableRef{Tenant: "acme", Namespace: "ns" + strconv.Itoa(i%7), Name: "t" + strconv.Itoa(i)}, Registration: reg})
 	}
 	e.load(regs)
 	f := &follower{e: e, ctx: as(b, "acme")}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
@@ -102,7 +103,7 @@ func (e *env) publishStoring(t *testing.T, store func(tenant string, seg []byte)
 		t.Fatal(err)
 	}
 	e.gen++
-	b, err := snapshot.Build(ctx, e.store, snapshot.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev.Entries()})
+	b, err := scan.Build(ctx, e.store, scan.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev.Entries()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func (e *env) publishStoring(t *testing.T, store func(tenant string, seg []byte)
 }
 
 // applyBatch publishes the next generation as a stream batch does
-// (snapshot.Apply of keys to the published manifest: every other tenant's
+// (scan.Apply of keys to the published manifest: every other tenant's
 // entry carried as it is) and stores the segments it wrote.
 func (e *env) applyBatch(t *testing.T, keys ...string) {
 	t.Helper()
@@ -137,7 +138,7 @@ func (e *env) applyBatch(t *testing.T, keys ...string) {
 		t.Fatal(err)
 	}
 	e.gen++
-	applied, err := snapshot.Apply(ctx, e.store, base, keys, snapshot.ApplyOptions{Generation: e.gen, CreatedAt: time.Now()})
+	applied, err := scan.Apply(ctx, e.store, base, keys, scan.ApplyOptions{Generation: e.gen, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // describedSnapshot builds a snapshot with a tenant "big" of n tables, each
 // with a location, a description and properties, over 50 distinct
 // 20-column schemas, and a tenant "small" of one table.
-func describedSnapshot(tb testing.TB, n int) []snapshot.Registered {
+func describedSnapshot(tb testing.TB, n int) []scan.Registered {
 	tb.Helper()
 	now := time.Now()
 	regs := make([]catalog.Registration, 50)
@@ -35,14 +35,14 @@ func describedSnapshot(tb testing.TB, n int) []snapshot.Registered {
 		}
 		regs[i] = reg
 	}
-	res := make([]snapshot.Registered, 0, n+1)
+	res := make([]scan.Registered, 0, n+1)
 	for i := range n {
-		res = append(res, snapshot.Registered{
+		res = append(res, scan.Registered{
 			Ref:          catalog.TableRef{Tenant: "big", Namespace: fmt.Sprintf("ns%02d", i%20), Name: fmt.Sprintf("t%05d", i)},
 			Registration: regs[i%len(regs)],
 		})
 	}
-	res = append(res, snapshot.Registered{Ref: catalog.TableRef{Tenant: "small", Namespace: "ns", Name: "t"}, Registration: regs[0]})
+	res = append(res, scan.Registered{Ref: catalog.TableRef{Tenant: "small", Namespace: "ns", Name: "t"}, Registration: regs[0]})
 	return res
 }
 

@@ -32,6 +32,7 @@ import (
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
@@ -115,7 +116,7 @@ func (e *env) publish() {
 		// As refresh does: the blob replaced is the base, so unchanged rows
 		// keep the generation they were published in and unchanged
 		// tenants keep their segments.
-		opts := snapshot.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev}
+		opts := scan.BuildOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev}
 		if cur, err := e.blobs.Get(context.Background(), ""); err == nil {
 			fetch := func(ctx context.Context, en snapshot.Entry) ([]byte, error) {
 				return e.blobs.GetSegment(ctx, hex.EncodeToString(en.Address[:]), 1<<30)
@@ -124,7 +125,7 @@ func (e *env) publish() {
 				opts.Base = base
 			}
 		}
-		b, err := snapshot.Build(context.Background(), e.store, opts)
+		b, err := scan.Build(context.Background(), e.store, opts)
 		if err != nil {
 			e.t.Fatal(err)
 		}
@@ -135,11 +136,11 @@ func (e *env) publish() {
 // load writes a blob of regs as the next generation, as refresh does
 // (unchanged tenants keep the generation of their last change), and polls
 // it in.
-func (e *env) load(regs []snapshot.Registered) {
+func (e *env) load(regs []scan.Registered) {
 	e.t.Helper()
 	e.gen++
 	e.put(func(prev []snapshot.Entry) *snapshot.Written {
-		w, err := snapshot.WriteRegistrations(regs, snapshot.WriterOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev})
+		w, err := scan.WriteRegistrations(regs, snapshot.WriterOptions{Generation: e.gen, CreatedAt: time.Now(), Previous: prev})
 		if err != nil {
 			e.t.Fatal(err)
 		}

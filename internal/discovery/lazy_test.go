@@ -17,6 +17,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
@@ -210,7 +211,7 @@ func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 	}
 	// Every single-bit flip of one tenant's segment in a one-file blob is
 	// rejected at load.
-	built, err := snapshot.Build(context.Background(), e.store, snapshot.BuildOptions{Generation: e.gen + 1, CreatedAt: time.Now()})
+	built, err := scan.Build(context.Background(), e.store, scan.BuildOptions{Generation: e.gen + 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestSegmentsApartDamagedOrMissing(t *testing.T) {
 	}
 	want := answers(t, e, []string{"acme", "globex"})
 	e.register("acme", "sales", "returns", wide(3))
-	next, err := snapshot.Build(ctx, e.store, snapshot.BuildOptions{Generation: e.gen + 1, CreatedAt: time.Now()})
+	next, err := scan.Build(ctx, e.store, scan.BuildOptions{Generation: e.gen + 1, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,11 +9,11 @@ import (
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // countingStore counts the reads (Get and Counter) and scans a run makes
@@ -171,7 +171,7 @@ func TestPreconditionFromAnOlderBlobIsAnError(t *testing.T) {
 	register(t, c, "a", 1)
 	run(t, p)
 	register(t, c, "b", 2)
-	olderBlob := buildBlob(t, p.Store, snapshot.BuildOptions{Generation: 1, CreatedAt: now})
+	olderBlob := buildBlob(t, p.Store, scan.BuildOptions{Generation: 1, CreatedAt: now})
 	p.Blobs = &racingBlobs{Store: blobs, other: olderBlob}
 	res, err := p.Run(context.Background())
 	if err == nil || res.Outcome == refresh.Superseded {

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/snapshot"
@@ -21,7 +22,7 @@ import (
 // Announcer tells subscribers of the changes a published stream batch
 // brought into the snapshot (Publisher.Events).
 type Announcer interface {
-	Announce(ctx context.Context, generation uint64, changes []snapshot.Change) error
+	Announce(ctx context.Context, generation uint64, changes []scan.Change) error
 }
 
 // Event names on the bus: every lake event has EventSource as its source
@@ -53,7 +54,7 @@ const eventsPerCall = 10
 
 // eventEntries lays out changes as PutEvents entries on bus, in batches of
 // eventsPerCall.
-func eventEntries(bus string, generation uint64, changes []snapshot.Change) ([][]types.PutEventsRequestEntry, error) {
+func eventEntries(bus string, generation uint64, changes []scan.Change) ([][]types.PutEventsRequestEntry, error) {
 	var out [][]types.PutEventsRequestEntry
 	for i, c := range changes {
 		b, err := json.Marshal(EventDetail{Tenant: c.Ref.Tenant, Namespace: c.Ref.Namespace, Table: c.Ref.Name, Op: c.Op, Version: c.Version,
@@ -82,7 +83,7 @@ type EventBridge struct {
 
 // Announce implements Announcer: one PutEvents per ten changes; an entry
 // EventBridge refuses is an error naming how many were.
-func (e *EventBridge) Announce(ctx context.Context, generation uint64, changes []snapshot.Change) error {
+func (e *EventBridge) Announce(ctx context.Context, generation uint64, changes []scan.Change) error {
 	batches, err := eventEntries(e.Bus, generation, changes)
 	if err != nil {
 		return err
@@ -101,7 +102,7 @@ func (e *EventBridge) Announce(ctx context.Context, generation uint64, changes [
 
 // announce tells p.Events of changes published at generation, recording
 // the outcome in res.
-func (p *Publisher) announce(ctx context.Context, res *Result, generation uint64, changes []snapshot.Change) {
+func (p *Publisher) announce(ctx context.Context, res *Result, generation uint64, changes []scan.Change) {
 	if p.Events == nil || len(changes) == 0 {
 		return
 	}
@@ -115,13 +116,13 @@ func (p *Publisher) announce(ctx context.Context, res *Result, generation uint64
 // batchChanges are the changes a stream batch that fell back to a full
 // scan brought into the snapshot, or why they could not be found.
 type batchChanges struct {
-	changes []snapshot.Change
+	changes []scan.Change
 	err     error
 }
 
 // batchChanges finds the changes a stream batch brought into the snapshot
 // when the batch fell back to a full scan that published generation at
-// scanAt: those an incremental batch would have found (snapshot.Apply of
+// scanAt: those an incremental batch would have found (scan.Apply of
 // the batch's keys to the blob the scan replaced, base), with each key as
 // the scan read it (seen), so what is announced is what the published
 // snapshot holds. It reads the segments of the batch's tenants in base, so
@@ -133,7 +134,7 @@ func (p *Publisher) batchChanges(ctx context.Context, seen *batchScan, base *sna
 	if base == nil || base.Header().Version != snapshot.Version {
 		return batchChanges{}
 	}
-	applied, err := snapshot.Apply(ctx, seen.asScanned(), base, seen.keys, snapshot.ApplyOptions{Generation: generation, CreatedAt: scanAt})
+	applied, err := scan.Apply(ctx, seen.asScanned(), base, seen.keys, scan.ApplyOptions{Generation: generation, CreatedAt: scanAt})
 	if err != nil {
 		return batchChanges{err: fmt.Errorf("refresh: the batch's changes: %w", err)}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // The events refresh puts on the bus: ten entries a call, each with lake's
@@ -17,9 +17,9 @@ import (
 // filters on), the table, the change, who made it and the generation.
 func TestEventEntries(t *testing.T) {
 	at := time.Date(2026, 12, 5, 7, 0, 0, 0, time.UTC)
-	var changes []snapshot.Change
+	var changes []scan.Change
 	for i := range 23 {
-		changes = append(changes, snapshot.Change{Ref: catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: fmt.Sprintf("t%d", i)},
+		changes = append(changes, scan.Change{Ref: catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: fmt.Sprintf("t%d", i)},
 			Op: catalog.OpUpdate, Version: int64(i + 1), CreationID: "0123456789abcdef", By: "arn:aws:iam::1:role/acme-producer", At: at})
 	}
 	batches, err := eventEntries("lake-changes", 42, changes)

@@ -62,6 +62,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/snapshot"
@@ -165,7 +166,7 @@ type Result struct {
 
 // Run reads the change counter and, unless nothing changed since the
 // current blob and no reconciliation is due, scans once, builds the blob
-// (snapshot.Build, which holds the table rows rather than the scanned
+// (scan.Build, which holds the table rows rather than the scanned
 // items) and publishes it with a conditional write. On any read, scan,
 // encode or upload error it publishes nothing and returns the error.
 func (p *Publisher) Run(ctx context.Context) (Result, error) { return p.run(ctx, runOptions{}) }
@@ -274,13 +275,13 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 
 	res.Scanned = true
 	scanAt := now()
-	var scan metastore.Store = p.Store
+	var store metastore.Store = p.Store
 	var seen *batchScan
 	if opts.batch != nil && p.Events != nil {
 		seen = newBatchScan(p.Store, opts.batch)
-		scan = seen
+		store = seen
 	}
-	build, err := snapshot.Build(ctx, scan, snapshot.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
+	build, err := scan.Build(ctx, store, scan.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
 		Base: prevIndex, Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
@@ -367,7 +368,7 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 
 // Apply publishes the current blob with the registrations at keys (a
 // change feed's batch: DynamoDB Streams) read again and applied: only their
-// tenants are decoded and encoded again (snapshot.Apply), and the new
+// tenants are decoded and encoded again (scan.Apply), and the new
 // blob keeps the current one's full-scan time, so the reconciliation stays
 // due when it was, and a change marker that counts only the writes it has
 // (the old marker plus the writes the batch accounts for): a write whose own
@@ -419,7 +420,7 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 		// The new blob's marker is the old one plus the writes this batch
 		// accounts for, never the live counter, which may count a write
 		// whose batch failed (pkg/catalog/changes.go).
-		applied, err := snapshot.Apply(ctx, p.Store, base, keys, snapshot.ApplyOptions{Generation: gen, CreatedAt: now()})
+		applied, err := scan.Apply(ctx, p.Store, base, keys, scan.ApplyOptions{Generation: gen, CreatedAt: now()})
 		switch {
 		case apart && (errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, blobstore.ErrNotFound)):
 			// A segment of the batch's tenants is not stored as the
@@ -594,12 +595,12 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 // previousSegment fetches a segment of the current manifest (the Fetch
 // of the reader previousIndex opens, which a full scan's Base and the
 // batch it stands in for read); one the store no longer holds is
-// snapshot.ErrSegmentMissing as well as the store's not-found, so a full
+// scan.ErrSegmentMissing as well as the store's not-found, so a full
 // scan publishes its rows again.
 func (p *Publisher) previousSegment(ctx context.Context, e snapshot.Entry) ([]byte, error) {
 	b, err := p.fetchSegment(ctx, e)
 	if errors.Is(err, blobstore.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %w", snapshot.ErrSegmentMissing, err)
+		return nil, fmt.Errorf("%w: %w", scan.ErrSegmentMissing, err)
 	}
 	return b, err
 }

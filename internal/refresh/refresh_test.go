@@ -12,6 +12,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore"
@@ -114,9 +115,9 @@ func readPublished(t *testing.T, blobs blobstore.Store, data []byte) published {
 
 // buildBlob is a full build of store's catalog, as another refresh would
 // publish it.
-func buildBlob(t *testing.T, store metastore.Store, opts snapshot.BuildOptions) []byte {
+func buildBlob(t *testing.T, store metastore.Store, opts scan.BuildOptions) []byte {
 	t.Helper()
-	b, err := snapshot.Build(context.Background(), store, opts)
+	b, err := scan.Build(context.Background(), store, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +187,7 @@ func TestSupersededNeverOverwrites(t *testing.T) {
 	run(t, p)
 	register(t, c, "b", 2)
 	// The other writer publishes generation 2 with the current tables.
-	otherBlob := buildBlob(t, p.Store, snapshot.BuildOptions{Generation: 2, CreatedAt: now})
+	otherBlob := buildBlob(t, p.Store, scan.BuildOptions{Generation: 2, CreatedAt: now})
 	p.Blobs = &racingBlobs{Store: blobs, other: otherBlob}
 	register(t, c, "c", 3)
 	res := run(t, p)

@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/lake-catalog/lake/internal/refresh"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/snapshot"
@@ -94,7 +95,7 @@ func TestApplyIsIncremental(t *testing.T) {
 		t.Fatalf("apply = %+v with %d scans; want incremental, 2 reads, no scan, published generation 2", res, st.scans)
 	}
 	got := current(t, blobs)
-	want := readPublished(t, nil, buildBlob(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: clk.t}))
+	want := readPublished(t, nil, buildBlob(t, st, scan.BuildOptions{Generation: 2, CreatedAt: clk.t}))
 	if got.Counts != want.Counts || !slices.Equal(got.Tables, want.Tables) || !slices.Equal(got.Tenant("acme"), []string{"b", "new"}) {
 		t.Fatalf("blob after apply: %+v %v; want b and new as a full build has them", got.Counts, got.Tables)
 	}
@@ -146,7 +147,7 @@ func TestApplyLosingARaceAppliesAgain(t *testing.T) {
 	run(t, p)
 	// Another refresh publishes generation 2 (without "late") between this
 	// apply's read and its write.
-	otherBlob := buildBlob(t, p.Store, snapshot.BuildOptions{Generation: 2, CreatedAt: now, Marker: snapshot.Marker{Changes: 1, FullScanAt: now}})
+	otherBlob := buildBlob(t, p.Store, scan.BuildOptions{Generation: 2, CreatedAt: now, Marker: snapshot.Marker{Changes: 1, FullScanAt: now}})
 	register(t, c, "late", 2)
 	p.Blobs = &racingBlobs{Store: blobs, other: otherBlob}
 	res, err := p.Apply(context.Background(), []string{"tbl/acme/ns/late"})

@@ -18,9 +18,9 @@ import (
 // records a change marker m, the number of writes it accounts for:
 //
 //   - A full scan reads the counter c before it scans and records m = c.
-//   - An incremental apply of a change feed's batch (snapshot.Apply) records
-//     the marker of the blob it applies to plus the writes the batch
-//     accounts for (Applied.Writes), never the live counter.
+//   - An incremental apply of a change feed's batch (refresh's scan.Apply)
+//     records the marker of the blob it applies to plus the writes the
+//     batch accounts for (Applied.Writes), never the live counter.
 //
 // A later refresh reads the counter c' first: when c' equals the recorded
 // m, every write is in the blob, and it stops there, without a scan.

@@ -1,8 +1,8 @@
 // Package catalog is the heart of lake: what a table registration is, how its
 // Arrow schema is stored without loss, register, update and drop, and the
-// tombstones drops leave. (pkg/snapshot carries the registrations from one
-// metastore scan into the blob that refresh publishes and discovery
-// serves.)
+// tombstones drops leave. (Refresh carries the registrations from one
+// metastore scan, internal/refresh/scan, into the snapshot blob, pkg/snapshot,
+// that it publishes and discovery serves.)
 //
 // Registrations live in a metastore.Store under tbl/<tenant>/<namespace>/<table>
 // as JSON. New registrations always carry the table's schema as an Arrow IPC
@@ -83,7 +83,7 @@
 // failed keeps the counter ahead, so the next scheduled run scans. A write
 // whose bump never happened (the writer died between the two) while
 // another's batch failed is seen by the periodic full scan, the
-// reconciliation. changes.go has the proof; snapshot.Apply is how
+// reconciliation. changes.go has the proof; refresh's scan.Apply is how
 // a change feed's batch (DynamoDB Streams) is applied without a scan.
 //
 // # Quotas

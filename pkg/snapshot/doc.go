@@ -1,9 +1,33 @@
 // Package snapshot is the snapshot blob format: what refresh publishes and
-// discovery serves from. It has one writer (Writer: AddTenant, CopyTenant,
-// AddEntry, Finish) and one reader (Open, Reader.Tenant), and
-// the two ways refresh makes a blob with them: a full build from the
-// metastore (Build) and a stream batch applied to the previous blob
-// (Apply).
+// discovery serves from, and nothing else. It has one writer and one
+// reader, documented beside the format they share; it does no store I/O
+// (a segment stored apart reaches the reader through a Fetch its caller
+// gives), and the scan of the catalog that makes a blob's rows belongs to
+// refresh (internal/refresh/scan).
+//
+// # The writer
+//
+// Writer writes every blob, one tenant at a time in ascending name order:
+// AddTenant encodes a tenant's rows (Table, Tombstone) into its segment,
+// CopyTenant carries a tenant of an opened blob over (its segment byte for
+// byte, or by reference when the reader does not hold it), AddEntry
+// references a segment stored apart by its index entry, and Finish writes
+// the manifest (Written: the manifest and the segments written; Blob is
+// the one-file form). The writer's first error sticks, as pebble's
+// sstable.Writer's does: every later call returns it and Finish reports it
+// and writes nothing, so a caller that ignores a refused tenant cannot
+// finish a blob without it.
+//
+// # The reader
+//
+// Open is the one way in: it takes a blob in either form, told apart by
+// its length in one place (Header.FormOf), and verifies its manifest (and,
+// in the one-file form, every segment against its address). Its Reader
+// reads one tenant at a time, when asked: Reader.Tenant decodes and checks
+// the tenant's segment, the one it holds or, from a manifest alone, the
+// one ReaderOptions.Fetch returns (checked against its address, not kept).
+// A caller that fetches segments on its own terms gives them with
+// Reader.Attach (discovery, before it serves, so serving does no I/O).
 //
 // # Format version 6
 //

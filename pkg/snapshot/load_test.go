@@ -4,19 +4,13 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
-// segmentStore keeps a Written's segments apart, by address, and counts
-// what is fetched.
 type segmentStore struct {
 	mu      sync.Mutex
 	segs    map[[32]byte][]byte
@@ -42,7 +36,6 @@ func (s *segmentStore) fetch(_ context.Context, e snapshot.Entry) ([]byte, error
 	return b, nil
 }
 
-// readAll reads every tenant of r once and returns the first error.
 func readAll(r *snapshot.Reader) error {
 	for _, e := range r.Entries() {
 		seg, err := r.Tenant(context.Background(), e.Tenant)
@@ -54,12 +47,8 @@ func readAll(r *snapshot.Reader) error {
 	return nil
 }
 
-// A manifest stored alone opens with no segment fetched, and reading each
-// tenant fetches its segment once; the one-file form reads with none
-// fetched; other lengths are corrupt.
 func TestOpenEitherForm(t *testing.T) {
-	_, st := fixture(t)
-	b := build(t, st, snapshot.BuildOptions{Generation: 3, CreatedAt: t0})
+	b := write(t, snapshot.WriterOptions{Generation: 3, CreatedAt: t0}, fixtureRows(t))
 	segs := storeSegments(b.Written)
 	r, err := snapshot.Open(b.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
 	if err != nil {
@@ -110,12 +99,8 @@ func TestOpenEitherForm(t *testing.T) {
 	}
 }
 
-// Reading one tenant fetches the one segment it is asked for, from a
-// manifest alone, and none from a one-file blob; a tenant the blob lacks
-// is ErrNoTenant; a segment that does not match its address is ErrCorrupt.
 func TestTenantFetchesItsSegmentAlone(t *testing.T) {
-	_, st := fixture(t)
-	b := build(t, st, snapshot.BuildOptions{Generation: 3, CreatedAt: t0})
+	b := write(t, snapshot.WriterOptions{Generation: 3, CreatedAt: t0}, fixtureRows(t))
 	want := names(tenant(t, open(t, b.Blob), "globex"))
 	ctx := context.Background()
 	for _, form := range []struct {
@@ -157,82 +142,5 @@ func TestTenantFetchesItsSegmentAlone(t *testing.T) {
 	}
 	if _, err := snapshot.Open(b.Blob[:len(b.Blob)-1], snapshot.ReaderOptions{Fetch: bad.fetch}); !errors.Is(err, snapshot.ErrCorrupt) {
 		t.Fatalf("a blob a byte short: %v, want ErrCorrupt", err)
-	}
-}
-
-// Apply to a manifest opened alone fetches only the changed tenants'
-// segments, writes only theirs, references the rest, and gives the blob a
-// full build over the same base (its segments fetched) gives.
-func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
-	ctx := context.Background()
-	c, st := fixture(t)
-	base := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})
-	segs := storeSegments(base.Written)
-	m, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(3, 2)})
-	t1 := t0.Add(time.Minute)
-	applied, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(segs.fetched, []string{"globex"}) || applied.Fetched != 1 || applied.Tenants != 1 {
-		t.Fatalf("fetched %q (%d), wrote %d tenants; want globex alone", segs.fetched, applied.Fetched, applied.Tenants)
-	}
-	for i, e := range applied.Written.Entries {
-		if wrote := applied.Written.Segments[i] != nil; wrote != (e.Tenant == "globex") {
-			t.Errorf("%s: segment written %v", e.Tenant, wrote)
-		}
-	}
-	m2, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	full := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Base: m2})
-	if got, want := applied.Written.Header, full.Written.Header; got.ContentHash != want.ContentHash || got.Counts != want.Counts {
-		t.Fatalf("applied %+v, full build %+v", got, want)
-	}
-	// Without a Fetch, a detached changed tenant is an error, not a loss.
-	m, _ = snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{})
-	if _, err := snapshot.Apply(ctx, st, m, []string{"tbl/globex/finance/budget"}, snapshot.ApplyOptions{Generation: 2, CreatedAt: t1}); !errors.Is(err, snapshot.ErrDetached) {
-		t.Fatalf("Apply without a Fetch: %v, want ErrDetached", err)
-	}
-}
-
-// Apply lists the changes it brought in: a create, an update, a drop (by
-// its tombstone, with who dropped it), and nothing for a key that changed
-// nothing.
-func TestApplyListsItsChanges(t *testing.T) {
-	ctx := context.Background()
-	c, st := fixture(t)
-	base := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})
-	by := catalog.WithCaller(ctx, "bob")
-	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(3, 2)})
-	if _, err := c.Update(by, ref("acme", "sales", "orders"), catalog.TableSpec{Schema: catalogtest.WideSchema(8, 2)}, catalog.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Drop(by, ref("globex", "finance", "ledger")); err != nil {
-		t.Fatal(err)
-	}
-	tomb, err := st.ScanPrefix(ctx, "dropped/globex/finance/ledger/")
-	if err != nil || len(tomb) != 1 {
-		t.Fatalf("tombstone %v, %v", tomb, err)
-	}
-	keys := []string{"tbl/globex/finance/budget", "tbl/acme/sales/orders", "tbl/globex/finance/ledger",
-		"dropped/globex/finance/ledger/" + tomb[0].Key, "tbl/acme/sales/customers"}
-	applied, err := snapshot.Apply(ctx, st, open(t, base.Blob), keys, snapshot.ApplyOptions{Generation: 2, CreatedAt: t0.Add(time.Minute)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, ch := range applied.Changes {
-		got = append(got, fmt.Sprintf("%s %s v%d by %s", ch.Op, ch.Ref, ch.Version, ch.By))
-	}
-	slices.Sort(got)
-	want := []string{"create globex/finance/budget v1 by ", "drop globex/finance/ledger v2 by bob", "update acme/sales/orders v2 by bob"}
-	if !slices.Equal(got, want) {
-		t.Fatalf("changes %q, want %q", got, want)
 	}
 }

@@ -209,43 +209,6 @@ func (s *Segment) Tombstone(i int) Tombstone {
 	return d
 }
 
-// sameTable reports whether row i holds t as a blob encodes it (times at
-// the blob's microseconds; its name aside): sameRow against a segment's
-// row.
-func (s *Segment) sameTable(i int, t *Table) bool {
-	c := s.Tables
-	if c.TableType.Value(i) != t.TableType || c.Location.Value(i) != t.Location || c.Version.Value(i) != t.Version ||
-		int64(c.CreatedAt.Value(i)) != t.CreatedAt.UnixMicro() || int64(c.UpdatedAt.Value(i)) != t.UpdatedAt.UnixMicro() ||
-		c.Description.Value(i) != t.Description || c.UpdatedBy.Value(i) != t.UpdatedBy || c.Op.Value(i) != t.Op ||
-		c.SchemaRef.IsNull(i) != (t.SchemaIPC == nil) || !bytes.Equal(s.Schema(i), t.SchemaIPC) {
-		return false
-	}
-	m := c.Properties
-	if m.IsNull(i) {
-		return len(t.Properties) == 0
-	}
-	lo, hi := m.ValueOffsets(i)
-	if int(hi-lo) != len(t.Properties) {
-		return false
-	}
-	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
-	for j := lo; j < hi; j++ {
-		if v, ok := t.Properties[keys.Value(int(j))]; !ok || v != items.Value(int(j)) {
-			return false
-		}
-	}
-	return true
-}
-
-// sameTombstone reports whether tombstone row i holds d as a blob encodes
-// it (its name and creation id aside).
-func (s *Segment) sameTombstone(i int, d *Tombstone) bool {
-	c := s.Tombstones
-	return c.Version.Value(i) == d.Version && int64(c.DroppedAt.Value(i)) == d.DroppedAt.UnixMicro() &&
-		c.DroppedBy.Value(i) == d.DroppedBy && c.ExpiresAt.IsNull(i) == d.ExpiresAt.IsZero() &&
-		(d.ExpiresAt.IsZero() || int64(c.ExpiresAt.Value(i)) == d.ExpiresAt.UnixMicro())
-}
-
 // Release releases the segment's arrays.
 func (s *Segment) Release() {
 	for _, r := range s.recs {

@@ -3,106 +3,87 @@ package snapshot_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
-	"github.com/lake-catalog/lake/pkg/metastore"
-	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 30, 0, 123456000, time.UTC)
 
-func ref(tenant, ns, name string) catalog.TableRef {
-	return catalog.TableRef{Tenant: tenant, Namespace: ns, Name: name}
+// rows are one tenant's tables and tombstones.
+type rows struct {
+	tables     []snapshot.Table
+	tombstones []snapshot.Tombstone
 }
 
-func newStore(tb testing.TB) (*catalog.Catalog, metastore.Store) {
+// fixtureRows are the fixture catalog's rows, by tenant, as the committed
+// version 6 fixture holds them: acme's three tables (orders described,
+// with properties and the rich schema; customers and people sharing a
+// schema) and a live tombstone, globex's ledger and a legacy table without
+// a schema, and initech's tombstone alone. They are unpublished (Published
+// zero), so a writer stamps them with its generation. Each call returns
+// rows of their own.
+func fixtureRows(tb testing.TB) map[string]rows {
 	tb.Helper()
-	st := memstore.New(memstore.Options{})
-	tb.Cleanup(func() { st.Close() })
-	return catalog.New(st, catalog.Options{Now: func() time.Time { return t0 }}), st
-}
-
-func register(tb testing.TB, c *catalog.Catalog, r catalog.TableRef, spec catalog.TableSpec) catalog.Registration {
-	tb.Helper()
-	reg, created, err := c.Register(context.Background(), r, spec)
-	if err != nil || !created {
-		tb.Fatalf("Register(%s) = %v, %v", r, created, err)
-	}
-	return reg
-}
-
-// putTombstone stores a tombstone of a table as a drop would leave it.
-func putTombstone(tb testing.TB, st metastore.Store, r catalog.TableRef, spec catalog.TableSpec, droppedAt, expiresAt time.Time) catalog.Tombstone {
-	tb.Helper()
-	reg, err := catalog.NewRegistration(spec, droppedAt.Add(-time.Hour))
+	b, err := os.ReadFile(filepath.Join("testdata", "v6.lakesnap"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	d := catalog.Tombstone{Ref: r, Registration: reg, DroppedAt: droppedAt, DroppedBy: "bob", ExpiresAt: expiresAt}
-	key, err := d.Key()
-	if err != nil {
-		tb.Fatal(err)
+	r := open(tb, b)
+	out := map[string]rows{}
+	for _, e := range r.Entries() {
+		seg := tenant(tb, r, e.Tenant)
+		var rs rows
+		for i := range seg.NumTables() {
+			t := seg.Table(i)
+			t.Published = 0
+			rs.tables = append(rs.tables, t)
+		}
+		for i := range seg.Tombstones.Name.Len() {
+			d := seg.Tombstone(i)
+			d.Published = 0
+			rs.tombstones = append(rs.tombstones, d)
+		}
+		out[e.Tenant] = rs
 	}
-	b, err := catalog.EncodeTombstone(d)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := st.Put(context.Background(), key, b); err != nil {
-		tb.Fatal(err)
-	}
-	return d
+	return out
 }
 
-// fixture registers two tenants (a described table, a legacy one, shared
-// schemas) and tombstones: one live, one expired, one of a tenant with no
-// tables left.
-func fixture(tb testing.TB) (*catalog.Catalog, metastore.Store) {
-	tb.Helper()
-	c, st := newStore(tb)
-	register(tb, c, ref("acme", "sales", "orders"), catalog.TableSpec{Location: "s3://lake/acme/orders/", Schema: catalogtest.RichSchema(),
-		Description: "one row per order", Properties: map[string]string{"owner": "sales-eng", "pii": "false"}})
-	register(tb, c, ref("acme", "sales", "customers"), catalog.TableSpec{Location: "s3://lake/acme/customers/", Schema: catalogtest.WideSchema(3, 12)})
-	register(tb, c, ref("acme", "hr", "people"), catalog.TableSpec{Location: "s3://lake/acme/people/", Schema: catalogtest.WideSchema(3, 12)})
-	register(tb, c, ref("globex", "finance", "ledger"), catalog.TableSpec{Location: "s3://lake/globex/ledger/", Schema: catalogtest.WideSchema(7, 5)})
-	if err := st.Put(context.Background(), "tbl/globex/legacy/old", []byte(`{"location":"/old","created_at":"2024-01-01T00:00:00Z"}`)); err != nil {
-		tb.Fatal(err)
-	}
-	spec := catalog.TableSpec{Location: "s3://lake/gone/", Schema: catalogtest.WideSchema(1, 2)}
-	putTombstone(tb, st, ref("acme", "sales", "returns"), spec, t0.Add(-time.Hour), t0.Add(24*time.Hour))
-	putTombstone(tb, st, ref("acme", "sales", "expired"), spec, t0.Add(-48*time.Hour), t0.Add(-time.Hour))
-	putTombstone(tb, st, ref("initech", "ops", "tps"), spec, t0.Add(-time.Hour), time.Time{})
-	return c, st
-}
-
-// built is a Build's result with its one-file form.
+// built is a written blob with its one-file form.
 type built struct {
-	snapshot.Built
-	Blob []byte
+	Written *snapshot.Written
+	Blob    []byte
 }
 
-func build(tb testing.TB, st metastore.Store, opts snapshot.BuildOptions) built {
+// write writes tenants' rows through one Writer, in tenant order.
+func write(tb testing.TB, opts snapshot.WriterOptions, tenants map[string]rows) built {
 	tb.Helper()
-	b, err := snapshot.Build(context.Background(), st, opts)
+	w, err := snapshot.NewWriter(opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	blob, err := b.Written.Blob()
+	for _, name := range slices.Sorted(maps.Keys(tenants)) {
+		if err := w.AddTenant(name, tenants[name].tables, tenants[name].tombstones); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	out, err := w.Finish()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return built{b, blob}
+	blob, err := out.Blob()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return built{out, blob}
 }
 
 func open(tb testing.TB, b []byte) *snapshot.Reader {
@@ -124,7 +105,6 @@ func tenant(tb testing.TB, r *snapshot.Reader, name string) *snapshot.Segment {
 	return seg
 }
 
-// names lists a segment's tables as namespace.name.
 func names(s *snapshot.Segment) []string {
 	var out []string
 	for i := range s.NumTables() {
@@ -133,117 +113,6 @@ func names(s *snapshot.Segment) []string {
 	return out
 }
 
-// A full build holds every tenant's tables in order, each distinct schema
-// once, describe's columns, properties as a map, the change fields, and
-// the tenant's live tombstones (an expired one left out, a tenant with
-// only tombstones kept).
-func TestBuildRoundTrips(t *testing.T) {
-	_, st := fixture(t)
-	b := build(t, st, snapshot.BuildOptions{Generation: 7, CreatedAt: t0, Marker: snapshot.Marker{Changes: 5, FullScanAt: t0}})
-	if want := (catalog.Counts{Tables: 5, SchemaUnavailable: 1}); b.Counts != want || b.Tombstones != 2 {
-		t.Fatalf("counts %+v, %d tombstones; want %+v, 2", b.Counts, b.Tombstones, want)
-	}
-	r := open(t, b.Blob)
-	h := r.Header()
-	if h.Version != snapshot.Version || h.Generation != 7 || !h.CreatedAt.Equal(t0) || h.Marker.Changes != 5 || !h.Marker.FullScanAt.Equal(t0) {
-		t.Fatalf("header %+v", h)
-	}
-	var tenants []string
-	for _, e := range r.Entries() {
-		tenants = append(tenants, e.Tenant)
-	}
-	if want := []string{"acme", "globex", "initech"}; !slices.Equal(tenants, want) {
-		t.Fatalf("tenants %q, want %q", tenants, want)
-	}
-	acme := tenant(t, r, "acme")
-	if got, want := names(acme), []string{"hr.people", "sales.customers", "sales.orders"}; !slices.Equal(got, want) {
-		t.Fatalf("acme tables %q, want %q", got, want)
-	}
-	if acme.Schemas.Len() != 2 {
-		t.Fatalf("acme holds %d distinct schemas, want 2", acme.Schemas.Len())
-	}
-	orders := acme.Table(2)
-	s, err := catalog.DecodeSchema(orders.SchemaIPC)
-	if err != nil || !catalog.SchemaEqual(s, catalogtest.RichSchema()) {
-		t.Fatalf("orders schema = %v, %v; want the rich schema", s, err)
-	}
-	want := map[string]string{"owner": "sales-eng", "pii": "false"}
-	if orders.Description != "one row per order" || !maps.Equal(orders.Properties, want) || orders.Location != "s3://lake/acme/orders/" ||
-		orders.Version != 1 || !orders.CreatedAt.Equal(t0) || orders.TableType != catalog.DefaultTableType {
-		orders.SchemaIPC = nil
-		t.Fatalf("orders row %+v", orders)
-	}
-	if acme.Tombstones.Name.Len() != 1 {
-		t.Fatalf("acme has %d tombstones, want 1 (the expired one left out)", acme.Tombstones.Name.Len())
-	}
-	if d := acme.Tombstone(0); d.Namespace != "sales" || d.Name != "returns" || d.DroppedBy != "bob" || d.Version != 1 || d.CreationID == "" {
-		t.Fatalf("acme tombstone %+v", d)
-	}
-	globex := tenant(t, r, "globex")
-	if globex.Schema(1) != nil || globex.Schema(0) == nil {
-		t.Fatalf("globex: legacy table must have no schema, the ledger one")
-	}
-	initech := tenant(t, r, "initech")
-	if initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
-		t.Fatalf("initech: %d tables, %d tombstones; want 0, 1", initech.NumTables(), initech.Tombstones.Name.Len())
-	}
-	if _, err := r.Tenant(context.Background(), "nobody"); !errors.Is(err, snapshot.ErrNoTenant) {
-		t.Fatalf("Tenant(nobody) = %v, want ErrNoTenant", err)
-	}
-}
-
-// The same catalog builds the same bytes. A build over the blob before
-// (Base) keeps each unchanged row's publication and each unchanged
-// tenant's generation, and publishes the new row at its own; one over the
-// index alone (Previous) publishes every row again.
-func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
-	c, st := fixture(t)
-	first := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0})
-	again := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0})
-	if string(first.Blob) != string(again.Blob) {
-		t.Fatal("two builds of one catalog differ")
-	}
-	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(2, 2)})
-	t1 := t0.Add(time.Minute)
-	second := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t1, Base: open(t, first.Blob)})
-	r := open(t, second.Blob)
-	for name, gen := range map[string]uint64{"acme": 1, "globex": 2, "initech": 1} {
-		if e, _ := r.Entry(name); e.Generation != gen {
-			t.Errorf("%s generation %d, want %d", name, e.Generation, gen)
-		}
-	}
-	if second.Written.Header.ContentHash == first.Written.Header.ContentHash {
-		t.Error("content hash did not change with the catalog")
-	}
-	published := func(r *snapshot.Reader, name string) string {
-		seg := tenant(t, r, name)
-		var out []string
-		for i := range seg.NumTables() {
-			row := seg.Table(i)
-			out = append(out, fmt.Sprintf("%s.%s@%d", row.Namespace, row.Name, row.Published))
-		}
-		for i := range seg.Tombstones.Name.Len() {
-			d := seg.Tombstone(i)
-			out = append(out, fmt.Sprintf("dropped %s.%s@%d", d.Namespace, d.Name, d.Published))
-		}
-		return strings.Join(out, " ")
-	}
-	if got, want := published(r, "globex"), "finance.budget@2 finance.ledger@1 legacy.old@1"; got != want {
-		t.Errorf("globex rows published %s, want %s", got, want)
-	}
-	if got, want := published(r, "initech"), "dropped ops.tps@1"; got != want {
-		t.Errorf("initech rows published %s, want %s", got, want)
-	}
-	renumbered := open(t, build(t, st, snapshot.BuildOptions{Generation: 3, CreatedAt: t1, Previous: second.Written.Entries}).Blob)
-	if got, want := published(renumbered, "globex"), "finance.budget@3 finance.ledger@3 legacy.old@3"; got != want {
-		t.Errorf("without Base, globex rows published %s, want %s", got, want)
-	}
-}
-
-// The committed version 4 and 5 fixtures (what earlier releases' refresh
-// wrote) carry over into version 6: a writer copies their segments byte
-// for byte, each tenant keeping its generation, each row reading as
-// published at it.
 func TestOlderFixturesCarryOver(t *testing.T) {
 	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
 		t.Run(name, func(t *testing.T) { fixtureCarriesOver(t, name) })
@@ -290,11 +159,8 @@ func fixtureCarriesOver(t *testing.T, name string) {
 	}
 }
 
-// Blobs of versions 1 to 3 and of unknown versions are refused as
-// ErrVersion: the loader keeps serving what it has.
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
-	_, st := fixture(t)
-	b := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0}).Blob
+	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t)).Blob
 	for _, v := range []uint16{1, 2, 3, 7, 0xffff} {
 		bad := slices.Clone(b)
 		bad[8], bad[9] = byte(v), byte(v>>8)
@@ -304,12 +170,8 @@ func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 	}
 }
 
-// The manifest stands alone: opened without its segments, each segment
-// attaches by its address; a writer that has only the manifest
-// republishes unchanged tenants by their entries.
 func TestManifestStandsAlone(t *testing.T) {
-	c, st := fixture(t)
-	b := build(t, st, snapshot.BuildOptions{Generation: 1, CreatedAt: t0})
+	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t))
 	w := b.Written
 	m, err := snapshot.Open(w.Manifest, snapshot.ReaderOptions{})
 	if err != nil {
@@ -331,9 +193,22 @@ func TestManifestStandsAlone(t *testing.T) {
 		t.Fatalf("attached acme: %q", got)
 	}
 
-	// Republish: globex changes, the others are referenced by entry.
-	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(2, 2)})
-	seg := build(t, st, snapshot.BuildOptions{Generation: 2, CreatedAt: t0, Base: open(t, b.Blob)})
+	// Republish: globex changes, the others are referenced by entry. The
+	// full blob holds every row as published in b but globex's new one.
+	next := fixtureRows(t)
+	for _, rs := range next {
+		for i := range rs.tables {
+			rs.tables[i].Published = 1
+		}
+		for i := range rs.tombstones {
+			rs.tombstones[i].Published = 1
+		}
+	}
+	globex := next["globex"]
+	globex.tables = append(globex.tables, snapshot.Table{Namespace: "finance", Name: "budget", TableType: catalog.DefaultTableType,
+		Location: "/b", Version: 1, CreatedAt: t0, UpdatedAt: t0, SchemaIPC: globex.tables[0].SchemaIPC})
+	next["globex"] = globex
+	seg := write(t, snapshot.WriterOptions{Generation: 2, CreatedAt: t0, Previous: b.Written.Entries}, next)
 	full := open(t, seg.Blob)
 	nw, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 2, CreatedAt: t0})
 	if err != nil {
@@ -368,8 +243,6 @@ func TestManifestStandsAlone(t *testing.T) {
 	}
 }
 
-// The writer refuses tenants out of order, invalid names and duplicate
-// tables, and leaves out an empty tenant.
 func TestWriterRefusesBadInput(t *testing.T) {
 	row := func(ns, name string) snapshot.Table {
 		return snapshot.Table{Namespace: ns, Name: name, Location: "/x", TableType: "TABLE"}
@@ -416,13 +289,11 @@ func TestWriterRefusesBadInput(t *testing.T) {
 	}
 }
 
-// Properties come back as the Arrow map, keys sorted.
 func TestPropertiesAreAnArrowMap(t *testing.T) {
 	if f, _ := snapshot.TablesSchema.FieldsByName("properties"); len(f) != 1 || f[0].Type.ID() != arrow.MAP {
 		t.Fatalf("properties field %v, want a map", f)
 	}
-	_, st := fixture(t)
-	seg := tenant(t, open(t, build(t, st, snapshot.BuildOptions{CreatedAt: t0}).Blob), "acme")
+	seg := tenant(t, open(t, write(t, snapshot.WriterOptions{CreatedAt: t0}, fixtureRows(t)).Blob), "acme")
 	m := seg.Tables.Properties
 	lo, hi := m.ValueOffsets(2)
 	var keys []string

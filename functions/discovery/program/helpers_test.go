@@ -15,10 +15,10 @@ import (
 
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 // The helpers of the tests that moved here with Start from
@@ -73,7 +73,7 @@ func (f *blobFile) write(t testing.TB, gen uint64, tables ...string) {
 			t.Fatal(err)
 		}
 	}
-	b, err := snapshot.Build(context.Background(), st, snapshot.BuildOptions{Generation: gen, CreatedAt: time.Now()})
+	b, err := scan.Build(context.Background(), st, scan.BuildOptions{Generation: gen, CreatedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lake-catalog/lake/functions/register/program"
 	"github.com/lake-catalog/lake/internal/blobstore"
+	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
@@ -99,7 +100,7 @@ func TestSnapshotDropped(t *testing.T) {
 	if ds, err := list(ctx, "acme"); err != nil || len(ds) != 0 {
 		t.Fatalf("before any snapshot: %v, %v; want none", ds, err)
 	}
-	built, err := snapshot.Build(ctx, st, snapshot.BuildOptions{Generation: 1, CreatedAt: clock})
+	built, err := scan.Build(ctx, st, scan.BuildOptions{Generation: 1, CreatedAt: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

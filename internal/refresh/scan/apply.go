@@ -1,0 +1,258 @@
+package scan
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
+)
+
+// ApplyOptions qualify Apply.
+type ApplyOptions struct {
+	// Generation and CreatedAt go into the new blob's header; a tenant whose
+	// segment changed gets them as its own generation and change time.
+	// CreatedAt is also the time at which expired tombstones are left out
+	// of the tenants written again.
+	Generation uint64
+	CreatedAt  time.Time
+}
+
+// Applied is what one Apply read and wrote.
+type Applied struct {
+	// Written is the new blob: its manifest and the segments written again
+	// (Written.Blob is its one-file form when base held every segment).
+	Written *snapshot.Written
+	// Tenants is how many tenants' segments were written again; Reads how
+	// many keys were read; Fetched how many segments base did not hold
+	// and fetched.
+	Tenants, Reads, Fetched int
+	// Writes is how many writes of registrations the batch accounts for,
+	// none of them in base: per table added, its version (its registration
+	// and updates since); per table updated, the versions it moved by; per
+	// table removed or replaced by another registration, one. Tombstone
+	// keys account for none (the drop that wrote one is counted by its
+	// registration's key).
+	Writes int
+	// Changes are the changes the batch brought into the snapshot, one
+	// per table whose row it added, replaced or removed, and per new
+	// tombstone (a drop), in key order: what refresh announces once the
+	// blob is published.
+	Changes []Change
+}
+
+// Change is one change Apply brought into the snapshot.
+type Change struct {
+	Ref catalog.TableRef
+	// Op is create, update or undrop (the registration's Op; create or
+	// update for one written before lake recorded it) or drop.
+	Op         string
+	Version    int64
+	CreationID string
+	By         string
+	At         time.Time
+}
+
+// Apply returns base with the entries at keys read again from store (one
+// strongly consistent Get each, never trusting what a change feed said of
+// them). A registration key (catalog.KeyPrefix) that holds a registration
+// now replaces or adds that table, one that holds none (dropped) or no
+// valid registration removes it; a tombstone key (catalog.TombstonePrefix)
+// adds, replaces or removes that tombstone the same way (an expired one is
+// removed). Other keys are ignored. Only the tenants the keys name are
+// decoded and written again, their segments read with base.Tenant (a
+// manifest alone fetches only theirs, with its Fetch); every other tenant
+// is carried over with Writer.CopyTenant (by reference when base does not
+// hold its bytes).
+// Counts.Skipped is carried from base: it is known only to a full scan.
+//
+// The new blob's change marker keeps base's full-scan time and adds the
+// batch's Applied.Writes to base's count, never the live counter (see
+// catalog.ReadChanges).
+func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, keys []string, opts ApplyOptions) (Applied, error) {
+	var out Applied
+	type rows struct {
+		tables     map[[2]string]*snapshot.Table
+		tombstones map[[3]string]*snapshot.Tombstone
+	}
+	changed := map[string]*rows{}
+	var dropped []Change // rows removed: a drop, also without its tombstone in the batch
+	for _, key := range slices.Compact(slices.Sorted(slices.Values(keys))) {
+		tenant, ok := tenantOfKey(key)
+		if !ok {
+			continue
+		}
+		r, ok := changed[tenant]
+		if !ok {
+			r = &rows{tables: map[[2]string]*snapshot.Table{}, tombstones: map[[3]string]*snapshot.Tombstone{}}
+			if _, in := base.Entry(tenant); in {
+				_, held := base.Stored(tenant)
+				seg, err := base.Tenant(ctx, tenant)
+				if err != nil {
+					return out, err
+				}
+				if held != nil {
+					out.Fetched++
+				}
+				for i := range seg.NumTables() {
+					t := seg.Table(i)
+					r.tables[[2]string{t.Namespace, t.Name}] = &t
+				}
+				for i := range seg.Tombstones.Name.Len() {
+					d := seg.Tombstone(i)
+					r.tombstones[[3]string{d.Namespace, d.Name, d.CreationID}] = &d
+				}
+				seg.Release()
+			}
+			changed[tenant] = r
+		}
+		raw, err := store.Get(ctx, key)
+		if err != nil && !errors.Is(err, metastore.ErrNotFound) {
+			return out, fmt.Errorf("scan: read %s: %w", key, err)
+		}
+		out.Reads++
+		if stripped, ok := strings.CutPrefix(key, catalog.TombstonePrefix); ok {
+			var d catalog.Tombstone
+			if err == nil {
+				d, err = catalog.DecodeTombstone(stripped, raw)
+			}
+			i := strings.LastIndexByte(stripped, '/')
+			ref, perr := catalog.ParseKey(stripped[:max(i, 0)])
+			if perr != nil {
+				continue // never a tombstone's key
+			}
+			k := [3]string{ref.Namespace, ref.Name, stripped[i+1:]}
+			if err != nil || d.Expired(opts.CreatedAt) {
+				delete(r.tombstones, k)
+				continue
+			}
+			if _, had := r.tombstones[k]; !had {
+				out.Changes = append(out.Changes, Change{Ref: ref, Op: catalog.OpDrop, Version: d.Registration.Version(),
+					CreationID: d.Registration.CreationID(), By: d.DroppedBy, At: d.DroppedAt})
+			}
+			row := (*rowCache)(nil).tombstone(d)
+			if before, had := r.tombstones[k]; had && sameTombstone(before, &row) {
+				row.Published = before.Published
+			}
+			r.tombstones[k] = &row
+			continue
+		}
+		ref, perr := catalog.ParseKey(strings.TrimPrefix(key, catalog.KeyPrefix))
+		if perr != nil {
+			continue // never a registration's key
+		}
+		k := [2]string{ref.Namespace, ref.Name}
+		before, had := r.tables[k]
+		var reg catalog.Registration
+		if err == nil {
+			reg, err = catalog.DecodeRegistration(raw)
+		}
+		if err != nil { // dropped, or no valid registration
+			if had {
+				out.Writes++
+				dropped = append(dropped, Change{Ref: ref, Op: catalog.OpDrop, Version: before.Version, At: opts.CreatedAt})
+			}
+			delete(r.tables, k)
+			continue
+		}
+		t := (*rowCache)(nil).table(ref, reg)
+		if n := writesSince(before, had, &t); n > 0 {
+			out.Writes += n
+			op := reg.Op()
+			if op == "" {
+				op = catalog.OpUpdate
+				if !had {
+					op = catalog.OpCreate
+				}
+			}
+			out.Changes = append(out.Changes, Change{Ref: ref, Op: op, Version: reg.Version(), CreationID: reg.CreationID(), By: reg.UpdatedBy(), At: reg.UpdatedAt()})
+		} else {
+			t.Published = before.Published // unchanged: not a change again
+		}
+		r.tables[k] = &t
+	}
+	// A removed row whose tombstone the batch did not carry (retention
+	// off, or the tombstone in another batch) is a drop all the same.
+	for _, d := range dropped {
+		if !slices.ContainsFunc(out.Changes, func(c Change) bool { return c.Op == catalog.OpDrop && c.Ref == d.Ref }) {
+			out.Changes = append(out.Changes, d)
+		}
+	}
+	h := base.Header()
+	w, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: opts.Generation, CreatedAt: opts.CreatedAt, Skipped: h.Counts.Skipped,
+		Marker: snapshot.Marker{Changes: h.Marker.Changes + uint64(out.Writes), FullScanAt: h.Marker.FullScanAt}, Previous: base.Entries()})
+	if err != nil {
+		return out, err
+	}
+	names := slices.Collect(mapKeys(changed))
+	for _, e := range base.Entries() {
+		names = append(names, e.Tenant)
+	}
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
+		r, ok := changed[name]
+		if !ok {
+			if err := w.CopyTenant(base, name); err != nil {
+				return out, err
+			}
+			continue
+		}
+		out.Tenants++
+		tables := make([]snapshot.Table, 0, len(r.tables))
+		for _, t := range r.tables {
+			tables = append(tables, *t)
+		}
+		tombstones := make([]snapshot.Tombstone, 0, len(r.tombstones))
+		for _, d := range r.tombstones {
+			tombstones = append(tombstones, *d)
+		}
+		if err := w.AddTenant(name, tables, tombstones); err != nil {
+			return out, err
+		}
+	}
+	out.Written, err = w.Finish()
+	return out, err
+}
+
+// writesSince is how many writes took a table from its row in a blob
+// (before; had false when the blob has none) to its registration now (t),
+// counting only writes whose results the blob cannot hold: every write of
+// a registration (created, then updated, each raising the version by one)
+// the blob has no row of; the versions moved by a registration the blob
+// holds an older version of (same creation time: the same registration);
+// one for any other change. It is 0 when the row is unchanged.
+func writesSince(before *snapshot.Table, had bool, t *snapshot.Table) int {
+	switch {
+	case !had:
+		return int(max(t.Version, 1))
+	case sameRow(before, t):
+		return 0
+	case before.CreatedAt.UnixMicro() == t.CreatedAt.UnixMicro() && t.Version > before.Version:
+		return int(t.Version - before.Version)
+	}
+	return 1
+}
+
+// sameRow reports whether two rows of one table encode the same in a
+// blob (times at the blob's microseconds; Published aside).
+func sameRow(a, b *snapshot.Table) bool {
+	return a.Namespace == b.Namespace && a.Name == b.Name && a.Location == b.Location && a.TableType == b.TableType &&
+		a.Version == b.Version && a.CreatedAt.UnixMicro() == b.CreatedAt.UnixMicro() &&
+		a.UpdatedAt.UnixMicro() == b.UpdatedAt.UnixMicro() && bytes.Equal(a.SchemaIPC, b.SchemaIPC) &&
+		(a.SchemaIPC == nil) == (b.SchemaIPC == nil) && a.Description == b.Description &&
+		maps.Equal(a.Properties, b.Properties) && a.UpdatedBy == b.UpdatedBy && a.Op == b.Op
+}
+
+// sameTombstone reports whether two tombstones of one registration encode
+// the same in a blob (Published aside).
+func sameTombstone(a, b *snapshot.Tombstone) bool {
+	return a.Version == b.Version && a.DroppedAt.UnixMicro() == b.DroppedAt.UnixMicro() && a.DroppedBy == b.DroppedBy &&
+		a.ExpiresAt.IsZero() == b.ExpiresAt.IsZero() && (a.ExpiresAt.IsZero() || a.ExpiresAt.UnixMicro() == b.ExpiresAt.UnixMicro())
+}

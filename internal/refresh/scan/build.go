@@ -1,0 +1,377 @@
+package scan
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore"
+	"github.com/lake-catalog/lake/pkg/snapshot"
+)
+
+// BuildOptions qualify Build.
+type BuildOptions struct {
+	// Generation and CreatedAt go into the blob's header; a changed tenant
+	// gets them as its own generation and change time. CreatedAt is also
+	// the time at which expired tombstones are left out.
+	Generation uint64
+	CreatedAt  time.Time
+	// Previous is the index of the blob this one replaces: a tenant whose
+	// segment is unchanged keeps its Generation and ChangedAt. Default
+	// Base's.
+	Previous []snapshot.Entry
+	// Base is the blob this one replaces. A row the scan finds as Base
+	// holds it keeps the generation Base says it was published in
+	// (Table.Published, Tombstone.Published), so a full scan renumbers no
+	// unchanged row of the change feed; every other row is published at
+	// Generation. A tenant's segment is read with Base.Tenant (fetched
+	// with Base's Fetch when Base is a manifest alone), one tenant at a
+	// time. Without Base, or for a tenant whose segment is missing (a
+	// fetch error wrapping ErrSegmentMissing), not held or failing its
+	// checks, the rows are all published at Generation: a change feed
+	// follower is given them again, never fewer.
+	Base *snapshot.Reader
+	// Marker is the change marker the blob records.
+	Marker snapshot.Marker
+}
+
+// ErrSegmentMissing is what Base's Fetch wraps when the store holds no
+// segment at the entry's address.
+var ErrSegmentMissing = errors.New("scan: segment missing")
+
+// Built is what one Build read and wrote.
+type Built struct {
+	// Written is the blob: its manifest and every segment (Written.Blob is
+	// its one-file form).
+	Written *snapshot.Written
+	// Counts are the blob's; Tombstones how many tombstones it holds.
+	Counts     catalog.Counts
+	Tombstones int
+	// Stats is what the metastore reported of its scans (registrations
+	// and tombstones, summed).
+	Stats metastore.ScanStats
+	// SkippedKeys holds some of the malformed entries' keys (up to 16,
+	// sorted), for the log.
+	SkippedKeys []string
+	// DistinctSchemas is how many distinct schema byte strings the tables
+	// hold (each is checked once and kept once).
+	DistinctSchemas int
+}
+
+// maxSkippedKeys bounds Built.SkippedKeys.
+const maxSkippedKeys = 16
+
+// Build scans the registrations (catalog.KeyPrefix) and the tombstones
+// (catalog.TombstonePrefix) once each and writes a blob of them. Each entry
+// is decoded into its row as the scan hands it over and then dropped;
+// identical schema bytes are checked and kept once. A malformed key or
+// value is skipped and counted (Counts.Skipped), never fatal; a table whose
+// schema bytes are missing or do not decode is kept, marked
+// schema-unavailable; an expired tombstone is left out.
+func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built, error) {
+	var out Built
+	tenants := map[string]*tenantRows{}
+	rowsOf := func(tenant string) *tenantRows {
+		r, ok := tenants[tenant]
+		if !ok {
+			r = &tenantRows{}
+			tenants[tenant] = r
+		}
+		return r
+	}
+	skip := func(key string) {
+		out.Counts.Skipped++
+		if len(out.SkippedKeys) < maxSkippedKeys {
+			out.SkippedKeys = append(out.SkippedKeys, key)
+		}
+	}
+	rc := newRowCache()
+	stats, err := metastore.Visit(ctx, store, catalog.KeyPrefix, func(e metastore.Entry) error {
+		ref, err := catalog.ParseKey(e.Key)
+		if err != nil {
+			skip(catalog.KeyPrefix + e.Key)
+			return nil
+		}
+		reg, err := catalog.DecodeRegistration(e.Value)
+		if err != nil {
+			skip(catalog.KeyPrefix + e.Key)
+			return nil
+		}
+		r := rowsOf(ref.Tenant)
+		r.tables = append(r.tables, rc.table(ref, reg))
+		return nil
+	})
+	addStats(&out.Stats, stats)
+	if err != nil {
+		return out, fmt.Errorf("scan: registrations: %w", err)
+	}
+	stats, err = metastore.Visit(ctx, store, catalog.TombstonePrefix, func(e metastore.Entry) error {
+		d, err := catalog.DecodeTombstone(e.Key, e.Value)
+		if err != nil {
+			skip(catalog.TombstonePrefix + e.Key)
+			return nil
+		}
+		if d.Expired(opts.CreatedAt) {
+			return nil
+		}
+		r := rowsOf(d.Ref.Tenant)
+		r.tombstones = append(r.tombstones, rc.tombstone(d))
+		return nil
+	})
+	addStats(&out.Stats, stats)
+	if err != nil {
+		return out, fmt.Errorf("scan: tombstones: %w", err)
+	}
+	slices.Sort(out.SkippedKeys)
+	out.DistinctSchemas = len(rc.schemas)
+	rc = nil
+	prev := opts.Previous
+	if prev == nil && opts.Base != nil {
+		prev = opts.Base.Entries()
+	}
+	w, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: opts.Generation, CreatedAt: opts.CreatedAt, Marker: opts.Marker,
+		Skipped: out.Counts.Skipped, Previous: prev})
+	if err != nil {
+		return out, err
+	}
+	for _, name := range slices.Sorted(mapKeys(tenants)) {
+		r := tenants[name]
+		if opts.Base != nil {
+			if err := carry(ctx, opts.Base, name, r.tables, r.tombstones); err != nil {
+				return out, err
+			}
+		}
+		if err := w.AddTenant(name, r.tables, r.tombstones); err != nil {
+			return out, err
+		}
+		out.Tombstones += len(r.tombstones)
+		delete(tenants, name) // its rows can go once its segment is written
+	}
+	out.Written, err = w.Finish()
+	if err != nil {
+		return out, err
+	}
+	out.Counts = out.Written.Header.Counts
+	return out, nil
+}
+
+// carry gives each of a tenant's rows that base holds unchanged the
+// generation base published it in, reading the tenant's segment with
+// base.Tenant (held or fetched; decoded, checked and released: one segment
+// in memory at a time). A segment that is missing, not held or fails its
+// checks carries nothing. It sorts tables and tombstones in place.
+func carry(ctx context.Context, base *snapshot.Reader, tenant string, tables []snapshot.Table, tombstones []snapshot.Tombstone) error {
+	if _, ok := base.Entry(tenant); !ok {
+		return nil
+	}
+	seg, err := base.Tenant(ctx, tenant)
+	switch {
+	case errors.Is(err, ErrSegmentMissing) || errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, snapshot.ErrDetached):
+		return nil
+	case err != nil:
+		return err
+	}
+	defer seg.Release()
+	slices.SortFunc(tables, func(a, b snapshot.Table) int { return compareTables(&a, &b) })
+	slices.SortFunc(tombstones, func(a, b snapshot.Tombstone) int { return compareTombstones(&a, &b) })
+	c, j := seg.Tables, 0
+	for i := range tables {
+		t := &tables[i]
+		for j < c.Name.Len() && cmp.Or(strings.Compare(c.Namespace.Value(j), t.Namespace), strings.Compare(c.Name.Value(j), t.Name)) < 0 {
+			j++
+		}
+		if j < c.Name.Len() && c.Namespace.Value(j) == t.Namespace && c.Name.Value(j) == t.Name && holdsTable(seg, j, t) {
+			t.Published = c.Published.Value(j)
+		}
+	}
+	d, j := seg.Tombstones, 0
+	for i := range tombstones {
+		t := &tombstones[i]
+		for j < d.Name.Len() && cmp.Or(strings.Compare(d.Namespace.Value(j), t.Namespace), strings.Compare(d.Name.Value(j), t.Name),
+			strings.Compare(d.CreationID.Value(j), t.CreationID)) < 0 {
+			j++
+		}
+		if j < d.Name.Len() && d.Namespace.Value(j) == t.Namespace && d.Name.Value(j) == t.Name && d.CreationID.Value(j) == t.CreationID &&
+			holdsTombstone(seg, j, t) {
+			t.Published = d.Published.Value(j)
+		}
+	}
+	return nil
+}
+
+// holdsTable reports whether row i of seg holds t as a blob encodes it
+// (times at the blob's microseconds; its name and publication aside):
+// sameRow against a segment's row, read in place.
+func holdsTable(seg *snapshot.Segment, i int, t *snapshot.Table) bool {
+	c := seg.Tables
+	if c.TableType.Value(i) != t.TableType || c.Location.Value(i) != t.Location || c.Version.Value(i) != t.Version ||
+		int64(c.CreatedAt.Value(i)) != t.CreatedAt.UnixMicro() || int64(c.UpdatedAt.Value(i)) != t.UpdatedAt.UnixMicro() ||
+		c.Description.Value(i) != t.Description || c.UpdatedBy.Value(i) != t.UpdatedBy || c.Op.Value(i) != t.Op ||
+		c.SchemaRef.IsNull(i) != (t.SchemaIPC == nil) || !bytes.Equal(seg.Schema(i), t.SchemaIPC) {
+		return false
+	}
+	m := c.Properties
+	if m.IsNull(i) {
+		return len(t.Properties) == 0
+	}
+	lo, hi := m.ValueOffsets(i)
+	if int(hi-lo) != len(t.Properties) {
+		return false
+	}
+	keys, items := m.Keys().(*array.String), m.Items().(*array.String)
+	for j := lo; j < hi; j++ {
+		if v, ok := t.Properties[keys.Value(int(j))]; !ok || v != items.Value(int(j)) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsTombstone reports whether tombstone row i of seg holds d as a blob
+// encodes it (its name, creation id and publication aside).
+func holdsTombstone(seg *snapshot.Segment, i int, d *snapshot.Tombstone) bool {
+	c := seg.Tombstones
+	return c.Version.Value(i) == d.Version && int64(c.DroppedAt.Value(i)) == d.DroppedAt.UnixMicro() &&
+		c.DroppedBy.Value(i) == d.DroppedBy && c.ExpiresAt.IsNull(i) == d.ExpiresAt.IsZero() &&
+		(d.ExpiresAt.IsZero() || int64(c.ExpiresAt.Value(i)) == d.ExpiresAt.UnixMicro())
+}
+
+// compareTables orders tables by (namespace, name), as a segment holds
+// them.
+func compareTables(a, b *snapshot.Table) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+}
+
+// compareTombstones orders tombstones by (namespace, name, creation id),
+// as a segment holds them.
+func compareTombstones(a, b *snapshot.Tombstone) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name), strings.Compare(a.CreationID, b.CreationID))
+}
+
+func addStats(to *metastore.ScanStats, s metastore.ScanStats) {
+	to.Pages += s.Pages
+	to.Scanned += s.Scanned
+	to.Kept += s.Kept
+	to.OutsidePrefix += s.OutsidePrefix
+	to.Malformed += s.Malformed
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// tenantRows are one tenant's rows while a blob is built.
+type tenantRows struct {
+	tables     []snapshot.Table
+	tombstones []snapshot.Tombstone
+}
+
+// rowCache makes rows of registrations, keeping each distinct string and
+// schema once and checking each distinct schema once.
+type rowCache struct {
+	strs    map[string]string
+	schemas map[string][]byte // nil value: does not decode
+}
+
+func newRowCache() *rowCache {
+	return &rowCache{strs: map[string]string{}, schemas: map[string][]byte{}}
+}
+
+func (c *rowCache) intern(s string) string {
+	if c == nil {
+		return s
+	}
+	if v, ok := c.strs[s]; ok {
+		return v
+	}
+	c.strs[s] = s
+	return s
+}
+
+// table is a registration's row. Its schema bytes are kept when they
+// decode (checked once per distinct bytes), else the schema is unavailable.
+func (c *rowCache) table(ref catalog.TableRef, reg catalog.Registration) snapshot.Table {
+	t := snapshot.Table{Namespace: c.intern(ref.Namespace), Name: ref.Name, TableType: c.intern(reg.TableType()),
+		Location: reg.Location(), Version: reg.Version(), CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(),
+		Description: reg.Description(), Properties: reg.Properties(), UpdatedBy: c.intern(reg.UpdatedBy()), Op: c.intern(reg.Op())}
+	if !reg.HasSchema() {
+		return t
+	}
+	raw := reg.SchemaIPC()
+	if c == nil {
+		if _, err := catalog.DecodeSchema(raw); err == nil {
+			t.SchemaIPC = raw
+		}
+		return t
+	}
+	kept, ok := c.schemas[string(raw)]
+	if !ok {
+		if _, err := catalog.DecodeSchema(raw); err == nil {
+			kept = raw
+		}
+		c.schemas[string(raw)] = kept
+	}
+	t.SchemaIPC = kept
+	return t
+}
+
+// tombstone is a tombstone's row.
+func (c *rowCache) tombstone(d catalog.Tombstone) snapshot.Tombstone {
+	return snapshot.Tombstone{Namespace: c.intern(d.Ref.Namespace), Name: d.Ref.Name, Version: d.Registration.Version(),
+		CreationID: d.Registration.CreationID(), DroppedAt: d.DroppedAt, DroppedBy: c.intern(d.DroppedBy), ExpiresAt: d.ExpiresAt}
+}
+
+// tenantOfKey returns the tenant a changed key belongs to: a registration's
+// (catalog.KeyPrefix) or a tombstone's (catalog.TombstonePrefix); false for
+// any other key.
+func tenantOfKey(key string) (string, bool) {
+	for _, p := range []string{catalog.KeyPrefix, catalog.TombstonePrefix} {
+		if rest, ok := strings.CutPrefix(key, p); ok {
+			tenant, _, ok := strings.Cut(rest, "/")
+			return tenant, ok && catalog.ValidateName("tenant", tenant) == nil
+		}
+	}
+	return "", false
+}
+
+// Registered is one registration and the table it is registered as.
+type Registered struct {
+	Ref          catalog.TableRef
+	Registration catalog.Registration
+}
+
+// WriteRegistrations writes a blob of registrations already in hand (in
+// any order; a tool or a test that has them without a metastore), through
+// a Writer as Build does.
+func WriteRegistrations(regs []Registered, opts snapshot.WriterOptions) (*snapshot.Written, error) {
+	byTenant := map[string][]snapshot.Table{}
+	rc := newRowCache()
+	for _, r := range regs {
+		byTenant[r.Ref.Tenant] = append(byTenant[r.Ref.Tenant], rc.table(r.Ref, r.Registration))
+	}
+	w, err := snapshot.NewWriter(opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range slices.Sorted(mapKeys(byTenant)) {
+		if err := w.AddTenant(name, byTenant[name], nil); err != nil {
+			return nil, err
+		}
+		delete(byTenant, name)
+	}
+	return w.Finish()
+}
