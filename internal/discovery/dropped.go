@@ -2,10 +2,7 @@ package discovery
 
 import (
 	"context"
-	"slices"
 	"time"
-
-	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lake-catalog/lake/pkg/wire"
 )
@@ -14,8 +11,8 @@ const droppedActionDescription = `One page of the caller's tenant's dropped tabl
 	`one Result, JSON {"tenant","total","dropped":[{"namespace","table","version","creation_id","dropped_at","dropped_by","expires_at"}]}`
 
 // dropped answers wire.DroppedActionType for the tenant in ctx from its
-// prepared tombstones; those past retention at the time of the call are
-// left out.
+// prepared tombstones: the format's list of its dropped tables at the time
+// of the call (snapshot.TombstoneColumns.Dropped).
 func (s *Service) dropped(ctx context.Context, body []byte) ([]byte, error) {
 	tenant, v, err := s.begin(ctx)
 	if err != nil {
@@ -34,24 +31,11 @@ func (s *Service) dropped(ctx context.Context, body []byte) ([]byte, error) {
 	if ts == nil || ts.tombstones.Name == nil {
 		return marshalList(page)
 	}
-	d := ts.tombstones
-	at := func(a *arrow.TimestampType, ts arrow.Timestamp) time.Time { return ts.ToTime(a.Unit).UTC() }
-	droppedType := d.DroppedAt.DataType().(*arrow.TimestampType)
-	expiresType := d.ExpiresAt.DataType().(*arrow.TimestampType)
-	now := time.Now()
 	var all []wire.DroppedTable
-	for i := range d.Name.Len() {
-		t := wire.DroppedTable{Namespace: d.Namespace.Value(i), Table: d.Name.Value(i), Version: d.Version.Value(i),
-			CreationID: d.CreationID.Value(i), DroppedAt: at(droppedType, d.DroppedAt.Value(i)), DroppedBy: d.DroppedBy.Value(i)}
-		if d.ExpiresAt.IsValid(i) {
-			t.ExpiresAt = at(expiresType, d.ExpiresAt.Value(i))
-			if !now.Before(t.ExpiresAt) {
-				continue
-			}
-		}
-		all = append(all, t)
+	for _, d := range ts.tombstones.Dropped(time.Now()) {
+		all = append(all, wire.DroppedTable{Namespace: d.Namespace, Table: d.Name, Version: d.Version, CreationID: d.CreationID,
+			DroppedAt: d.DroppedAt, DroppedBy: d.DroppedBy, ExpiresAt: d.ExpiresAt})
 	}
-	slices.SortStableFunc(all, func(a, b wire.DroppedTable) int { return b.DroppedAt.Compare(a.DroppedAt) })
 	page.Total = len(all)
 	page.Dropped = append(page.Dropped, all[min(req.Offset, len(all)):min(req.Offset+req.Limit, len(all))]...)
 	return marshalList(page)

@@ -99,7 +99,9 @@
 //     retention: namespace, name, version, creation_id, dropped_at,
 //     dropped_by, expires_at, published; sorted by (namespace, name,
 //     creation_id). Discovery never serves them as tables; they feed the
-//     change feed.
+//     change feed, and they are the one list of the tenant's dropped
+//     tables: TombstoneColumns.Dropped, those still in retention at a
+//     time, newest drop first, is what every reader of drops answers with.
 //
 // published (u64) is the generation of the blob in which the row last
 // changed, at most its tenant's generation: the change feed's order. A

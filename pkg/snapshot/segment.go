@@ -198,8 +198,31 @@ func (s *Segment) Properties(i int) map[string]string {
 }
 
 // Tombstone returns tombstone row i, its strings copied.
-func (s *Segment) Tombstone(i int) Tombstone {
-	c := s.Tombstones
+func (s *Segment) Tombstone(i int) Tombstone { return s.Tombstones.row(i) }
+
+// Dropped is the tenant's list of dropped tables: its tombstones still in
+// retention at at (no ExpiresAt, or one after at), newest drop first, a
+// tie in the segment's order (namespace, name, creation id); strings
+// copied. It is the one list every reader of a tenant's drops answers
+// with (discovery's lake.dropped, the register API's GET …/dropped). None
+// for columns of no tombstones.
+func (c TombstoneColumns) Dropped(at time.Time) []Tombstone {
+	if c.Name == nil {
+		return nil
+	}
+	var out []Tombstone
+	for i := range c.Name.Len() {
+		if c.ExpiresAt.IsValid(i) && !at.Before(c.ExpiresAt.Value(i).ToTime(arrow.Microsecond)) {
+			continue
+		}
+		out = append(out, c.row(i))
+	}
+	slices.SortStableFunc(out, func(a, b Tombstone) int { return b.DroppedAt.Compare(a.DroppedAt) })
+	return out
+}
+
+// row returns row i, its strings copied.
+func (c TombstoneColumns) row(i int) Tombstone {
 	d := Tombstone{Namespace: strings.Clone(c.Namespace.Value(i)), Name: strings.Clone(c.Name.Value(i)), Version: c.Version.Value(i),
 		CreationID: strings.Clone(c.CreationID.Value(i)), DroppedAt: c.DroppedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
 		DroppedBy: strings.Clone(c.DroppedBy.Value(i)), Published: c.Published.Value(i)}

@@ -17,7 +17,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -238,17 +237,11 @@ func SnapshotDropped(blobs blobstore.Store, now func() time.Time) registerapi.Dr
 			return nil, err
 		}
 		defer seg.Release()
-		at := now()
 		var out []wire.DroppedTable
-		for i := range seg.Tombstones.Name.Len() {
-			d := seg.Tombstone(i)
-			if !d.ExpiresAt.IsZero() && !at.Before(d.ExpiresAt) {
-				continue
-			}
+		for _, d := range seg.Tombstones.Dropped(now()) {
 			out = append(out, wire.DroppedTable{Namespace: d.Namespace, Table: d.Name, CreationID: d.CreationID, Version: d.Version,
 				DroppedAt: d.DroppedAt, DroppedBy: d.DroppedBy, ExpiresAt: d.ExpiresAt})
 		}
-		slices.SortStableFunc(out, func(a, b wire.DroppedTable) int { return b.DroppedAt.Compare(a.DroppedAt) })
 		return out, nil
 	}
 }
