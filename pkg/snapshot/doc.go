@@ -38,10 +38,9 @@
 // verified on its own. Refresh publishes the manifest alone as the blob
 // and each segment as an immutable object beside it (internal/blobstore),
 // so a change rewrites its tenants' segments and the manifest, and a
-// reader fetches the manifest and the segments it lacks (ReaderOptions.Fetch).
-// The same bytes back to back, manifest then segments, are the one-file
-// form (Written.Blob): tests and tools pass it around whole. Open takes
-// either (Header.FormOf).
+// reader fetches the manifest and the segments it lacks. The same bytes
+// back to back, manifest then segments, are the one-file form
+// (Written.Blob): tests and tools pass it around whole.
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"
@@ -70,7 +69,10 @@
 //	             order
 //
 // A stored object is the one-file form when it is HeaderSize+BodyBytes
-// long and the manifest alone when it is HeaderSize+ManifestBytes long.
+// long and the manifest alone when it is HeaderSize+ManifestBytes long
+// (Header.FormOf; a blob of no segments is both). The one-file form cut at
+// the manifest's end is therefore the manifest alone, which opens and
+// serves no tenant without its segments.
 // Bytes 0–119 are laid out as in version 4, so a refresh reads the change
 // marker from the first MarkerPrefix bytes of any version. The index is
 // compressed because it is what every change republishes: about 100 bytes
@@ -107,7 +109,8 @@
 // changed, at most its tenant's generation: the change feed's order. A
 // writer stamps a row new or changed in its blob with the blob's
 // generation; a row the blob before held the same keeps its number, also
-// through a full scan (Build reads the previous segments: BuildOptions.Base).
+// through a full scan (refresh's scan reads the previous segments and sets
+// Published before it writes).
 // Generations only grow, so a row published after a follower's cursor is
 // numbered after it.
 //
