@@ -11,17 +11,20 @@ import (
 // reports as column_comment.
 const RemarksKey = "ARROW:FLIGHT:SQL:REMARKS"
 
-// columnRow is one top-level field as information_schema.columns shows
-// it. Numbers are int64 or nil (NULL), comment a string or nil.
-type columnRow struct {
-	name, nullable, dataType                            string
-	charMaxLength, octetLength, precision, radix, scale any
-	datetimePrecision, comment                          any
-}
+// The numbers of a column row (arenaRow.numbers), columns 8 to 13 of
+// information_schema.columns.
+const (
+	charMaxLength = iota
+	octetLength
+	precision
+	radix
+	scale
+	datetimePrecision
+)
 
-// describeSchema lists a schema's top-level fields as columns: the exact
-// Arrow type (arrowtype.String, as search, the browser and lake show print
-// it: "decimal128(38, 10)", "timestamp[us, tz=UTC]",
+// describeSchema appends a schema's top-level fields to l's rows as
+// columns: the exact Arrow type (arrowtype.String, as search, the browser
+// and lake show print it: "decimal128(38, 10)", "timestamp[us, tz=UTC]",
 // "list<item: int32 not null>"), never a family name, and the ANSI
 // precision, scale and length where they apply:
 //   - integers: numeric_precision = bit width, radix 2, scale 0;
@@ -32,20 +35,19 @@ type columnRow struct {
 //   - timestamps, times, durations and dates: datetime_precision, the
 //     digits of fractional seconds (s 0, ms 3, us 6, ns 9; date32 0,
 //     date64 3).
-func describeSchema(s *arrow.Schema) []columnRow {
-	out := make([]columnRow, 0, s.NumFields())
-	for _, f := range s.Fields() {
-		c := columnRow{name: f.Name, nullable: "NO", dataType: arrowtype.String(f.Type)}
+func describeSchema(l *columnsLayout, s *arrow.Schema) {
+	for i := range s.NumFields() {
+		f := s.Field(i)
+		r := arenaRow{name: l.append(f.Name), nullable: l.no, dataType: l.text(arrowtype.String(f.Type))}
 		if f.Nullable {
-			c.nullable = "YES"
+			r.nullable = l.yes
 		}
 		if v, ok := f.Metadata.GetValue(RemarksKey); ok {
-			c.comment = v
+			r.comment, r.set = l.append(v), r.set|commentSet
 		}
-		describeType(&c, f.Type)
-		out = append(out, c)
+		describeType(&r, f.Type)
+		l.rows = append(l.rows, r)
 	}
-	return out
 }
 
 func unitDigits(u arrow.TimeUnit) int64 {
@@ -61,34 +63,47 @@ func unitDigits(u arrow.TimeUnit) int64 {
 	}
 }
 
-func describeType(c *columnRow, t arrow.DataType) {
+// number sets number i of r.
+func (r *arenaRow) number(i int, v int64) {
+	r.numbers[i] = v
+	r.set |= 1 << i
+}
+
+func describeType(r *arenaRow, t arrow.DataType) {
 	switch t := t.(type) {
 	case arrow.DecimalType:
-		c.precision, c.radix, c.scale = int64(t.GetPrecision()), int64(10), int64(t.GetScale())
+		r.number(precision, int64(t.GetPrecision()))
+		r.number(radix, 10)
+		r.number(scale, int64(t.GetScale()))
 	case *arrow.FixedSizeBinaryType:
-		c.octetLength = int64(t.ByteWidth)
+		r.number(octetLength, int64(t.ByteWidth))
 	case *arrow.TimestampType:
-		c.datetimePrecision = unitDigits(t.Unit)
+		r.number(datetimePrecision, unitDigits(t.Unit))
 	case *arrow.Time32Type:
-		c.datetimePrecision = unitDigits(t.Unit)
+		r.number(datetimePrecision, unitDigits(t.Unit))
 	case *arrow.Time64Type:
-		c.datetimePrecision = unitDigits(t.Unit)
+		r.number(datetimePrecision, unitDigits(t.Unit))
 	case *arrow.DurationType:
-		c.datetimePrecision = unitDigits(t.Unit)
+		r.number(datetimePrecision, unitDigits(t.Unit))
 	case *arrow.Date32Type:
-		c.datetimePrecision = int64(0)
+		r.number(datetimePrecision, 0)
 	case *arrow.Date64Type:
-		c.datetimePrecision = int64(3)
+		r.number(datetimePrecision, 3)
 	default:
 		switch t.ID() {
 		case arrow.INT8, arrow.UINT8, arrow.INT16, arrow.UINT16, arrow.INT32, arrow.UINT32, arrow.INT64, arrow.UINT64:
-			c.precision, c.radix, c.scale = int64(t.(arrow.FixedWidthDataType).BitWidth()), int64(2), int64(0)
+			r.number(precision, int64(t.(arrow.FixedWidthDataType).BitWidth()))
+			r.number(radix, 2)
+			r.number(scale, 0)
 		case arrow.FLOAT16:
-			c.precision, c.radix = int64(11), int64(2)
+			r.number(precision, 11)
+			r.number(radix, 2)
 		case arrow.FLOAT32:
-			c.precision, c.radix = int64(24), int64(2)
+			r.number(precision, 24)
+			r.number(radix, 2)
 		case arrow.FLOAT64:
-			c.precision, c.radix = int64(53), int64(2)
+			r.number(precision, 53)
+			r.number(radix, 2)
 		}
 	}
 }

@@ -23,7 +23,8 @@
 // information_schema.schemata and .tables are tables of the database;
 // information_schema.columns is a virtual table over the tenant's column
 // descriptions, one per distinct schema (columnstable.go), registered on
-// the tenant's own driver, so building an engine copies no column rows.
+// the tenant's own connection, so building an engine copies no column
+// rows into SQLite.
 //
 // # Read-only and sandboxed
 //

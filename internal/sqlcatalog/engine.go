@@ -133,6 +133,8 @@ type Engine struct {
 	// prepare, read while sem is held).
 	denied string
 	bytes  int64
+	// columns is what information_schema.columns reads (columnstable.go).
+	columns *columnsArena
 
 	closeOnce sync.Once
 }
@@ -207,9 +209,10 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	if err := registerFunctions(d, t); err != nil {
 		return nil, err
 	}
-	columns := describeTenant(t)
-	if err := d.RegisterModule(columnsModuleName, columnsModule{columns}); err != nil {
-		return nil, fmt.Errorf("sqlcatalog: columns module: %w", err)
+	tls := libc.NewTLS()
+	defer tls.Close()
+	if e.columns, err = newColumnsArena(tls, t); err != nil {
+		return nil, err
 	}
 	e.db = sql.OpenDB(connector{d})
 	e.db.SetMaxOpenConns(1)
@@ -223,6 +226,15 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	}()
 	if e.conn, err = e.db.Conn(ctx); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: open: %w", err)
+	}
+	err = e.conn.Raw(func(dc any) (err error) {
+		if e.handle, err = connHandle(dc); err != nil {
+			return err
+		}
+		return e.columns.register(tls, e.handle)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if _, err := e.conn.ExecContext(ctx, engineDDL); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: create views: %w", err)
@@ -246,9 +258,6 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 		if err := r.RegisterAuthorizer(e.authorize); err != nil {
 			return err
 		}
-		if e.handle, err = connHandle(dc); err != nil {
-			return err
-		}
 		st, ok := dc.(interface {
 			Status(sqlite.DBStatusOp, bool) (int, int, error)
 		})
@@ -267,7 +276,7 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	}
 	// The column descriptions and the registration index (see
 	// Engine.Bytes).
-	e.bytes += columns.bytes()
+	e.bytes += int64(e.columns.size)
 	for k, v := range e.tables {
 		e.bytes += int64(len(k)) + 16
 		for _, s := range v {
@@ -287,7 +296,11 @@ func (e *Engine) Close() {
 		if e.conn != nil {
 			_ = e.conn.Close()
 		}
-		_ = e.db.Close()
+		if e.db != nil {
+			_ = e.db.Close()
+		}
+		// No connection holds the columns module now.
+		e.columns.free()
 	})
 }
 

@@ -160,6 +160,44 @@ func TestQueries(t *testing.T) {
 	}
 }
 
+// TestColumnsPlansMatchTheFullScan: a WHERE on table_schema or table_name
+// that narrows the columns table's walk answers what the full walk does
+// (a unary + keeps SQLite from handing the constraint to the table).
+func TestColumnsPlansMatchTheFullScan(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	for _, where := range []string{
+		"table_schema = 'sales'",
+		"table_name = 'orders'",
+		"table_schema = 'sales' AND table_name = 'orders'",
+		"table_name = 'orders' AND table_schema = 'sales_eu'",
+		"table_schema = 'hr' AND table_name = 'orders'",
+		"table_schema = 'sales' AND table_name = 'legacy'",
+		"table_schema = 'nope'",
+		"table_name = 'nope'",
+		"table_schema = 'sales' AND table_schema = 'hr'",
+		"table_schema IN ('sales', 'hr')",
+		"table_schema = x'73616c6573'",
+		"table_name = 1",
+		"table_schema > 'hr' AND table_name = 'orders'",
+	} {
+		t.Run(where, func(t *testing.T) {
+			run := func(where string) string {
+				t.Helper()
+				res, err := e.Query(context.Background(), "SELECT * FROM information_schema.columns WHERE "+where+
+					" ORDER BY table_schema, table_name, ordinal_position", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return render(res)
+			}
+			full := strings.NewReplacer("table_schema", "+table_schema", "table_name", "+table_name").Replace(where)
+			if got, want := run(where), run(full); got != want {
+				t.Errorf("got  %s\nwant %s (%s)", got, want, full)
+			}
+		})
+	}
+}
+
 func TestRefused(t *testing.T) {
 	e := newTestEngine(t, Limits{MaxRows: 50})
 	tests := []struct {

@@ -125,8 +125,11 @@ func (s *statement) read(cols []column) int {
 		case sqlite3.SQLITE_FLOAT:
 			size += cols[i].addNumber(kindFloat, math.Float64bits(sqlite3.Xsqlite3_value_double(s.tls, v)))
 		case sqlite3.SQLITE_TEXT:
-			// _text before _bytes, as SQLite's documentation asks.
-			p := sqlite3.Xsqlite3_value_text(s.tls, v)
+			// A text's bytes as a blob's: _text would copy a text that is
+			// not NUL-terminated (the columns table's are not) to
+			// terminate it. The database is UTF-8, so the bytes are.
+			// _blob before _bytes, as SQLite's documentation asks.
+			p := sqlite3.Xsqlite3_value_blob(s.tls, v)
 			size += cols[i].addBytes(kindText, cBytes(p, sqlite3.Xsqlite3_value_bytes(s.tls, v)))
 		case sqlite3.SQLITE_BLOB:
 			p := sqlite3.Xsqlite3_value_blob(s.tls, v)
@@ -144,9 +147,7 @@ func cBytes(p uintptr, n int32) []byte {
 	if p == 0 || n <= 0 {
 		return nil
 	}
-	// SQLite's memory is not the Go heap's: p is not a Go pointer that
-	// could move, so it is converted by its address.
-	return unsafe.Slice(*(**byte)(unsafe.Pointer(&p)), n)
+	return cSlice[byte](p, int(n))
 }
 
 // sqliteError is a failure SQLite reported: its result code and message,
