@@ -239,7 +239,7 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	if _, err := e.conn.ExecContext(ctx, engineDDL); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: create views: %w", err)
 	}
-	if err := e.load(ctx, t); err != nil {
+	if err := e.conn.Raw(func(any) error { return e.load(tls, t) }); err != nil {
 		return nil, err
 	}
 	if _, err := e.conn.ExecContext(ctx, "PRAGMA query_only = 1; PRAGMA trusted_schema = 0"); err != nil {
@@ -304,36 +304,48 @@ func (e *Engine) Close() {
 	})
 }
 
-// load inserts t's rows, in one transaction.
-func (e *Engine) load(ctx context.Context, t Tenant) error {
-	tx, err := e.conn.BeginTx(ctx, nil)
+// load inserts t's rows, in one transaction, through SQLite's C API
+// (stmt.go) on the connection's handle.
+func (e *Engine) load(tls *libc.TLS, t Tenant) (err error) {
+	exec := func(query string) error {
+		s, err := prepare(tls, e.handle, query, nil)
+		defer s.finalize()
+		if err == nil {
+			err = s.exec()
+		}
+		return err
+	}
+	if err := exec("BEGIN"); err != nil {
+		return fmt.Errorf("sqlcatalog: load: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = exec("ROLLBACK")
+		}
+	}()
+	insSchema, err := prepare(tls, e.handle, "INSERT INTO information_schema.schemata VALUES (?, ?, ?)", nil)
+	defer insSchema.finalize()
 	if err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	insSchema, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.schemata VALUES (?, ?, ?)")
+	insTable, err := prepare(tls, e.handle, "INSERT INTO information_schema.tables VALUES (?, ?, ?, ?)", nil)
+	defer insTable.finalize()
 	if err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
-	insTable, err := tx.PrepareContext(ctx, "INSERT INTO information_schema.tables VALUES (?, ?, ?, ?)")
-	if err != nil {
-		return fmt.Errorf("sqlcatalog: load: %w", err)
-	}
-	prevNS := "\x00"
-	for _, tb := range t.Tables {
-		if tb.Namespace != prevNS {
-			if _, err := insSchema.ExecContext(ctx, t.Catalog, tb.Namespace, t.Catalog); err != nil {
+	for i, tb := range t.Tables {
+		if i == 0 || tb.Namespace != t.Tables[i-1].Namespace {
+			if err := insSchema.exec(t.Catalog, tb.Namespace, t.Catalog); err != nil {
 				return fmt.Errorf("sqlcatalog: load namespace %q: %w", tb.Namespace, err)
 			}
-			prevNS = tb.Namespace
 		}
 		key := strings.ToLower(tb.Name)
 		e.tables[key] = append(e.tables[key], tb.Namespace+"\x00"+tb.Name)
-		if _, err := insTable.ExecContext(ctx, t.Catalog, tb.Namespace, tb.Name, tableTypeName(tb.Type)); err != nil {
+		if err := insTable.exec(t.Catalog, tb.Namespace, tb.Name, tableTypeName(tb.Type)); err != nil {
 			return fmt.Errorf("sqlcatalog: load table %q.%q: %w", tb.Namespace, tb.Name, err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
+	if err := exec("COMMIT"); err != nil {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
 	return nil
