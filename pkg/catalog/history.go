@@ -32,8 +32,10 @@ import (
 // the moment the tombstone's retention ends (or it is gone: DynamoDB's TTL,
 // the purge), a drop and an undrop leave the records as they are (a fixed
 // number of store calls however many are kept), and the records the purge
-// finds unreachable are deleted then (PurgeExpired) and not counted in the
-// usage (RecomputeUsage).
+// finds unreachable are deleted then (PurgeExpired; on DynamoDB, whose TTL
+// deletes the tombstone alone, PurgeOrphanedHistory and
+// SweepOrphanedHistories, which the refresh Lambda runs: orphans.go) and
+// not counted in the usage (RecomputeUsage).
 const VersionPrefix = "ver/"
 
 // DefaultHistoryVersions is how many versions of a registration the
