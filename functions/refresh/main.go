@@ -11,6 +11,8 @@
 //	LAKE_SCAN_PAGE_LIMIT      items per Scan page (default 0: DynamoDB's 1 MB pages)
 //	LAKE_DYNAMO_MAX_ATTEMPTS  attempts per DynamoDB call, retries included (default 10)
 //	LAKE_S3_PATH_STYLE        true selects path-style S3 addressing (S3-compatible servers)
+//	LAKE_HISTORY_VERSIONS     versions the register function keeps of each table (its value; default 100; off)
+//	LAKE_HISTORY_BUDGET       version records read per invocation to purge orphaned history (default 5000)
 //
 // The SDK's standard variables (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_ENDPOINT_URL_S3, …) configure the clients. Logs and metrics (EMF) are

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/lambdalog"
+	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
 )
 
@@ -45,6 +46,15 @@ type LambdaConfig struct {
 	// EventBus, when set, is the EventBridge bus each published stream
 	// batch's changes are put on (LAKE_EVENT_BUS: a bus name or ARN).
 	EventBus string
+	// HistoryVersions is how many versions of each registration the
+	// register function keeps (LAKE_HISTORY_VERSIONS, as it reads it: 1 to
+	// 100000, off is -1; unset, 0, the catalog's default): the purge of a
+	// dropped table's orphaned history finds its records by it.
+	HistoryVersions int
+	// HistoryBudget is the most version records one invocation reads to
+	// purge orphaned history (LAKE_HISTORY_BUDGET, 1 to 1000000; unset, 0,
+	// DefaultHistoryBudget).
+	HistoryBudget int
 }
 
 // DefaultSnapshotKey is the blob's object key when LAKE_SNAPSHOT_KEY is unset.
@@ -72,6 +82,14 @@ func LambdaConfigFromEnv(getenv func(string) string) (LambdaConfig, error) {
 		return c, err
 	}
 	if c.MaxIncremental, err = intEnv(getenv, "LAKE_MAX_INCREMENTAL", DefaultMaxIncremental, 1, 1_000_000); err != nil {
+		return c, err
+	}
+	if v := getenv("LAKE_HISTORY_VERSIONS"); v == "off" {
+		c.HistoryVersions = -1
+	} else if c.HistoryVersions, err = intEnv(getenv, "LAKE_HISTORY_VERSIONS", 0, 1, 100_000); err != nil {
+		return c, err
+	}
+	if c.HistoryBudget, err = intEnv(getenv, "LAKE_HISTORY_BUDGET", 0, 1, 1_000_000); err != nil {
 		return c, err
 	}
 	c.Reconcile = DefaultReconcile
@@ -131,7 +149,11 @@ func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, std
 // event that is neither, returns an error so the invocation fails: for a
 // stream batch the event source mapping retries and bisects it, then sends
 // it to the on-failure queue; the schedule's next run retries a scheduled
-// one. A malformed event publishes nothing.
+// one. A malformed event publishes nothing. The version records
+// DynamoDB's TTL leaves unreachable are purged (Publisher.History, a
+// catalog keeping cfg.HistoryVersions, within cfg.HistoryBudget): a
+// batch's gone tombstones', and all of them at a run that scans once a
+// reconciliation interval.
 func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, metrics io.Writer) (func(context.Context, json.RawMessage) (Result, error), error) {
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
@@ -146,7 +168,8 @@ func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, m
 	if err != nil {
 		return nil, err
 	}
-	p := &Publisher{Store: store, Blobs: blobs, Reconcile: cfg.Reconcile, MaxIncremental: cfg.MaxIncremental}
+	p := &Publisher{Store: store, Blobs: blobs, Reconcile: cfg.Reconcile, MaxIncremental: cfg.MaxIncremental,
+		History: catalog.New(store, catalog.Options{HistoryVersions: cfg.HistoryVersions}), HistoryBudget: cfg.HistoryBudget}
 	if cfg.EventBus != "" {
 		p.Events = &EventBridge{Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.EventBus}
 	}

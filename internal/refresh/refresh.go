@@ -104,6 +104,19 @@ type Publisher struct {
 	// change that only a scheduled full scan publishes (its batch failed)
 	// is not announced. The change feed (lake.changes) is the record.
 	Events Announcer
+	// History, when set, deletes the version records nothing reaches any
+	// more once DynamoDB's TTL has deleted their tombstone (history.go):
+	// Apply those of each tombstone key of its batch found gone, and a run
+	// that scans all it finds, at most once a Reconcile interval. It is
+	// best effort, as Events is: a failure is in the result
+	// (HistoryError) and the log, and the run stands. The refresh Lambda
+	// sets it; local mode's sweep (catalog.PurgeExpired) leaves nothing
+	// for it.
+	History HistoryPurger
+	// HistoryBudget bounds the version records History reads in one
+	// invocation (a batch's purges, a sweep). Default
+	// DefaultHistoryBudget.
+	HistoryBudget int
 }
 
 // Outcome says what a run did.
@@ -159,6 +172,16 @@ type Result struct {
 	// it could not be ("" when it could, or was not asked).
 	Announced     int    `json:",omitempty"`
 	AnnounceError string `json:",omitempty"`
+	// HistoriesPurged is how many tables' orphaned histories History
+	// deleted, VersionsPurged their version records; HistoriesLeft how
+	// many it found and left for a later run (HistoryBudget);
+	// HistorySwept says the run swept the whole store for them;
+	// HistoryError why a purge failed ("" when none did).
+	HistoriesPurged int    `json:",omitempty"`
+	VersionsPurged  int    `json:",omitempty"`
+	HistoriesLeft   int    `json:",omitempty"`
+	HistorySwept    bool   `json:",omitempty"`
+	HistoryError    string `json:",omitempty"`
 	// SkippedKeys lists the first malformed registrations, for the log.
 	SkippedKeys []string
 	Duration    time.Duration
@@ -187,7 +210,17 @@ type runOptions struct {
 	batch []string
 }
 
+// run is a run, and the sweep of orphaned history after a run that
+// scanned (sweepHistory).
 func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
+	res, err := p.publish(ctx, opts)
+	if err == nil && res.Scanned {
+		p.sweepHistory(ctx, &res)
+	}
+	return res, err
+}
+
+func (p *Publisher) publish(ctx context.Context, opts runOptions) (Result, error) {
 	full := opts.full
 	now := time.Now
 	if p.Now != nil {
@@ -377,8 +410,18 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 // usable current blob, when the batch holds more than MaxIncremental keys,
 // or when the reconciliation is due. A conditional write that loses to
 // another refresh applies the batch again to what that one published (a
-// few times), so no key of the batch is lost.
+// few times), so no key of the batch is lost. After a batch that
+// succeeds, History purges the orphaned history of each tombstone key of
+// the batch found gone (purgeDropped).
 func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
+	res, err := p.apply(ctx, keys)
+	if err == nil {
+		p.purgeDropped(ctx, &res, keys)
+	}
+	return res, err
+}
+
+func (p *Publisher) apply(ctx context.Context, keys []string) (Result, error) {
 	now := time.Now
 	if p.Now != nil {
 		now = p.Now
@@ -543,6 +586,11 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 		slog.Any("repaired", r.Repaired),
 		slog.Int("announced", r.Announced),
 		slog.String("announce_error", r.AnnounceError),
+		slog.Int("histories_purged", r.HistoriesPurged),
+		slog.Int("versions_purged", r.VersionsPurged),
+		slog.Int("histories_left", r.HistoriesLeft),
+		slog.Bool("history_swept", r.HistorySwept),
+		slog.String("history_error", r.HistoryError),
 		slog.Int64("duration_ms", r.Duration.Milliseconds()),
 		slog.String("blob", location),
 	)
@@ -569,6 +617,7 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 					metric("Tables", "Count"), metric("SchemaUnavailable", "Count"), metric("Skipped", "Count"),
 					metric("ScanPages", "Count"), metric("BlobBytes", "Bytes"), metric("DurationMs", "Milliseconds"),
 					metric("Published", "Count"), metric("Scanned", "Count"), metric("SegmentsRepaired", "Count"),
+					metric("VersionsPurged", "Count"), metric("HistoriesLeft", "Count"),
 				},
 			}},
 		},
@@ -581,6 +630,8 @@ func (r Result) WriteEMF(w io.Writer, namespace string, at time.Time) error {
 		"Published":         published,
 		"Scanned":           scanned,
 		"SegmentsRepaired":  r.SegmentsRepaired,
+		"VersionsPurged":    r.VersionsPurged,
+		"HistoriesLeft":     r.HistoriesLeft,
 		"Outcome":           string(r.Outcome),
 		"Generation":        r.Generation,
 	}

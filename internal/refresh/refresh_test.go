@@ -220,7 +220,8 @@ func TestUploadErrorPublishesNothing(t *testing.T) {
 
 func TestEMFLine(t *testing.T) {
 	var buf bytes.Buffer
-	res := refresh.Result{Outcome: refresh.Published, Generation: 3, Scanned: true, Counts: catalog.Counts{Tables: 7, SchemaUnavailable: 1}, BlobBytes: 1234, SegmentsRepaired: 2}
+	res := refresh.Result{Outcome: refresh.Published, Generation: 3, Scanned: true, Counts: catalog.Counts{Tables: 7, SchemaUnavailable: 1}, BlobBytes: 1234, SegmentsRepaired: 2,
+		VersionsPurged: 5, HistoriesLeft: 1}
 	if err := res.WriteEMF(&buf, "lake", now); err != nil {
 		t.Fatal(err)
 	}
@@ -233,13 +234,15 @@ func TestEMFLine(t *testing.T) {
 			}
 		} `json:"_aws"`
 		Tables, SchemaUnavailable, Published, Scanned, BlobBytes, SegmentsRepaired int
+		VersionsPurged, HistoriesLeft                                              int
 	}
 	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
 		t.Fatalf("EMF line %s: %v", buf.Bytes(), err)
 	}
 	m := line.AWS.CloudWatchMetrics
-	if line.AWS.Timestamp != now.UnixMilli() || len(m) != 1 || m[0].Namespace != "lake" || len(m[0].Metrics) != 9 ||
-		line.Tables != 7 || line.SchemaUnavailable != 1 || line.Published != 1 || line.Scanned != 1 || line.BlobBytes != 1234 || line.SegmentsRepaired != 2 {
+	if line.AWS.Timestamp != now.UnixMilli() || len(m) != 1 || m[0].Namespace != "lake" || len(m[0].Metrics) != 11 ||
+		line.Tables != 7 || line.SchemaUnavailable != 1 || line.Published != 1 || line.Scanned != 1 || line.BlobBytes != 1234 || line.SegmentsRepaired != 2 ||
+		line.VersionsPurged != 5 || line.HistoriesLeft != 1 {
 		t.Fatalf("EMF line = %s", buf.Bytes())
 	}
 }
