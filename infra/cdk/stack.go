@@ -381,7 +381,8 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// refresh: triggered by the table's stream and, as a safety net, by a
 	// schedule. Scan the table; get registrations and the change markers;
 	// raise the generation marker; read the stream; Get/Put (Head is
-	// GetObject) the snapshot key.
+	// GetObject) the snapshot key; delete the version records DynamoDB's
+	// TTL leaves unreachable when it deletes their tombstone.
 	failures := awssqs.NewQueue(stack, s("RefreshFailures"), &awssqs.QueueProps{
 		Encryption:      awssqs.QueueEncryption_SQS_MANAGED,
 		EnforceSSL:      jsii.Bool(true),
@@ -395,20 +396,26 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// knows the change is in the published snapshot.
 	changes := awsevents.NewEventBus(stack, s("Changes"), &awsevents.EventBusProps{})
 	refreshLogs := lambdaLogs("Refresh")
+	refreshEnv := map[string]*string{
+		"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey),
+		"LAKE_EVENT_BUS": changes.EventBusName(),
+		// The Go runtime collects harder near the function's memory
+		// instead of letting garbage reach it (README: memory at scale).
+		"GOMEMLIMIT": s("900MiB"),
+	}
+	// The purge of a dropped table's orphaned history finds its records
+	// by the register function's count of versions kept.
+	if props.HistoryVersions != "" {
+		refreshEnv["LAKE_HISTORY_VERSIONS"] = s(props.HistoryVersions)
+	}
 	refresh := awslambda.NewFunction(stack, s("Refresh"), &awslambda.FunctionProps{
-		Runtime:      awslambda.Runtime_PROVIDED_AL2023(),
-		Architecture: awslambda.Architecture_ARM_64(),
-		Handler:      s("bootstrap"),
-		Code:         awslambda.Code_FromAsset(s(props.RefreshCode), nil),
-		MemorySize:   jsii.Number(1024),
-		Timeout:      awscdk.Duration_Minutes(jsii.Number(5)),
-		Environment: &map[string]*string{
-			"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey),
-			"LAKE_EVENT_BUS": changes.EventBusName(),
-			// The Go runtime collects harder near the function's memory
-			// instead of letting garbage reach it (README: memory at scale).
-			"GOMEMLIMIT": s("900MiB"),
-		},
+		Runtime:                      awslambda.Runtime_PROVIDED_AL2023(),
+		Architecture:                 awslambda.Architecture_ARM_64(),
+		Handler:                      s("bootstrap"),
+		Code:                         awslambda.Code_FromAsset(s(props.RefreshCode), nil),
+		MemorySize:                   jsii.Number(1024),
+		Timeout:                      awscdk.Duration_Minutes(jsii.Number(5)),
+		Environment:                  &refreshEnv,
 		LogGroup:                     refreshLogs,
 		Role:                         lambdaRole("Refresh", refreshLogs),
 		ReservedConcurrentExecutions: jsii.Number(1),
@@ -421,24 +428,39 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Resources: jsii.Strings(*table.TableArn()),
 	}))
 	// Reads: each registration a stream batch names (re-read, never taken
-	// from the stream), the change counter (read before deciding to scan)
-	// and the last published generation.
+	// from the stream), the change counter (read before deciding to scan),
+	// the last published generation and, to purge orphaned history, the
+	// version records, the tenants' usage and the last sweep's time.
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("ReadItems"),
 		Actions:   jsii.Strings("dynamodb:GetItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "meta/changes", "meta/generation"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "ver/*", "quota/*", "meta/changes", "meta/generation", "meta/history-sweep"},
 		}},
 	}))
-	// The one item refresh writes: the last published generation, raised
-	// with a conditional put.
+	// What refresh writes: the last published generation (raised with a
+	// conditional put) and, purging orphaned history, the time of the last
+	// sweep, the tenants' usage (the bytes the records held, given back
+	// with a conditional put) and a record written back when an undrop
+	// landed during its purge.
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       s("GenerationMarker"),
+		Sid:       s("WriteItems"),
 		Actions:   jsii.Strings("dynamodb:PutItem"),
 		Resources: jsii.Strings(*table.TableArn()),
-		Conditions: &map[string]any{"ForAllValues:StringEquals": map[string]any{
-			"dynamodb:LeadingKeys": []string{"meta/generation"},
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
+			"dynamodb:LeadingKeys": []string{"meta/generation", "meta/history-sweep", "quota/*", "ver/*"},
+		}},
+	}))
+	// The one kind of item refresh deletes: a version record nothing
+	// reaches any more (its tombstone gone with DynamoDB's TTL), with a
+	// delete conditioned on the bytes read.
+	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("PurgeOrphanedHistory"),
+		Actions:   jsii.Strings("dynamodb:DeleteItem"),
+		Resources: jsii.Strings(*table.TableArn()),
+		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
+			"dynamodb:LeadingKeys": []string{"ver/*"},
 		}},
 	}))
 	// What the event source mapping does with the function's role: read

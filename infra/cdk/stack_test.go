@@ -661,8 +661,10 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatalf("register statements:\n%s\nwant exactly:\n%s", strings.Join(registerShape, "\n"), strings.Join(want, "\n"))
 	}
 	// refresh, statement by statement: scan the table; get registrations
-	// (a stream batch's changed keys) and the two markers; put the
-	// generation marker only; read this table's stream only (ListStreams,
+	// (a stream batch's changed keys), the markers, and what purging
+	// orphaned history reads (version records, usage); put the markers,
+	// the usage and a version record written back; delete version records
+	// only; read this table's stream only (ListStreams,
 	// which has no resource-level permission, on "*"); get/put the
 	// snapshot key; send to the failure queue (the function's on-failure
 	// destination and the stream mapping's).
@@ -673,10 +675,11 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	sort.Strings(gotShape)
 	wantShape := []string{
+		`[dynamodb:DeleteItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["ver/*"]}}`,
 		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator] on [stream]`,
-		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","meta/changes","meta/generation"]}}`,
+		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","ver/*","quota/*","meta/changes","meta/generation","meta/history-sweep"]}}`,
 		`[dynamodb:ListStreams] on [*]`,
-		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringEquals":{"dynamodb:LeadingKeys":["meta/generation"]}}`,
+		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["meta/generation","meta/history-sweep","quota/*","ver/*"]}}`,
 		`[dynamodb:Scan] on [table]`,
 		`[events:PutEvents] on [change bus]`,
 		`[s3:GetObject s3:PutObject s3:PutObjectTagging] on [segments]`,
@@ -813,8 +816,9 @@ func TestDefaultCompatibilityReachesRegister(t *testing.T) {
 }
 
 // The catalog's memory settings reach the register function's environment
-// (and no other function's); unset ones stay unset (the catalog's
-// defaults); a bad one fails Validate, before any synth.
+// (and no other function's, but LAKE_HISTORY_VERSIONS refresh's too);
+// unset ones stay unset (the catalog's defaults); a bad one fails
+// Validate, before any synth.
 func TestMemorySettingsReachRegister(t *testing.T) {
 	s := synth(t, LakeProps{Internal: true, TombstoneRetention: "72h", HistoryVersions: "off"})
 	want := map[string]any{"LAKE_TOMBSTONE_RETENTION": "72h", "LAKE_HISTORY_VERSIONS": "off"}
@@ -824,10 +828,13 @@ func TestMemorySettingsReachRegister(t *testing.T) {
 		vars, _ := env["Variables"].(map[string]any)
 		for _, name := range []string{"LAKE_TOMBSTONE_RETENTION", "LAKE_HISTORY_VERSIONS", "LAKE_HISTORY_MAX_AGE"} {
 			got, set := vars[name]
+			// Refresh finds a dropped table's orphaned history by the
+			// register function's count of versions kept.
+			reads := strings.HasPrefix(id, "Register") || strings.HasPrefix(id, "Refresh") && name == "LAKE_HISTORY_VERSIONS"
 			switch {
-			case strings.HasPrefix(id, "Register") && got != want[name]:
-				t.Errorf("register's %s = %v, want %v", name, got, want[name])
-			case !strings.HasPrefix(id, "Register") && set:
+			case reads && got != want[name]:
+				t.Errorf("%s's %s = %v, want %v", id, name, got, want[name])
+			case !reads && set:
 				t.Errorf("%s has %s %v", id, name, got)
 			}
 		}
