@@ -102,4 +102,9 @@ func TestTombstoneTTLTakesItsHistory(t *testing.T) {
 		t.Fatalf("the batch again = %+v, %v; want nothing purged", res, err)
 	}
 	check("after the batch again")
+	// The register function measured every request (none had a side
+	// write fail).
+	if out := reg.Process.Output(); !strings.Contains(out, `"SideWritesFailed":0`) || strings.Contains(out, `"SideWritesFailed":1`) {
+		t.Fatalf("the register function's output lacks its EMF line of side writes failed:\n%s", out)
+	}
 }
