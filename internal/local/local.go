@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/lake-catalog/lake/functions/discovery/program"
 	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/auth"
@@ -295,7 +297,8 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	in.disc, err = program.Start(rctx, program.Config{
 		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, AdminPprof: cfg.Pprof, Blobs: blobs, PollInterval: cfg.RefreshInterval,
 		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
-		WrapAdmin: func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
+		WrapAdmin:  func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
+		Collectors: []prometheus.Collector{CatalogCollector(in.cat)},
 	})
 	if err != nil {
 		cancel()

@@ -78,6 +78,11 @@ type Config struct {
 	// Service options (server name, version, batch size).
 	Service discovery.Options
 	Log     *slog.Logger
+
+	// Collectors are served in the admin listener's /metrics beside
+	// discovery's own (local mode adds its catalog's,
+	// local.CatalogCollector).
+	Collectors []prometheus.Collector
 }
 
 // Defaults of the program's -poll-interval and -max-staleness.
@@ -124,6 +129,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(cfg.Collectors...)
 	metrics := discovery.NewMetrics(reg)
 	cfg.Service.Metrics = metrics
 	s := &Server{cfg: cfg, svc: discovery.NewService(cfg.Service), health: health.NewServer()}
