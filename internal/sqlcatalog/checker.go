@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"modernc.org/libc"
-	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -63,11 +62,7 @@ func cFunction[F any](f F) uintptr {
 
 // authorize is the Checker's authorizer: the engines' policy (refused).
 func (c *Checker) authorize(_ *libc.TLS, _ uintptr, action int32, _, arg2, _, _ uintptr) int32 {
-	name := ""
-	if arg2 != 0 {
-		name = libc.GoString(arg2)
-	}
-	if denied := refused(sqlite.AuthorizerActionCode(action), name); denied != "" {
+	if denied := refusedC(action, arg2); denied != "" {
 		c.denied = denied
 		return sqlite3.SQLITE_DENY
 	}

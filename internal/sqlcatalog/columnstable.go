@@ -54,13 +54,14 @@ const (
 // their runs are.
 type text struct{ off, n uint32 }
 
-// arenaHeader says where the parts are. moduleName and declared are
+// arenaHeader says where the parts are. catalog and version are what the
+// engine's functions answer; moduleName and declared are
 // columnsModuleName and columnsDecl, NUL-terminated for SQLite.
 type arenaHeader struct {
-	catalog, moduleName, declared text
-	rows, tables, texts           uintptr
-	ntables                       int64
-	count                         int64 // column rows of all the tables
+	catalog, version, moduleName, declared text
+	rows, tables, texts                    uintptr
+	ntables                                int64
+	count                                  int64 // column rows of all the tables
 }
 
 // arenaTable is one table: its column rows are rows [first, first+n) (n
@@ -86,12 +87,12 @@ const commentSet = 1 << 6
 // columnsLayout is the arena as Go builds it, before it is copied into C
 // memory.
 type columnsLayout struct {
-	catalog, moduleName, declared text
-	yes, no                       text
-	rows                          []arenaRow
-	tables                        []arenaTable
-	texts                         []byte
-	refs                          map[string]text
+	catalog, version, moduleName, declared text
+	yes, no                                text
+	rows                                   []arenaRow
+	tables                                 []arenaTable
+	texts                                  []byte
+	refs                                   map[string]text
 	// count is the column rows of all tables (a schema's once per table
 	// that has it), for the plans' estimates.
 	count int64
@@ -124,7 +125,7 @@ func layoutColumns(t Tenant) (*columnsLayout, error) {
 		}
 	}
 	l := &columnsLayout{refs: map[string]text{}, rows: make([]arenaRow, 0, fields), tables: make([]arenaTable, len(t.Tables))}
-	l.catalog = l.append(t.Catalog)
+	l.catalog, l.version = l.append(t.Catalog), l.append("lake "+t.Version)
 	l.moduleName, l.declared = l.append(columnsModuleName+"\x00"), l.append(columnsDecl+"\x00")
 	l.yes, l.no = l.append("YES"), l.append("NO")
 	first := make([]int, len(t.Schemas))
@@ -193,7 +194,7 @@ func newColumnsArena(tls *libc.TLS, t Tenant) (*columnsArena, error) {
 	m.FxColumn = cFunction(columnsColumn)
 	m.FxRowid = cFunction(columnsRowid)
 	h := a.header()
-	h.catalog, h.moduleName, h.declared = l.catalog, l.moduleName, l.declared
+	h.catalog, h.version, h.moduleName, h.declared = l.catalog, l.version, l.moduleName, l.declared
 	h.ntables, h.count = int64(len(l.tables)), l.count
 	h.rows = p + moduleSize + headerSize
 	h.tables = h.rows + rowsSize
@@ -255,6 +256,19 @@ func (h *arenaHeader) row(i uint32) *arenaRow {
 func (h *arenaHeader) bytes(t text) []byte { return cSlice[byte](h.address(t), int(t.n)) }
 
 func (h *arenaHeader) address(t text) uintptr { return h.texts + uintptr(t.off) }
+
+// catalogFunction answers current_catalog() and the like: the tenant's
+// name. Its user data is the arena.
+func catalogFunction(tls *libc.TLS, ctx uintptr, _ int32, _ uintptr) {
+	h := arenaOf(sqlite3.Xsqlite3_user_data(tls, ctx))
+	sqlite3.Xsqlite3_result_text(tls, ctx, h.address(h.catalog), int32(h.catalog.n), 0) // SQLITE_STATIC
+}
+
+// versionFunction answers version(): "lake " and the server's version.
+func versionFunction(tls *libc.TLS, ctx uintptr, _ int32, _ uintptr) {
+	h := arenaOf(sqlite3.Xsqlite3_user_data(tls, ctx))
+	sqlite3.Xsqlite3_result_text(tls, ctx, h.address(h.version), int32(h.version.n), 0) // SQLITE_STATIC
+}
 
 // columnsVtab is the module's sqlite3_vtab.
 type columnsVtab struct {

@@ -9,7 +9,12 @@
 // The SQL is run by SQLite, through modernc.org/sqlite: a maintained,
 // complete SQL engine (parser, planner, WHERE, LIKE, ORDER BY, LIMIT,
 // DISTINCT, aggregates, joins, subqueries, CTEs) that is pure Go, so the
-// discovery binary stays static (CGO_ENABLED=0). No SQL is parsed here: the
+// discovery binary stays static (CGO_ENABLED=0). Engines and the Checker
+// use SQLite's C API as modernc.org/sqlite/lib exposes it, not the
+// database/sql driver: it opens each connection SQLITE_OPEN_FULLMUTEX,
+// whose mutex (emulated in Go) SQLite would take for every value a
+// statement reads, and its virtual tables hand SQLite every value as a
+// Go value, copied twice. No SQL is parsed here: the
 // only text this package reads itself is the leading keywords of the two
 // statement forms SQLite does not have (SHOW …, DESCRIBE/DESC …), with a
 // small tokenizer (statements.go) that turns them into a SELECT over the
@@ -23,14 +28,14 @@
 // information_schema.schemata and .tables are tables of the database;
 // information_schema.columns is a virtual table over the tenant's column
 // descriptions, one per distinct schema (columnstable.go), registered on
-// the tenant's own connection, so building an engine copies no column
-// rows into SQLite.
+// the tenant's own database, so building an engine copies no column rows
+// into SQLite.
 //
 // # Read-only and sandboxed
 //
 // After the build, the connection is closed to change:
 //   - PRAGMA query_only is on, so no statement can write;
-//   - an authorizer (sqlite3_set_authorizer, modernc's RegisterAuthorizer)
+//   - an authorizer (sqlite3_set_authorizer)
 //     allows only SELECT, reads and functions; ATTACH, DETACH, PRAGMA,
 //     transactions, savepoints, DDL and DML are denied at prepare time and
 //     answered as read-only errors (Error.Kind ErrReadOnly);
@@ -42,8 +47,7 @@
 //   - each statement runs under a time budget (Limits.Timeout) that holds
 //     for every row: SQLite is interrupted (sqlite3_interrupt) when the
 //     budget or the caller's context ends, whichever row it is computing
-//     (interrupt.go; the driver arms its own interrupt only until the
-//     first row);
+//     (interrupt.go);
 //   - a result has at most Limits.MaxRows rows and Limits.MaxBytes bytes,
 //     and is charged while it is built to a Budget of results in flight
 //     shared by every engine of the process (budget.go).
@@ -63,9 +67,9 @@
 // Lake is a catalog: a table's data lives at its location and is read by
 // the caller's engine. A query naming a registered table is refused with
 // that location (ErrTableData). A read path would plug in at that point:
-// SQLite's virtual tables (modernc.org/sqlite/vtab) can expose a table
-// whose rows come from Go, so a registered table could become a virtual
-// table of the tenant's database, read from its location through an
-// Arrow reader under the same limits, without changing how statements are
-// checked, authorized and bounded here.
+// SQLite's virtual tables (as columnstable.go writes one) can expose a
+// table whose rows come from Go, so a registered table could become a
+// virtual table of the tenant's database, read from its location through
+// an Arrow reader under the same limits, without changing how statements
+// are checked, authorized and bounded here.
 package sqlcatalog

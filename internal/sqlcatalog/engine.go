@@ -2,13 +2,12 @@ package sqlcatalog
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -123,17 +122,22 @@ type Engine struct {
 	mem     memory.Allocator
 	tables  map[string][]string // lower-cased table name → "namespace\x00name" of each registration
 
-	sem  chan struct{} // held while a statement runs
-	db   *sql.DB
-	conn *sql.Conn
-	// handle is the connection's sqlite3*, for sqlite3_interrupt (see
-	// interruptOnDone).
+	sem chan struct{} // held while a statement runs, and by Close
+	// handle is the database's sqlite3* (0 once closed), used under sem
+	// (and by sqlite3_interrupt, see interruptOnDone).
 	handle uintptr
-	// denied is the action the authorizer last refused (set during
-	// prepare, read while sem is held).
+	// auth is the authorizer SQLite calls back (a method value, kept here
+	// so that the closure SQLite holds the address of stays alive);
+	// denied is what it last refused (set during prepare, read while sem
+	// is held).
+	auth   func(*libc.TLS, uintptr, int32, uintptr, uintptr, uintptr, uintptr) int32
 	denied string
-	bytes  int64
-	// columns is what information_schema.columns reads (columnstable.go).
+	// out holds what SQLite writes back (a handle, status counters): a
+	// field of a heap object, which does not move (see Checker.out).
+	out   [2]uintptr
+	bytes int64
+	// columns is what information_schema.columns and the engine's
+	// functions read (columnstable.go).
 	columns *columnsArena
 
 	closeOnce sync.Once
@@ -189,90 +193,66 @@ var sqlLimits = []struct{ id, val int }{
 	{sqlite3.SQLITE_LIMIT_TRIGGER_DEPTH, 1},
 }
 
-// connector opens one in-memory database with d.
-type connector struct{ d *sqlite.Driver }
-
-func (c connector) Connect(context.Context) (driver.Conn, error) { return c.d.Open(":memory:") }
-func (c connector) Driver() driver.Driver                        { return c.d }
+// errClosed answers a statement on a closed engine.
+var errClosed = errors.New("sqlcatalog: the engine is closed")
 
 // Build builds t's engine: an in-memory database of t's rows alone, then
 // closed to change (see the package doc). checker compiles statements
 // before they run (one per process is enough); limits bound each
 // statement; mem allocates results.
+//
+// The database is opened and built through SQLite's C API, as the
+// Checker's is, not through database/sql: its connection is opened
+// SQLITE_OPEN_NOMUTEX, since the engine uses it from one goroutine at a
+// time (Build, then each statement under sem, then Close), so SQLite
+// takes no connection mutex in the calls a statement makes per value
+// (modernc's libc emulates that mutex in Go).
 func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem memory.Allocator) (_ *Engine, err error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
 	e := &Engine{tenant: t.Catalog, checker: checker, limits: limits.withDefaults(), mem: mem,
 		sem: make(chan struct{}, 1), tables: make(map[string][]string, len(t.Tables))}
-	d := &sqlite.Driver{}
-	if err := registerFunctions(d, t); err != nil {
-		return nil, err
-	}
 	tls := libc.NewTLS()
 	defer tls.Close()
 	if e.columns, err = newColumnsArena(tls, t); err != nil {
 		return nil, err
 	}
-	e.db = sql.OpenDB(connector{d})
-	e.db.SetMaxOpenConns(1)
-	e.db.SetMaxIdleConns(1)
-	e.db.SetConnMaxLifetime(0)
-	e.db.SetConnMaxIdleTime(0)
 	defer func() {
 		if err != nil {
 			e.Close()
 		}
 	}()
-	if e.conn, err = e.db.Conn(ctx); err != nil {
-		return nil, fmt.Errorf("sqlcatalog: open: %w", err)
-	}
-	err = e.conn.Raw(func(dc any) (err error) {
-		if e.handle, err = connHandle(dc); err != nil {
-			return err
-		}
-		return e.columns.register(tls, e.handle)
-	})
-	if err != nil {
+	if err := e.open(tls); err != nil {
 		return nil, err
 	}
-	if _, err := e.conn.ExecContext(ctx, engineDDL); err != nil {
+	if err := e.registerFunctions(tls); err != nil {
+		return nil, err
+	}
+	if err := e.columns.register(tls, e.handle); err != nil {
+		return nil, err
+	}
+	if err := e.exec(tls, engineDDL); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: create views: %w", err)
 	}
-	if err := e.conn.Raw(func(any) error { return e.load(tls, t) }); err != nil {
+	if err := e.load(ctx, tls, t); err != nil {
 		return nil, err
 	}
-	if _, err := e.conn.ExecContext(ctx, "PRAGMA query_only = 1; PRAGMA trusted_schema = 0"); err != nil {
+	if err := e.exec(tls, "PRAGMA query_only = 1; PRAGMA trusted_schema = 0"); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: query_only: %w", err)
 	}
 	for _, l := range sqlLimits {
-		if _, err := sqlite.Limit(e.conn, l.id, l.val); err != nil {
-			return nil, fmt.Errorf("sqlcatalog: limit: %w", err)
-		}
+		sqlite3.Xsqlite3_limit(tls, e.handle, int32(l.id), int32(l.val))
 	}
-	err = e.conn.Raw(func(dc any) (err error) {
-		r, ok := dc.(sqlite.AuthorizerRegisterer)
-		if !ok {
-			return fmt.Errorf("sqlcatalog: driver connection %T has no authorizer", dc)
+	e.auth = e.authorize
+	if rc := sqlite3.Xsqlite3_set_authorizer(tls, e.handle, cFunction(e.auth), 0); rc != sqlite3.SQLITE_OK {
+		return nil, fmt.Errorf("sqlcatalog: authorizer: %s", e.errmsg(tls))
+	}
+	for _, op := range []int32{sqlite3.SQLITE_DBSTATUS_CACHE_USED, sqlite3.SQLITE_DBSTATUS_SCHEMA_USED, sqlite3.SQLITE_DBSTATUS_LOOKASIDE_USED} {
+		e.out = [2]uintptr{}
+		if sqlite3.Xsqlite3_db_status(tls, e.handle, op, e.outAddr(0), e.outAddr(1), 0) == sqlite3.SQLITE_OK {
+			e.bytes += int64(int32(e.out[0]))
 		}
-		if err := r.RegisterAuthorizer(e.authorize); err != nil {
-			return err
-		}
-		st, ok := dc.(interface {
-			Status(sqlite.DBStatusOp, bool) (int, int, error)
-		})
-		if !ok {
-			return nil
-		}
-		for _, op := range []sqlite.DBStatusOp{sqlite.DBStatusCacheUsed, sqlite.DBStatusSchemaUsed, sqlite.DBStatusLookasideUsed} {
-			if cur, _, err := st.Status(op, false); err == nil {
-				e.bytes += int64(cur)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlcatalog: authorizer: %w", err)
 	}
 	// The column descriptions and the registration index (see
 	// Engine.Bytes).
@@ -286,27 +266,68 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	return e, nil
 }
 
+// open opens the engine's in-memory database.
+func (e *Engine) open(tls *libc.TLS) error {
+	name, err := libc.CString(":memory:")
+	if err != nil {
+		return fmt.Errorf("sqlcatalog: open: %w", err)
+	}
+	defer libc.Xfree(tls, name)
+	rc := sqlite3.Xsqlite3_open_v2(tls, name, e.outAddr(0),
+		sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_CREATE|sqlite3.SQLITE_OPEN_MEMORY|sqlite3.SQLITE_OPEN_NOMUTEX, 0)
+	e.handle = e.out[0]
+	if rc != sqlite3.SQLITE_OK {
+		return fmt.Errorf("sqlcatalog: open: %s", libc.GoString(sqlite3.Xsqlite3_errstr(tls, rc)))
+	}
+	// Errors carry SQLite's extended codes, as modernc's driver asks.
+	sqlite3.Xsqlite3_extended_result_codes(tls, e.handle, 1)
+	return nil
+}
+
+// outAddr is the address of e.out[i], for SQLite to write through.
+func (e *Engine) outAddr(i int) uintptr { return uintptr(unsafe.Pointer(&e.out[i])) }
+
+func (e *Engine) errmsg(tls *libc.TLS) string {
+	return libc.GoString(sqlite3.Xsqlite3_errmsg(tls, e.handle))
+}
+
+// exec runs sql (statements without results) on the database.
+func (e *Engine) exec(tls *libc.TLS, sql string) error {
+	z, err := libc.CString(sql)
+	if err != nil {
+		return err
+	}
+	defer libc.Xfree(tls, z)
+	if rc := sqlite3.Xsqlite3_exec(tls, e.handle, z, 0, 0, 0); rc != sqlite3.SQLITE_OK {
+		return errors.New(e.errmsg(tls))
+	}
+	return nil
+}
+
 // Bytes is the memory the engine holds: SQLite's page cache, schema and
 // lookaside, the column descriptions and its table index.
 func (e *Engine) Bytes() int64 { return e.bytes }
 
-// Close frees the database. Statements still running end with an error.
+// Close frees the database, once a statement running has ended; later
+// statements fail.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
-		if e.conn != nil {
-			_ = e.conn.Close()
-		}
-		if e.db != nil {
-			_ = e.db.Close()
+		e.sem <- struct{}{}
+		defer e.release()
+		if e.handle != 0 {
+			tls := libc.NewTLS()
+			sqlite3.Xsqlite3_close_v2(tls, e.handle)
+			tls.Close()
+			e.handle = 0
 		}
 		// No connection holds the columns module now.
 		e.columns.free()
 	})
 }
 
-// load inserts t's rows, in one transaction, through SQLite's C API
-// (stmt.go) on the connection's handle.
-func (e *Engine) load(tls *libc.TLS, t Tenant) (err error) {
+// load inserts t's rows, in one transaction (stmt.go). It stops with
+// ctx's error when ctx ends.
+func (e *Engine) load(ctx context.Context, tls *libc.TLS, t Tenant) (err error) {
 	exec := func(query string) error {
 		s, err := prepare(tls, e.handle, query, nil)
 		defer s.finalize()
@@ -334,6 +355,9 @@ func (e *Engine) load(tls *libc.TLS, t Tenant) (err error) {
 		return fmt.Errorf("sqlcatalog: load: %w", err)
 	}
 	for i, tb := range t.Tables {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if i == 0 || tb.Namespace != t.Tables[i-1].Namespace {
 			if err := insSchema.exec(t.Catalog, tb.Namespace, t.Catalog); err != nil {
 				return fmt.Errorf("sqlcatalog: load namespace %q: %w", tb.Namespace, err)
@@ -351,38 +375,48 @@ func (e *Engine) load(tls *libc.TLS, t Tenant) (err error) {
 	return nil
 }
 
-// registerFunctions adds the engine's functions to d, answering for t.
-func registerFunctions(d *sqlite.Driver, t Tenant) error {
-	constant := func(v driver.Value) func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) {
-		return func(*sqlite.FunctionContext, []driver.Value) (driver.Value, error) { return v, nil }
-	}
-	version := "lake " + t.Version
-	for name, v := range map[string]driver.Value{
-		"version":          version,
-		"current_catalog":  t.Catalog,
-		"current_database": t.Catalog,
-		"database":         t.Catalog,
-		"current_user":     t.Catalog,
-		"session_user":     t.Catalog,
-		"user":             t.Catalog,
-		"current_schema":   nil,
-		"schema":           nil,
-	} {
-		if err := d.RegisterDeterministicScalarFunction(name, 0, constant(v)); err != nil {
+// registerFunctions adds the engine's functions (functionNames), which
+// answer from the columns arena: the tenant's name, the server's version,
+// NULL for the current schema.
+func (e *Engine) registerFunctions(tls *libc.TLS) error {
+	for _, name := range functionNames {
+		fn := cFunction(catalogFunction)
+		switch name {
+		case "version":
+			fn = cFunction(versionFunction)
+		case "current_schema", "schema":
+			fn = cFunction(nullFunction)
+		}
+		z, err := libc.CString(name)
+		if err != nil {
 			return fmt.Errorf("sqlcatalog: function %s: %w", name, err)
+		}
+		rc := sqlite3.Xsqlite3_create_function_v2(tls, e.handle, z, 0, sqlite3.SQLITE_UTF8|sqlite3.SQLITE_DETERMINISTIC, e.columns.p, fn, 0, 0, 0)
+		libc.Xfree(tls, z)
+		if rc != sqlite3.SQLITE_OK {
+			return fmt.Errorf("sqlcatalog: function %s: %s", name, e.errmsg(tls))
 		}
 	}
 	return nil
 }
 
-// authorize is the connection's authorizer: reads, SELECT and functions
+// authorize is the database's authorizer: reads, SELECT and functions
 // only (load_extension excepted). It notes what it denies for the error.
-func (e *Engine) authorize(action sqlite.AuthorizerActionCode, _, arg2, _, _ string) sqlite.AuthorizerReturnCode {
-	if denied := refused(action, arg2); denied != "" {
+func (e *Engine) authorize(_ *libc.TLS, _ uintptr, action int32, _, arg2, _, _ uintptr) int32 {
+	if denied := refusedC(action, arg2); denied != "" {
 		e.denied = denied
-		return sqlite.AuthorizerDeny
+		return sqlite3.SQLITE_DENY
 	}
-	return sqlite.AuthorizerOK
+	return sqlite3.SQLITE_OK
+}
+
+// refusedC is refused for an authorizer's C arguments.
+func refusedC(action int32, arg2 uintptr) string {
+	name := ""
+	if arg2 != 0 {
+		name = libc.GoString(arg2)
+	}
+	return refused(sqlite.AuthorizerActionCode(action), name)
 }
 
 // refused is the authorization policy of the engines and the Checker
@@ -455,34 +489,30 @@ func (e *Engine) Query(ctx context.Context, text string, r *Reservation) (*Resul
 		return nil, e.ctxError(ctx, err)
 	}
 	defer e.release()
+	if e.handle == 0 {
+		return nil, errClosed
+	}
 	e.denied = ""
-	var res *Result
-	// SQLite's C API on the connection's handle (stmt.go): the driver's
-	// rows would take the connection's mutex two or three times per value.
-	// Raw holds the connection, so that Close waits for the statement.
-	err = e.conn.Raw(func(any) error {
-		stop := e.interruptOnDone(ctx)
-		defer stop()
-		tls := libc.NewTLS()
-		defer tls.Close()
-		// The connection's mutex (SQLITE_OPEN_FULLMUTEX), held for the
-		// whole statement: SQLite takes it again in every call, and taking
-		// a recursive mutex this TLS holds already costs less.
-		mu := sqlite3.Xsqlite3_db_mutex(tls, e.handle)
-		sqlite3.Xsqlite3_mutex_enter(tls, mu)
-		defer sqlite3.Xsqlite3_mutex_leave(tls, mu)
-		s, err := prepare(tls, e.handle, query, args)
-		defer s.finalize()
-		if err != nil {
-			return err
-		}
-		res, err = e.collect(ctx, s, r)
-		return err
-	})
+	res, err := e.run(ctx, query, args, r)
 	if err != nil {
 		return nil, e.classify(ctx, err)
 	}
 	return res, nil
+}
+
+// run runs the statement (stmt.go) and collects its result, interrupted
+// when ctx ends.
+func (e *Engine) run(ctx context.Context, query string, args []any, r *Reservation) (*Result, error) {
+	stop := e.interruptOnDone(ctx)
+	defer stop()
+	tls := libc.NewTLS()
+	defer tls.Close()
+	s, err := prepare(tls, e.handle, query, args)
+	defer s.finalize()
+	if err != nil {
+		return nil, err
+	}
+	return e.collect(ctx, s, r)
 }
 
 // classify turns a failure of SQLite into an *Error.

@@ -10,18 +10,14 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// A statement runs on its engine's sqlite3 handle through SQLite's C API,
-// as the Checker compiles, not through the database/sql driver's rows:
-// those read each value with two or three calls (sqlite3_column_type,
-// then _text and _bytes, or _int64), each taking the connection's mutex
-// (the driver opens SQLITE_OPEN_FULLMUTEX, and modernc's libc emulates
-// the mutex in Go), and hand every text over as a Go string of its own.
-// Here a value is one sqlite3_column_value, the only call that takes the
-// mutex, read with sqlite3_value_* calls into the result's typed columns
-// (result.go) with no Go value per cell. The engine's connection is held
-// (Engine.sem, sql.Conn.Raw) while a statement runs, so nothing else uses
-// the handle; the statement runs on a TLS of its own, as the interrupt
-// does (interrupt.go).
+// A statement runs on its engine's database through SQLite's C API, as
+// the Checker compiles: each value is read with one sqlite3_column_value
+// and sqlite3_value_* calls into the result's typed columns (result.go),
+// with no Go value per cell (the database/sql driver's rows make two or
+// three calls per value and hand each text over as a Go string of its
+// own). The engine is held (Engine.sem) while a statement runs, so nothing
+// else uses the database; the statement runs on a TLS of its own, as the
+// interrupt does (interrupt.go).
 
 // statement is one prepared statement on an engine's connection.
 type statement struct {
