@@ -198,6 +198,79 @@ func TestColumnsPlansMatchTheFullScan(t *testing.T) {
 	}
 }
 
+// TestResultTypes: a column's type is what its values are, integers and
+// reals widening to float64 and anything mixed with text or blobs to
+// utf8 (numbers as SQLite prints them), or its declared type when all
+// its values are NULL.
+func TestResultTypes(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	tests := []struct{ sql, typ, want string }{
+		{"SELECT 1 UNION ALL SELECT 2", "int64", "1|2"},
+		{"SELECT 1 UNION ALL SELECT 2.5", "float64", "1|2.5"},
+		{"SELECT 0.1 UNION ALL SELECT NULL", "float64", "0.1|NULL"},
+		{"SELECT 1 UNION ALL SELECT 'a' UNION ALL SELECT 2.5", "utf8", "1|a|2.5"},
+		{"SELECT x'6162' UNION ALL SELECT x''", "binary", "YWI=|"},
+		{"SELECT x'61' UNION ALL SELECT 'b' UNION ALL SELECT 7", "utf8", "a|b|7"},
+		{"SELECT NULL UNION ALL SELECT 1", "int64", "NULL|1"},
+		{"SELECT '' UNION ALL SELECT NULL", "utf8", "|NULL"},
+		{"SELECT column_default FROM information_schema.columns LIMIT 2", "utf8", "NULL|NULL"},
+		{"SELECT character_maximum_length FROM information_schema.columns LIMIT 2", "int64", "NULL|NULL"},
+		{"SELECT NULL", "utf8", "NULL"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.sql, func(t *testing.T) {
+			res, err := e.Query(context.Background(), tt.sql, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := res.Schema.Field(0).Type.String(); got != tt.typ {
+				t.Errorf("got type %s, want %s", got, tt.typ)
+			}
+			rows := strings.SplitN(render(res), "|", 2)
+			if got := rows[len(rows)-1]; got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestResultAcrossBatches: a result of several record batches holds every
+// row, in order, a column mixing numbers, texts and NULLs included.
+func TestResultAcrossBatches(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	const n = 30_000
+	res, err := e.Query(context.Background(), fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i < %d)
+SELECT i, CASE i %% 3 WHEN 0 THEN 'x' || i WHEN 1 THEN i END, printf('%%040d', i) FROM n`, n), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := res.Batches()
+	if len(batches) < 2 {
+		t.Fatalf("%d batches, want several", len(batches))
+	}
+	i := 1
+	for _, b := range batches {
+		ids, mixed, pad := b.Column(0).(*array.Int64), b.Column(1).(*array.String), b.Column(2).(*array.String)
+		for r := range int(b.NumRows()) {
+			want := ""
+			switch i % 3 {
+			case 0:
+				want = fmt.Sprintf("x%d", i)
+			case 1:
+				want = fmt.Sprint(i)
+			}
+			if ids.Value(r) != int64(i) || mixed.IsNull(r) != (i%3 == 2) || mixed.Value(r) != want || pad.Value(r) != fmt.Sprintf("%040d", i) {
+				t.Fatalf("row %d: got %d, %q (null %v), %q", i, ids.Value(r), mixed.Value(r), mixed.IsNull(r), pad.Value(r))
+			}
+			i++
+		}
+		b.Release()
+	}
+	if i != n+1 {
+		t.Errorf("got %d rows, want %d", i-1, n)
+	}
+}
+
 func TestRefused(t *testing.T) {
 	e := newTestEngine(t, Limits{MaxRows: 50})
 	tests := []struct {
