@@ -234,57 +234,106 @@ func arrowType(k kind) arrow.DataType {
 }
 
 // batch builds the record batch of rows [lo, hi); batches are built in
-// order (each column keeps where the next one starts reading).
+// order (see column.appendTo).
 func (e *Engine) batch(schema *arrow.Schema, cols []column, lo, hi int) arrow.RecordBatch {
 	b := array.NewRecordBuilder(e.mem, schema)
 	defer b.Release()
-	var digits []byte
 	for i := range cols {
-		c := &cols[i]
-		fb := b.Field(i)
-		fb.Reserve(hi - lo)
-		for _, k := range c.kinds[lo:hi] {
-			var num uint64
-			var bytes []byte
+		cols[i].appendTo(b.Field(i), lo, hi)
+	}
+	return b.NewRecordBatch()
+}
+
+// appendTo appends rows [lo, hi) to fb, the builder of c's type, room
+// for them reserved first. Batches are built in order: c keeps where the
+// next one starts reading its numbers and bytes.
+func (c *column) appendTo(fb array.Builder, lo, hi int) {
+	kinds := c.kinds[lo:hi]
+	fb.Reserve(len(kinds))
+	switch c.kind {
+	case kindInt:
+		ib := fb.(*array.Int64Builder)
+		for _, k := range kinds {
+			if k == kindNull {
+				ib.UnsafeAppendBoolToBitmap(false)
+			} else {
+				ib.UnsafeAppend(int64(c.nextNumber()))
+			}
+		}
+	case kindFloat:
+		fb := fb.(*array.Float64Builder)
+		for _, k := range kinds {
 			switch k {
 			case kindNull:
-				fb.AppendNull()
-				continue
-			case kindInt, kindFloat:
-				num = c.nums[c.num]
-				c.num++
-			default:
-				start := 0
-				if c.str > 0 {
-					start = c.ends[c.str-1]
-				}
-				bytes = c.data[start:c.ends[c.str]]
-				c.str++
-			}
-			switch c.kind {
+				fb.UnsafeAppendBoolToBitmap(false)
 			case kindInt:
-				fb.(*array.Int64Builder).Append(int64(num))
-			case kindFloat:
-				if k == kindInt {
-					fb.(*array.Float64Builder).Append(float64(int64(num)))
-				} else {
-					fb.(*array.Float64Builder).Append(math.Float64frombits(num))
-				}
-			case kindBlob:
-				fb.(*array.BinaryBuilder).Append(bytes)
+				fb.UnsafeAppend(float64(int64(c.nextNumber())))
 			default:
-				// A text column: numbers as SQLite would print them.
-				switch k {
-				case kindInt:
-					digits = strconv.AppendInt(digits[:0], int64(num), 10)
-					bytes = digits
-				case kindFloat:
-					digits = strconv.AppendFloat(digits[:0], math.Float64frombits(num), 'g', -1, 64)
-					bytes = digits
+				fb.UnsafeAppend(math.Float64frombits(c.nextNumber()))
+			}
+		}
+	default:
+		bb, ok := fb.(*array.BinaryBuilder)
+		if !ok {
+			bb = fb.(*array.StringBuilder).BinaryBuilder
+		}
+		size, numbers := c.bytesOf(kinds)
+		bb.ReserveData(size)
+		var digits []byte
+		for _, k := range kinds {
+			switch k {
+			case kindNull:
+				bb.AppendNull()
+			// A text column's numbers, as SQLite would print them.
+			case kindInt:
+				digits = strconv.AppendInt(digits[:0], int64(c.nextNumber()), 10)
+				bb.Append(digits)
+			case kindFloat:
+				digits = strconv.AppendFloat(digits[:0], math.Float64frombits(c.nextNumber()), 'g', -1, 64)
+				bb.Append(digits)
+			default:
+				if numbers == 0 {
+					bb.UnsafeAppend(c.nextBytes()) // within size
+				} else {
+					bb.Append(c.nextBytes())
 				}
-				fb.(*array.StringBuilder).BinaryBuilder.Append(bytes)
 			}
 		}
 	}
-	return b.NewRecordBatch()
+}
+
+func (c *column) nextNumber() uint64 {
+	c.num++
+	return c.nums[c.num-1]
+}
+
+func (c *column) nextBytes() []byte {
+	start := 0
+	if c.str > 0 {
+		start = c.ends[c.str-1]
+	}
+	c.str++
+	return c.data[start:c.ends[c.str-1]]
+}
+
+// bytesOf is the bytes of the texts and blobs among the next rows, of
+// kinds, and how many numbers are among them.
+func (c *column) bytesOf(kinds []kind) (size, numbers int) {
+	n := 0
+	for _, k := range kinds {
+		switch k {
+		case kindText, kindBlob:
+			n++
+		case kindInt, kindFloat:
+			numbers++
+		}
+	}
+	if n == 0 {
+		return 0, numbers
+	}
+	start := 0
+	if c.str > 0 {
+		start = c.ends[c.str-1]
+	}
+	return c.ends[c.str+n-1] - start, numbers
 }
