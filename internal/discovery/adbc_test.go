@@ -37,6 +37,7 @@ func adbcConn(t *testing.T, e *env, tenant string) adbc.Connection {
 // use) sees exact schemas through GetTableSchema and the columns through
 // GetObjects, including tables whose names contain LIKE's '_'.
 func TestADBCDriver(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	items, lookalike, rich := wide(5), wide(6), richSchema()
 	e.register("acme", "sales", "order_items", items)

@@ -22,6 +22,7 @@ import (
 // it at zero once the client has read the whole answer. Tenant preparation
 // runs inside the first call, so its batches are counted too.
 func TestEveryCallReleasesItsMemory(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	// Small batches: the answers span several messages.
 	e := newEnv(t, discovery.Options{Allocator: mem, BatchBytes: 4 << 10})

@@ -9,6 +9,7 @@ import (
 // refuses an answer over an eighth of it; and retain drops the answers of
 // the tenants a reload changed.
 func TestAnswerCacheBudget(t *testing.T) {
+	t.Parallel()
 	c := newAnswerCache(16 << 10)
 	msg := make([]byte, 900)
 	key := func(tenant string, i int) answerKey {

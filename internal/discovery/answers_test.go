@@ -20,6 +20,7 @@ import (
 // answer is the new one, never the kept one; nothing is left on the
 // checked allocator.
 func TestFilteredAnswersAreKeptPerTenantAndGeneration(t *testing.T) {
+	t.Parallel()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	e := newEnv(t, discovery.Options{Allocator: mem})

@@ -59,6 +59,7 @@ func (c *cancelAfter) Err() error {
 // tables: one table of 2,000 columns is not walked to the end for a client
 // that has gone (issue 24, finding 3).
 func TestSearchChecksCancellationPerField(t *testing.T) {
+	t.Parallel()
 	fields := make([]arrow.Field, 2000)
 	for i := range fields {
 		fields[i] = arrow.Field{Name: fmt.Sprintf("col_%04d", i), Type: arrow.PrimitiveTypes.Int64}
@@ -101,6 +102,7 @@ func (s fakeStream) Context() context.Context { return s.ctx }
 // deadline no later than the timeout, keeps a client's sooner one, and
 // leaves the health service's calls alone.
 func TestDeadlineInterceptor(t *testing.T) {
+	t.Parallel()
 	const d = 30 * time.Second
 	c := &calls{authn: anyToken{}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), timeout: d}
 	tests := []struct {
@@ -131,6 +133,7 @@ func TestDeadlineInterceptor(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.method, func(t *testing.T) {
+			t.Parallel()
 			ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs("authorization", "Bearer t"))
 			if tt.clientBudget > 0 {
 				var cancel context.CancelFunc

@@ -58,6 +58,7 @@ func longFieldTenant(e *env, tenant string, tables int) {
 // column pattern '%a'×511 + '%b' took 32 s of CPU for one search. The
 // pattern has too many wildcards: refused before any table is looked at.
 func TestSearchRefusesTooManyWildcards(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	longFieldTenant(e, "acme", 8)
 	ctx := as(t, "acme")
@@ -79,6 +80,7 @@ func TestSearchRefusesTooManyWildcards(t *testing.T) {
 // GetTables name patterns like '_%'×240 + 'Q' over long names took 2.8 s:
 // refused for their wildcards, in GetFlightInfo and DoGet alike.
 func TestGetTablesRefusesTooManyWildcards(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	for i := range 8 {
 		e.register("acme", "ns", fmt.Sprintf("%s%d", strings.Repeat("x", 240), i), wide(i))
@@ -91,6 +93,7 @@ func TestGetTablesRefusesTooManyWildcards(t *testing.T) {
 		"namespace":  {DbSchemaFilterPattern: &pattern},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			_, err := e.tables(ctx, opts)
 			if got := codeOf(err); got != codes.InvalidArgument {
 				t.Fatalf("got %v (%v), want INVALID_ARGUMENT", got, err)
@@ -119,6 +122,7 @@ func deepSchema() *arrow.Schema {
 // matching columns would take more is answered with the columns that fit
 // and columns_truncated (issue 24: the browser answered 502).
 func TestSearchMatchFitsTheReceiveLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	s := deepSchema()
 	e.storeRaw(catalog.TableRef{Tenant: "acme", Namespace: "ns", Name: "deep"}, flight.SerializeSchema(s, memory.DefaultAllocator))
@@ -215,6 +219,7 @@ func BenchmarkSearchPathological(b *testing.B) {
 // A search's matches together stay within wire.MaxSearchBytes: 20 tables whose
 // matches take about 1 MiB each end after 16 with the truncation marker.
 func TestSearchBoundsTheWholeAnswer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	ipc := flight.SerializeSchema(deepSchema(), memory.DefaultAllocator)
 	for i := range 20 {

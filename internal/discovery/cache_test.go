@@ -18,6 +18,7 @@ func sized(n int64) func() (*tenantState, error) {
 // Concurrent first requests for one tenant build it once: the build blocks
 // until every other request is waiting on it.
 func TestCacheSingleFlight(t *testing.T) {
+	t.Parallel()
 	c := newTenantCache(1 << 20)
 	release := make(chan struct{})
 	builds := 0
@@ -68,6 +69,7 @@ func TestCacheSingleFlight(t *testing.T) {
 
 // A waiter gives up with its context; the build goes on for the others.
 func TestCacheWaitEndsWithContext(t *testing.T) {
+	t.Parallel()
 	c := newTenantCache(1 << 20)
 	release := make(chan struct{})
 	done := make(chan struct{})
@@ -94,6 +96,7 @@ func TestCacheWaitEndsWithContext(t *testing.T) {
 }
 
 func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	t.Parallel()
 	c := newTenantCache(100)
 	ctx := context.Background()
 	for _, n := range []string{"a", "b", "c"} {
@@ -123,6 +126,7 @@ func TestCacheEvictsLeastRecentlyUsed(t *testing.T) {
 // An entry over the whole budget is kept until the next build; the memory
 // held is at most max(budget, the largest entry).
 func TestCacheOversizedEntry(t *testing.T) {
+	t.Parallel()
 	c := newTenantCache(10)
 	ctx := context.Background()
 	if _, err := c.get(ctx, key("big"), sized(50)); err != nil {
@@ -140,6 +144,7 @@ func TestCacheOversizedEntry(t *testing.T) {
 }
 
 func TestCacheBuildFailures(t *testing.T) {
+	t.Parallel()
 	c := newTenantCache(100)
 	ctx := context.Background()
 	for name, build := range map[string]func() (*tenantState, error){
@@ -163,6 +168,7 @@ func TestCacheBuildFailures(t *testing.T) {
 // retain drops entries a new blob no longer holds, a build in flight
 // included (its requester still gets the result).
 func TestCacheRetain(t *testing.T) {
+	t.Parallel()
 	c := newTenantCache(1 << 20)
 	ctx := context.Background()
 	for i := range 4 {
@@ -196,6 +202,7 @@ func TestCacheRetain(t *testing.T) {
 }
 
 func TestDefaultCacheBytes(t *testing.T) {
+	t.Parallel()
 	const mib = 1 << 20
 	files := func(m map[string]string) func(string) ([]byte, error) {
 		return func(p string) ([]byte, error) {
@@ -225,6 +232,7 @@ func TestDefaultCacheBytes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := defaultCacheBytes(files(tt.files), tt.goLimit); got != tt.want {
 				t.Fatalf("defaultCacheBytes = %d, want %d", got, tt.want)
 			}

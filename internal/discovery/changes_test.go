@@ -51,6 +51,7 @@ func (e *env) changes(ctx context.Context, body string) (wire.ChangePage, error)
 // after a cursor is the only one after it; no other tenant sees any; bad
 // bodies and forged cursors are INVALID_ARGUMENT.
 func TestChangesAction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	p := &refresh.Publisher{Store: e.store, Blobs: e.blobs}
 	alice := catalog.WithCaller(context.Background(), "alice")
@@ -162,6 +163,7 @@ func (e *env) refreshed(p *refresh.Publisher) {
 // the tenant again rather than nothing.
 // A cursor of the time order is INVALID_ARGUMENT, saying to start again.
 func TestChangesFollowPublicationNotTime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	t0 := time.Now().UTC().Truncate(time.Second) // drops stay in retention
 	stamp := t0
@@ -267,6 +269,7 @@ func (s slowWrites) CompareAndSwap(ctx context.Context, key string, old, v []byt
 // A follower of a tenant written by 16 writers at once, refresh publishing
 // all the while, sees every table created, each once.
 func TestChangesFollowerUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.store = slowWrites{e.store}
 	e.cat = catalog.New(e.store, catalog.Options{})

@@ -35,6 +35,7 @@ func anyBytes(t testing.TB, m proto.Message) []byte {
 }
 
 func TestCommandName(t *testing.T) {
+	t.Parallel()
 	pattern := "t%"
 	tests := []struct {
 		name string
@@ -53,6 +54,7 @@ func TestCommandName(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := commandName(tt.b); got != tt.want {
 				t.Errorf("commandName = %q, want %q", got, tt.want)
 			}

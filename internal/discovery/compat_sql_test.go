@@ -165,6 +165,7 @@ func expectAnswer(t *testing.T, run func(string) (string, error), sql, want stri
 }
 
 func TestCompatGrafana(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	var ctx context.Context
 	replay(t, "save & test, username/password form: Handshake Basic(acme, <token>) → authorization: Bearer (flightsql.go NewDatasource, AuthenticateBasicToken)", func(t *testing.T) {
@@ -211,6 +212,7 @@ func TestCompatGrafana(t *testing.T) {
 }
 
 func TestCompatJDBCPrepared(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	var ctx context.Context
 	replay(t, "connect user=acme&password=<token>: Handshake Basic → authorization: Bearer (authenticateBasicToken, ClientIncomingAuthHeaderMiddleware)", func(t *testing.T) {
@@ -262,6 +264,7 @@ func TestCompatJDBCPrepared(t *testing.T) {
 }
 
 func TestCompatMetabase(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	ctx := as(t, "acme")
 	run := func(s string) (string, error) { return jdbcPrepared(e, ctx, s) } // Metabase's driver goes through the JDBC driver
@@ -287,6 +290,7 @@ func TestCompatMetabase(t *testing.T) {
 }
 
 func TestCompatSuperset(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	ctx := as(t, "acme")
 	run := func(s string) (string, error) { return statement(e, ctx, s) } // flightsql-dbapi's cursor.execute
@@ -316,6 +320,7 @@ func TestCompatSuperset(t *testing.T) {
 }
 
 func TestCompatADBCStatements(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	cn := adbcConn(t, e, "acme")
 	ctx := context.Background()

@@ -171,6 +171,7 @@ func replay(t *testing.T, call string, f func(t *testing.T)) {
 }
 
 func TestCompatJDBCDriver(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	ctx := as(t, "acme")
 
@@ -321,6 +322,7 @@ func TestCompatJDBCDriver(t *testing.T) {
 }
 
 func TestCompatDBeaver(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	ctx := as(t, "acme")
 	for _, conn := range []string{"main", "metadata"} {
@@ -393,6 +395,7 @@ func TestCompatDBeaver(t *testing.T) {
 }
 
 func TestCompatADBC(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	cn := adbcConn(t, e, "acme") // Open sends GetSqlInfo [8] and reads union child 3 as int32.
 	ctx := context.Background()
@@ -468,6 +471,7 @@ func rowCount(recs []arrow.RecordBatch) int64 {
 // Keys, type info and sessions for two tenants: each answers the same
 // whether or not the other tenant has the table asked about.
 func TestKeysTypeInfoAndSessionsAcrossTenants(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	for _, tc := range []struct{ tenant, other string }{{"acme", "globex"}, {"globex", "acme"}} {
 		ctx := as(t, tc.tenant)
@@ -524,6 +528,7 @@ func TestKeysTypeInfoAndSessionsAcrossTenants(t *testing.T) {
 // schema can hold, ordered by data_type then type_name, and filters by
 // data_type.
 func TestXdbcTypeInfo(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	ctx := as(t, "acme")
 	schema, recs, err := e.fetch(ctx)(e.client.GetXdbcTypeInfo(ctx, nil))

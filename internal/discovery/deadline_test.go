@@ -15,6 +15,7 @@ import (
 // GetTables stream stop with DEADLINE_EXCEEDED at their first check (issue
 // 24, finding 3: a search ran for 32 s of CPU with no deadline).
 func TestEveryRequestHasAServerDeadline(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{RequestTimeout: time.Nanosecond})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()

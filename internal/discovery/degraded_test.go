@@ -218,11 +218,13 @@ func (e *env) degraded(t *testing.T) degradedStatus {
 // UNAVAILABLE naming its state; /status, the metrics and /healthz say so
 // (issue 38, row 6: the new task served no tenant at all).
 func TestNewTaskServesEveryTenantWhoseSegmentVerifies(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		state   string
 		missing bool
 	}{{"damaged", false}, {"missing", true}} {
 		t.Run(tc.state, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			e := newEnv(t, discovery.Options{})
 			e.register("acme", "sales", "orders", wide(1))
@@ -285,6 +287,7 @@ func TestNewTaskServesEveryTenantWhoseSegmentVerifies(t *testing.T) {
 // segment is taken too, without fetching it again before its retry is due
 // (issue 38, row 6: every later manifest naming it was rejected).
 func TestRunningTaskKeepsTheLastGoodStateOfADamagedTenant(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, discovery.Options{})
 	clk := &fakeClock{time.Now()}
@@ -376,6 +379,7 @@ func TestRunningTaskKeepsTheLastGoodStateOfADamagedTenant(t *testing.T) {
 // nothing: health says so (503), so that a deploy whose tasks cannot read
 // the segments goes no further; once a segment loads it is healthy.
 func TestTaskServingNoTenantIsUnhealthy(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))

@@ -62,6 +62,7 @@ func checkDescription(i int, d *wire.TableDescription) error {
 // 24, finding 1: each describe decompressed and decoded the segment, 3.1 GB
 // peak for 32 at a time on 4,000 tables).
 func TestConcurrentDescribesStayWithinTheBudget(t *testing.T) {
+	// Not parallel: it measures the whole process's allocations (MemStats.TotalAlloc).
 	const tables, calls, workers = 10_000, 64, 32
 	e := newEnv(t, discovery.Options{})
 	e.load(describedSnapshot(t, tables))

@@ -65,6 +65,7 @@ func describeBody(t testing.TB, ns, table string) string {
 }
 
 func TestDescribe(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	described := e.registerSpec("acme", "sales", "orders", catalog.TableSpec{
 		Location: "s3://lake/acme/orders/", TableType: "ICEBERG", Schema: nestedSchema(),
@@ -93,6 +94,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			raw, got, err := e.describe(acme, describeBody(t, tt.ns, tt.table))
 			if err != nil {
 				t.Fatal(err)
@@ -133,6 +135,7 @@ func sortedKeys(m map[string]any) []string {
 }
 
 func TestDescribeTenantIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	_, _, err := e.describe(as(t, "acme"), describeBody(t, "sales", "orders"))
 	if got := codeOf(err); got != codes.Unavailable {
@@ -175,6 +178,7 @@ func TestDescribeTenantIsolation(t *testing.T) {
 }
 
 func TestDescribeInvalidRequests(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.registerSpec("acme", "sales", "orders", catalog.TableSpec{Location: "/acme/orders", Schema: wide(1)})
 	e.publish()
@@ -192,6 +196,7 @@ func TestDescribeInvalidRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, _, err := e.describe(as(t, "acme"), tt.body)
 			if got := codeOf(err); got != codes.InvalidArgument {
 				t.Fatalf("got %v (%v), want INVALID_ARGUMENT", got, err)

@@ -267,6 +267,7 @@ func strp(s string) *string { return &s }
 func codeOf(err error) codes.Code { return status.Code(err) }
 
 func TestUnavailableBeforeFirstSnapshot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	_, err := e.client.GetCatalogs(as(t, "acme"))
 	if codeOf(err) != codes.Unavailable {
@@ -283,6 +284,7 @@ func TestUnavailableBeforeFirstSnapshot(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()
@@ -319,6 +321,7 @@ func mustDial(t *testing.T, addr string) *grpc.ClientConn {
 
 // The plan's flight_table_discovery_returns_cached_real_schema.
 func TestFlightTableDiscoveryReturnsCachedRealSchema(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	rich := richSchema()
 	e.register("acme", "sales", "orders", rich)
@@ -359,6 +362,7 @@ func TestFlightTableDiscoveryReturnsCachedRealSchema(t *testing.T) {
 
 // The plan's flight_table_discovery_rejects_unknown_legacy_schema.
 func TestFlightTableDiscoveryRejectsUnknownLegacySchema(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("acme", "legacy", "old_orders", nil)
@@ -385,6 +389,7 @@ func TestFlightTableDiscoveryRejectsUnknownLegacySchema(t *testing.T) {
 }
 
 func TestFilters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	for _, r := range []struct{ ns, name string }{
 		{"sales", "orders"}, {"sales", "order_items"}, {"sales", "orderXitems"}, {"sales", "returns"},
@@ -436,6 +441,7 @@ func TestFilters(t *testing.T) {
 }
 
 func TestOtherCommands(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{ServerName: "lake-test", Version: "1.2.3"})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("acme", "hr", "people", wide(2))
@@ -504,6 +510,7 @@ func TestOtherCommands(t *testing.T) {
 
 // Large responses are split into batches far below gRPC's 4 MiB limit.
 func TestBatchesStaySmall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{BatchBytes: 64 << 10})
 	for i := range 300 {
 		e.register("acme", "ns", fmt.Sprintf("t%03d", i), wide(i%40+60))
@@ -532,6 +539,7 @@ func TestBatchesStaySmall(t *testing.T) {
 // the previous release meets when refresh is deployed first) is rejected,
 // and the last good snapshot keeps serving.
 func TestUnknownBlobVersionKeepsServing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()
@@ -555,6 +563,7 @@ func TestUnknownBlobVersionKeepsServing(t *testing.T) {
 // A blob that fails its checks is rejected and the previous view keeps
 // serving; so is a blob of an older generation.
 func TestRejectedBlobKeepsServing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()
@@ -582,6 +591,7 @@ func TestRejectedBlobKeepsServing(t *testing.T) {
 // errors alike (successful lake.search and lake.describe calls once went
 // uncounted), and an action type lake does not know under "other".
 func TestMetricsCountTheRealCode(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	// count sums lake_discovery_requests_total over the series whose
 	// command and code are the given ones ("" matches any).
@@ -745,6 +755,7 @@ func TestMetricsCountTheRealCode(t *testing.T) {
 
 // /status speaks snake_case like the rest of lake's JSON.
 func TestStatusJSONIsSnakeCase(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()

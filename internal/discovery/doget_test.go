@@ -48,6 +48,7 @@ func metric(text, sample string) string {
 
 // Concurrent first requests for a cold tenant prepare it once.
 func TestConcurrentFirstRequestsBuildOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	for i := range 200 {
 		e.register("acme", "ns", fmt.Sprintf("t%03d", i), wide(i))
@@ -71,6 +72,7 @@ func TestConcurrentFirstRequestsBuildOnce(t *testing.T) {
 // Pre-encoded whole-tenant answers equal what the streaming path sends for
 // the same rows ("%_%" selects every table without being "all").
 func TestPreEncodedEqualsStreamed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{BatchBytes: 16 << 10})
 	for i := range 120 {
 		e.register("acme", fmt.Sprintf("ns%d", i%3), fmt.Sprintf("t%03d", i), wide(i))
@@ -99,6 +101,7 @@ func TestPreEncodedEqualsStreamed(t *testing.T) {
 // and a command lake does not serve get INVALID_ARGUMENT or UNIMPLEMENTED,
 // never a crash.
 func TestBadTickets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()

@@ -62,6 +62,7 @@ func openDSN(t testing.TB, dsn string) *sql.DB {
 // a direct query (GetFlightInfo + DoGet) and a prepared statement
 // (DoAction too), and a wrong password or token is refused.
 func TestDatabaseSQLDriver(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("acme", "sales", "refunds", wide(2))
@@ -89,6 +90,7 @@ func TestDatabaseSQLDriver(t *testing.T) {
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			db := openDSN(t, tt.dsn)
 			got, err := sqlTables(ctx, db, query)
@@ -154,6 +156,7 @@ func TestDatabaseSQLDriver(t *testing.T) {
 	}
 	for _, tt := range refused {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := sqlTables(context.Background(), openDSN(t, tt.dsn), query)
 			if status.Code(err) != codes.Unauthenticated {
 				t.Fatalf("query = %q, %v; want UNAUTHENTICATED", got, err)
@@ -170,6 +173,7 @@ func TestDatabaseSQLDriver(t *testing.T) {
 // (DoGet) — is taken as the Handshake takes it, and answered with the
 // bearer token in the response header, as the Handshake answers.
 func TestBasicOnEveryCall(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("globex", "hr", "secret", wide(2))
@@ -185,6 +189,7 @@ func TestBasicOnEveryCall(t *testing.T) {
 		enc  *base64.Encoding
 	}{{"padded", base64.StdEncoding}, {"unpadded", base64.RawStdEncoding}} {
 		t.Run(enc.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := basic(enc.enc, "acme", tok)
 			var header metadata.MD
 			info, err := e.client.GetCatalogs(ctx, grpc.Header(&header))

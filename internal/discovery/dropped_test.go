@@ -36,6 +36,7 @@ func (e *env) dropped(ctx context.Context, body string) (wire.DroppedPage, error
 // even one whose name is a pattern of it; bad bodies are
 // INVALID_ARGUMENT.
 func TestDroppedAction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	for _, tenant := range []string{"acme", "acm_", "globex"} {
 		e.register(tenant, "sales", "orders", wide(1))

@@ -43,6 +43,7 @@ func (e *env) rawHandshake(t *testing.T, authz string) (string, error) {
 // header, which arrow-go's AuthenticateBasicToken then sends on every call;
 // a Bearer Handshake keeps working; everything else is UNAUTHENTICATED.
 func TestHandshake(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("globex", "hr", "secret", wide(2))
@@ -85,6 +86,7 @@ func TestHandshake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := e.rawHandshake(t, tt.authz)
 			if code := codeOf(err); code != tt.wantCode {
 				t.Fatalf("Handshake: %v, want %v", err, tt.wantCode)

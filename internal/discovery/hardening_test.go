@@ -31,6 +31,7 @@ func (c sqlInfoCmd) GetInfo() []uint32 { return c }
 // allocates does not grow with the request (it was ~756 MB for a 4 MiB
 // request).
 func TestSqlInfoRepeatedIdsAllocateBoundedly(t *testing.T) {
+	// Not parallel: it measures the whole process's allocations (MemStats.TotalAlloc).
 	e := compatEnv(t)
 	ctx := discovery.WithTenant(context.Background(), "acme")
 	ids := make(sqlInfoCmd, 1_000_000)
@@ -64,6 +65,7 @@ func TestSqlInfoRepeatedIdsAllocateBoundedly(t *testing.T) {
 // A table_types filter is a set with a length cap: more than MaxTableTypes
 // types is INVALID_ARGUMENT, on both the streamed and the pre-encoded path.
 func TestTableTypesFilterIsCapped(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	ctx := as(t, "acme")
 	many := make([]string, discovery.MaxTableTypes+1)
@@ -95,6 +97,7 @@ func (panicky) Tenant(token string) (string, error) {
 // A handler panic is INTERNAL for that call; the server and later calls go
 // on. A request over MaxRecvMsgSize is refused before any handler runs.
 func TestServerRecoversAndBoundsRequests(t *testing.T) {
+	t.Parallel()
 	e := compatEnv(t)
 	srv := discovery.NewGRPCServer(e.svc, panicky{}, health.NewServer(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -43,6 +43,7 @@ func schemaOwner(t *testing.T, b []byte) string {
 // namespaces and tables: every command with every filter is tried by every
 // tenant, and no answer may carry another tenant's row or schema.
 func TestTenantIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	tenants := []string{"acme", "acme2", "acm_", "a%", "ACME", "globex", `ac\me`}
 	for _, tn := range tenants {
@@ -123,6 +124,7 @@ func TestTenantIsolation(t *testing.T) {
 // A randomized property: for random catalogs and random patterns, the
 // server's answer equals a reference filter over the caller's own tables.
 func TestTenantIsolationProperty(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(42, 7))
 	alphabet := []string{"a", "b", "_", "%", "x", "\\"}
 	word := func(n int) string {

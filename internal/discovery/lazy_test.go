@@ -43,6 +43,7 @@ func answers(t *testing.T, e *env, tenants []string) map[string]string {
 // A cache budget far below one tenant's prepared size still answers every
 // tenant exactly (each request rebuilds from the compressed segment).
 func TestTinyCacheStillAnswersExactly(t *testing.T) {
+	t.Parallel()
 	var tenants []string
 	build := func(e *env) {
 		for i := range 6 {
@@ -78,6 +79,7 @@ func TestTinyCacheStillAnswersExactly(t *testing.T) {
 // the others keep their prepared state. GetSqlInfo's generation and change
 // time are each tenant's own, so the unchanged tenant's stay put.
 func TestReloadRebuildsOnlyChangedTenants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("globex", "finance", "ledger", wide(2))
@@ -133,8 +135,10 @@ func sqlInfo(t *testing.T, e *env, tenant string) map[uint32]string {
 // wrote, and version 6, this release's, in its one-file form) load and
 // serve exactly what they hold.
 func TestBlobFixturesServe(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			fixture, err := os.ReadFile(filepath.Join("..", "..", "pkg", "snapshot", "testdata", name))
 			if err != nil {
 				t.Fatal(err)
@@ -185,6 +189,7 @@ func TestBlobFixturesServe(t *testing.T) {
 // Every single-bit flip of a blob, and of one tenant's segment, is
 // rejected at load while the last good snapshot keeps serving.
 func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(1))
 	e.register("globex", "finance", "ledger", wide(2))
@@ -258,6 +263,7 @@ func TestDamagedBlobsKeepTheLastGoodServing(t *testing.T) {
 // stored right, the segment loads at the next attempt, and a load fetches
 // only the segment the serving view lacks.
 func TestSegmentsApartDamagedOrMissing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	e := newEnv(t, discovery.Options{})
 	clk := &fakeClock{time.Now()}

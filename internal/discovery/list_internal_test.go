@@ -35,6 +35,7 @@ func FuzzParseList(f *testing.F) {
 }
 
 func TestCut(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		s    string
 		n    int

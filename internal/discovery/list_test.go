@@ -42,6 +42,7 @@ func (e *env) list(ctx context.Context, action, body string, v any) error {
 // The list actions page a tenant's tables and namespaces in order, with
 // column counts and cut descriptions, and never show another tenant's.
 func TestListActions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	// "x" then two-byte characters: byte wire.MaxListedDescription falls inside
 	// one, so the cut goes back to its start.
@@ -88,6 +89,7 @@ func TestListActions(t *testing.T) {
 	}
 	for _, tt := range pages {
 		t.Run(tt.body, func(t *testing.T) {
+			t.Parallel()
 			var got wire.TablePage
 			if err := e.list(acme, wire.ListTablesActionType, tt.body, &got); err != nil {
 				t.Fatal(err)
@@ -134,6 +136,7 @@ func TestListActions(t *testing.T) {
 	}
 	for _, tt := range bad {
 		t.Run(tt.action+" "+tt.body, func(t *testing.T) {
+			t.Parallel()
 			var v any
 			if err := e.list(acme, tt.action, tt.body, &v); status.Code(err) != codes.InvalidArgument {
 				t.Fatalf("got %v, want InvalidArgument", err)

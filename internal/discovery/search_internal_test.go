@@ -15,6 +15,7 @@ import (
 )
 
 func TestMatchColumnsWalksEveryNestedType(t *testing.T) {
+	t.Parallel()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "d", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32,
 			ValueType: arrow.StructOf(arrow.Field{Name: "id", Type: arrow.PrimitiveTypes.Int64})}},
@@ -36,6 +37,7 @@ func TestMatchColumnsWalksEveryNestedType(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.pattern, func(t *testing.T) {
+			t.Parallel()
 			p, err := like.Compile(tt.pattern)
 			if err != nil {
 				t.Fatal(err)

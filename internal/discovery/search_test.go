@@ -106,6 +106,7 @@ func summary(ms []wire.SearchMatch) []string {
 }
 
 func TestSearch(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", nestedSchema())
 	e.register("acme", "sales", "order_items", wide(1))
@@ -142,6 +143,7 @@ func TestSearch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got, trunc, err := e.search(acme, searchBody(t, tt.table, tt.column))
 			if err != nil {
 				t.Fatalf("search: %v", err)
@@ -183,6 +185,7 @@ func TestSearch(t *testing.T) {
 // decimal128(38, 10), not arrow-go's "decimal(38, 10)", and children carry
 // their names and nullability.
 func TestSearchReportsExactTypes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "prices", arrow.NewSchema([]arrow.Field{
 		{Name: "amount", Type: &arrow.Decimal128Type{Precision: 38, Scale: 10}},
@@ -210,6 +213,7 @@ func TestSearchReportsExactTypes(t *testing.T) {
 }
 
 func TestSearchInvalidRequests(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", nestedSchema())
 	e.publish()
@@ -224,6 +228,7 @@ func TestSearchInvalidRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, _, err := e.search(as(t, "acme"), tt.body)
 			if got := codeOf(err); got != codes.InvalidArgument {
 				t.Fatalf("got %v (%v), want INVALID_ARGUMENT", got, err)
@@ -239,6 +244,7 @@ func TestSearchInvalidRequests(t *testing.T) {
 }
 
 func TestSearchCapsMatches(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	small := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
 	for i := range wire.MaxSearchMatches + 5 {
@@ -247,6 +253,7 @@ func TestSearchCapsMatches(t *testing.T) {
 	e.publish()
 	for _, column := range []string{"", "id"} {
 		t.Run("column "+column, func(t *testing.T) {
+			t.Parallel()
 			got, trunc, err := e.search(as(t, "acme"), searchBody(t, "", column))
 			if err != nil {
 				t.Fatal(err)
@@ -271,6 +278,7 @@ func TestSearchCapsMatches(t *testing.T) {
 }
 
 func TestSearchTenantIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	_, _, err := e.search(as(t, "acme"), "")
 	if got := codeOf(err); got != codes.Unavailable {
@@ -286,6 +294,7 @@ func TestSearchTenantIsolation(t *testing.T) {
 		for _, table := range patterns {
 			for _, column := range []string{"", "%", "customer_id"} {
 				t.Run(fmt.Sprintf("%s/%q/%q", tenant, table, column), func(t *testing.T) {
+					t.Parallel()
 					got, _, err := e.search(as(t, tenant), searchBody(t, table, column))
 					if err != nil {
 						t.Fatal(err)

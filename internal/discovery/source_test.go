@@ -120,6 +120,7 @@ func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, n
 // the serving blob's ETag, the store answers not-modified with no data, the
 // view stays the same one, and the poll counts as successful.
 func TestUnchangedPollFetchesNoBytes(t *testing.T) {
+	t.Parallel()
 	f := newBlobFile(t)
 	reg := prometheus.NewRegistry()
 	metrics := discovery.NewMetrics(reg)
@@ -201,6 +202,7 @@ func counter(t testing.TB, reg *prometheus.Registry, metric, name, value string)
 // failed read, a missing blob and a rejected blob are not, and leave the
 // last successful poll where it was.
 func TestPollSuccess(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name        string
 		change      func(t *testing.T, f *blobFile)
@@ -228,6 +230,7 @@ func TestPollSuccess(t *testing.T) {
 		{name: "older generation", change: func(t *testing.T, f *blobFile) { f.write(t, 1, "orders") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newBlobFile(t)
 			svc := discovery.NewService(discovery.Options{})
 			src := discovery.NewSource(f.store, svc, nil, quietLog())
@@ -262,6 +265,7 @@ func TestPollSuccess(t *testing.T) {
 // get not-modified with no bytes, and report the same rejection (no
 // success) until a good blob replaces it.
 func TestRejectedBlobIsNotFetchedAgain(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		reject  func(t *testing.T, f *blobFile)
@@ -271,6 +275,7 @@ func TestRejectedBlobIsNotFetchedAgain(t *testing.T) {
 		{name: "older generation", reject: func(t *testing.T, f *blobFile) { f.write(t, 1, "orders") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			f := newBlobFile(t)
 			svc := discovery.NewService(discovery.Options{})
 			src := discovery.NewSource(f.store, svc, nil, quietLog())

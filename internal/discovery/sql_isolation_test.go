@@ -19,6 +19,7 @@ import (
 // itself does (an echoed literal). Each tenant's namespaces, tables and
 // columns all carry its name, so any leak of them shows.
 func TestSQLTenantIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	tenants := []string{"acme", "globex", "initech", "umbrella", "hooli"}
 	for _, tn := range tenants {

@@ -81,6 +81,7 @@ func eventually(t testing.TB, what string, cond func() bool) {
 // A statement whose later rows are slow ends at its budget through Flight
 // SQL, as DEADLINE_EXCEEDED, instead of running on to its last row.
 func TestSQLBudgetHoldsForEveryRow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{SQLLimits: sqlcatalog.Limits{Timeout: 200 * time.Millisecond}})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()
@@ -96,6 +97,7 @@ func TestSQLBudgetHoldsForEveryRow(t *testing.T) {
 // A client that leaves stops its statement, whatever row it is on: the
 // statement ends as canceled, not as a result nobody reads.
 func TestSQLClientCancelStopsTheStatement(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{RequestTimeout: time.Hour, SQLLimits: sqlcatalog.Limits{Timeout: time.Hour}})
 	e.register("acme", "sales", "orders", wide(1))
 	e.publish()
@@ -144,6 +146,7 @@ func openUnread(t testing.TB, e *env, ctx context.Context, sql string) (func(), 
 // cap a statement is refused at once, saying so, and a stream that ends
 // gives its place back.
 func TestSQLStreamsPerTenantAreCapped(t *testing.T) {
+	// Not parallel: its large results must be built within the default SQL budget (5 s).
 	e := newEnv(t, discovery.Options{SQLStreamsPerTenant: 2})
 	for _, tn := range []string{"acme", "globex"} {
 		e.register(tn, "sales", "orders", wide(1))
@@ -182,6 +185,7 @@ func TestSQLStreamsPerTenantAreCapped(t *testing.T) {
 // budget), never queued, and the budget comes back when the stream that
 // held it ends.
 func TestSQLResultsInFlightShareOneBudget(t *testing.T) {
+	// Not parallel: its large results must be built within the default SQL budget (5 s).
 	const rows = 10_000 // a result of about 4 MiB
 	e := newEnv(t, discovery.Options{SQLInFlightBytes: 12 << 20})
 	for _, tn := range []string{"acme", "globex"} {
@@ -240,6 +244,7 @@ func cyclicSchema(t testing.TB) []byte {
 // crafted cyclic schema reads as "no schema" instead of overflowing the
 // stack of the whole process.
 func TestSQLVerifiesSegmentSchemas(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	good := catalogSchemaIPC(t)
 	tables := []snapshot.Table{

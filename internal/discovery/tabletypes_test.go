@@ -13,6 +13,7 @@ import (
 // Grafana's table picker sends) keeps lake's TABLE tables, which are still
 // reported as TABLE; types otherwise match exactly.
 func TestBaseTableAlias(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, discovery.Options{})
 	e.register("acme", "sales", "orders", wide(2))
 	e.register("acme", "sales", "returns", wide(3))
@@ -34,6 +35,7 @@ func TestBaseTableAlias(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			rows, err := e.tables(ctx, tt.opts)
 			if err != nil {
 				t.Fatal(err)
