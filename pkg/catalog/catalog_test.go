@@ -54,6 +54,7 @@ func storedKeys(tb testing.TB, st metastore.Store) []string {
 }
 
 func TestRegisterGetRoundTrip(t *testing.T) {
+	t.Parallel()
 	c, _, _ := newCatalog(t)
 	schema := catalogtest.WideSchema(7, 12)
 	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "s3://lake/acme/orders/", Schema: schema})
@@ -71,6 +72,7 @@ func TestRegisterGetRoundTrip(t *testing.T) {
 }
 
 func TestRegisterIsIdempotentAndConflictsOnChange(t *testing.T) {
+	t.Parallel()
 	c, _, clk := newCatalog(t)
 	ctx := context.Background()
 	spec := catalog.TableSpec{Location: "s3://lake/o/", Schema: catalogtest.WideSchema(1, 3)}
@@ -102,6 +104,7 @@ func TestRegisterIsIdempotentAndConflictsOnChange(t *testing.T) {
 }
 
 func TestInvalidInputStoresNothing(t *testing.T) {
+	t.Parallel()
 	c, st, _ := newCatalog(t)
 	ctx := context.Background()
 	good := catalogtest.WideSchema(1, 2)
@@ -119,6 +122,7 @@ func TestInvalidInputStoresNothing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if _, _, err := c.Register(ctx, tt.ref, tt.spec); !errors.Is(err, tt.want) {
 				t.Fatalf("Register error = %v, want %v", err, tt.want)
 			}
@@ -130,6 +134,7 @@ func TestInvalidInputStoresNothing(t *testing.T) {
 }
 
 func TestUpdateBumpsVersion(t *testing.T) {
+	t.Parallel()
 	c, _, clk := newCatalog(t)
 	ctx := context.Background()
 	first := mustRegister(t, c, orders, catalog.TableSpec{Location: "s3://lake/o/", Schema: catalogtest.WideSchema(1, 3)})
@@ -167,6 +172,7 @@ func TestUpdateBumpsVersion(t *testing.T) {
 
 // A backfill gives a legacy registration its schema and keeps its history.
 func TestUpdateBackfillsLegacyRegistration(t *testing.T) {
+	t.Parallel()
 	c, st, _ := newCatalog(t)
 	ctx := context.Background()
 	legacy := []byte(`{"location":"/data/orders","table_type":"TABLE","created_at":"2024-03-01T12:00:00Z","version":1}`)
@@ -189,6 +195,7 @@ func TestUpdateBackfillsLegacyRegistration(t *testing.T) {
 // An update racing another writer is re-applied to the newer registration
 // (without IfVersion) and never overwrites it blindly.
 func TestUpdateUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	c, _, _ := newCatalog(t)
 	ctx := context.Background()
 	mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 2)})
@@ -216,6 +223,7 @@ func TestUpdateUnderConcurrentWriters(t *testing.T) {
 }
 
 func TestDrop(t *testing.T) {
+	t.Parallel()
 	c, st, _ := newCatalog(t)
 	ctx := context.Background()
 	mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 2)})
@@ -255,6 +263,7 @@ func (unreachable) Counter(context.Context, string) (uint64, error) { return 0, 
 // the package, the operation, the table and the kind each said once, and
 // errors.Is finds the kind.
 func TestErrorMessagesSayEachThingOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, st, clk := newCatalog(t)
 	good := catalog.TableSpec{Location: "s3://b/orders/", Schema: catalogtest.WideSchema(1, 2)}
@@ -339,6 +348,7 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 			catalog.ErrInvalidName, "", `catalog: invalid name: key "acme/orders" has 2 parts, want tenant/namespace/table`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if tc.err == nil {
 				t.Fatalf("got no error, want %q", tc.want)
 			}
@@ -374,6 +384,7 @@ func TestErrorMessagesSayEachThingOnce(t *testing.T) {
 
 // No sentinel of the package says the package: the *Error around it does.
 func TestSentinelsCarryNoPrefix(t *testing.T) {
+	t.Parallel()
 	for _, kind := range []error{catalog.ErrNotFound, catalog.ErrExists, catalog.ErrConflict, catalog.ErrInvalidName,
 		catalog.ErrInvalidSchema, catalog.ErrInvalidRegistration, catalog.ErrTooLarge, catalog.ErrSchemaUnavailable,
 		catalog.ErrQuotaExceeded, catalog.ErrUnsignalled} {

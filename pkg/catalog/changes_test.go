@@ -13,6 +13,7 @@ import (
 // what changes nothing (an identical retry, a no-op update, a refused or
 // failed write) leaves it.
 func TestWritesBumpTheChangeCounter(t *testing.T) {
+	t.Parallel()
 	c, st := quotaCatalog(t, catalog.Quota{MaxTables: 2})
 	ctx := context.Background()
 	spec := catalog.TableSpec{Location: "/d", Schema: catalogtest.WideSchema(1, 3)}

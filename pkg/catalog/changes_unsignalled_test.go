@@ -28,6 +28,7 @@ func (s failingCounter) AddCounter(ctx context.Context, key string, delta uint64
 // wrote), so the caller learns that refresh may not see it before the
 // reconciliation (issue 24, check and close).
 func TestBumpGivingUpIsReported(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := memstore.New(memstore.Options{})
 	t.Cleanup(func() { base.Close() })

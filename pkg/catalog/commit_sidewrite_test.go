@@ -36,6 +36,7 @@ func (s failingVersionWrites) Put(ctx context.Context, key string, value []byte)
 // Stats. The usage counts only what was written: the recount agrees.
 // Before the one commit path the failure was dropped in silence.
 func TestFailedSideWriteIsReportedAndCounted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := memstore.New(memstore.Options{})
 	t.Cleanup(func() { base.Close() })

@@ -27,6 +27,7 @@ func orderSchema(extra ...arrow.Field) *arrow.Schema {
 // change and stores nothing, and an update that sets the mode to none may
 // change the schema freely (an explicit choice).
 func TestUpdateKeepsCompatibilityMode(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, _, _ := newCatalog(t)
 	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "s3://lake/o/", Schema: orderSchema(), Compatibility: schemadiff.Backward})
@@ -88,6 +89,7 @@ func TestUpdateKeepsCompatibilityMode(t *testing.T) {
 // Under forward, removing a required column is refused and adding one is
 // not; under full, both rules hold.
 func TestUpdateForwardAndFull(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tt := range []struct {
 		mode                 schemadiff.Mode
@@ -98,6 +100,7 @@ func TestUpdateForwardAndFull(t *testing.T) {
 		{schemadiff.None, false, false},
 	} {
 		t.Run(string(tt.mode), func(t *testing.T) {
+			t.Parallel()
 			c, _, _ := newCatalog(t)
 			mustRegister(t, c, orders, catalog.TableSpec{Location: "s3://lake/o/", Schema: orderSchema(), Compatibility: tt.mode})
 			_, err := c.Update(ctx, orders, catalog.TableSpec{Schema: orderSchema(arrow.Field{Name: "region", Type: arrow.BinaryTypes.String})}, catalog.UpdateOptions{})
@@ -116,6 +119,7 @@ func TestUpdateForwardAndFull(t *testing.T) {
 }
 
 func TestCompatibilityModeIsValidatedAndStored(t *testing.T) {
+	t.Parallel()
 	c, st, _ := newCatalog(t)
 	_, _, err := c.Register(context.Background(), orders, catalog.TableSpec{Location: "s3://lake/o/", Schema: orderSchema(), Compatibility: "backwards"})
 	if !errors.Is(err, catalog.ErrInvalidRegistration) || !strings.Contains(err.Error(), `compatibility "backwards": want none, backward, forward or full`) {
@@ -146,6 +150,7 @@ func TestCompatibilityModeIsValidatedAndStored(t *testing.T) {
 // The deployment's default mode applies to a registration that names none;
 // one that says none keeps none.
 func TestDefaultCompatibility(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
 	c := catalog.New(st, catalog.Options{DefaultCompatibility: schemadiff.Full})

@@ -24,6 +24,7 @@ func manyProperties(n, size int) map[string]string {
 }
 
 func TestDescriptionAndPropertiesValidate(t *testing.T) {
+	t.Parallel()
 	c, st, _ := newCatalog(t)
 	ctx := context.Background()
 	good := catalogtest.WideSchema(1, 2)
@@ -48,6 +49,7 @@ func TestDescriptionAndPropertiesValidate(t *testing.T) {
 		{"value with control character", "", map[string]string{"k": "a\tb"}, `property "k": value contains a control character`},
 		{"properties too large", "", manyProperties(20, catalog.MaxPropertyValueBytes), "properties of 20560 bytes (keys and values), limit 16384"},
 	}
+	// One subtest at a time: each compares the keys stored before and after its write.
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ref := catalog.TableRef{Tenant: "acme", Namespace: "v", Name: fmt.Sprintf("t%d", i)}
@@ -85,6 +87,7 @@ func TestDescriptionAndPropertiesValidate(t *testing.T) {
 }
 
 func TestDescriptionAndPropertiesRoundTrip(t *testing.T) {
+	t.Parallel()
 	props := map[string]string{"owner": "team-sales", "retention": "90d"}
 	reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "/x", Schema: catalogtest.WideSchema(1, 2),
 		Description: "line one\nline two", Properties: props}, t0)
@@ -137,6 +140,7 @@ func TestDescriptionAndPropertiesRoundTrip(t *testing.T) {
 }
 
 func TestDescriptionAndPropertiesAreContent(t *testing.T) {
+	t.Parallel()
 	c, _, _ := newCatalog(t)
 	ctx := context.Background()
 	spec := catalog.TableSpec{Location: "s3://lake/o/", Schema: catalogtest.WideSchema(1, 3),
@@ -161,6 +165,7 @@ func TestDescriptionAndPropertiesAreContent(t *testing.T) {
 }
 
 func TestUpdateDescriptionAndProperties(t *testing.T) {
+	t.Parallel()
 	c, _, _ := newCatalog(t)
 	ctx := context.Background()
 	schema := catalogtest.WideSchema(1, 3)
@@ -180,6 +185,7 @@ func TestUpdateDescriptionAndProperties(t *testing.T) {
 		{"description cleared", catalog.TableSpec{Schema: schema}, catalog.UpdateOptions{ClearDescription: true}, 4, "", map[string]string{"tier": "gold"}},
 		{"properties cleared", catalog.TableSpec{Schema: schema, Properties: map[string]string{}}, catalog.UpdateOptions{}, 5, "", nil},
 	}
+	// In order: each update builds on the one before.
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg, err := c.Update(ctx, orders, tt.spec, tt.opts)

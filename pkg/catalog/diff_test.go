@@ -16,6 +16,7 @@ import (
 // nested types) and every other attribute a registration has; to 0 is the
 // newest kept version, a dropped table's drop included.
 func TestDiffVersions(t *testing.T) {
+	t.Parallel()
 	c, _, _ := newCatalog(t)
 	ctx := context.Background()
 	addr := arrow.StructOf(arrow.Field{Name: "zip", Type: arrow.BinaryTypes.String, Nullable: true})

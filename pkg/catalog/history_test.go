@@ -16,6 +16,7 @@ import (
 // version is the schema that version had; a dropped table's history is
 // reached through its tombstone's creation id and continues after undrop.
 func TestHistoryKeepsEveryVersion(t *testing.T) {
+	t.Parallel()
 	c, _, clk := newCatalog(t)
 	alice := catalog.WithCaller(context.Background(), "alice")
 	bob := catalog.WithCaller(context.Background(), "bob")
@@ -88,6 +89,7 @@ func TestHistoryKeepsEveryVersion(t *testing.T) {
 
 // Only the newest HistoryVersions versions are kept; negative keeps none.
 func TestHistoryIsBounded(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	c := catalog.New(st, catalog.Options{HistoryVersions: 2})
 	mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 2)})
@@ -113,6 +115,7 @@ func TestHistoryIsBounded(t *testing.T) {
 // HistoryMaxAge bounds the history by age too: older versions are not
 // listed, and the sweep deletes them and gives their bytes back.
 func TestHistoryMaxAge(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	clk := &clock{now: t0}
 	c := catalog.New(st, catalog.Options{Now: clk.Now, HistoryMaxAge: 24 * time.Hour})

@@ -12,6 +12,7 @@ import (
 // A protected table's drop is refused, and nothing is removed, until an
 // update unsets the flag; an update that names no flag keeps it.
 func TestProtectedTableRefusesDrop(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, _, _ := newCatalog(t)
 	yes, no := true, false

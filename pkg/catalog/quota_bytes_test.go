@@ -54,6 +54,7 @@ func bigProperties(n, size int) map[string]string {
 // description, 15 × 1 KiB properties or a 4 KiB location count as much as
 // a schema of that size (issue 24, finding 2).
 func TestQuotaCountsTheWholeRegistration(t *testing.T) {
+	t.Parallel()
 	schema := catalogtest.WideSchema(1, 2)
 	tests := []struct {
 		name string
@@ -65,6 +66,7 @@ func TestQuotaCountsTheWholeRegistration(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			// Room for two such tables, not three.
 			c0, st0 := quotaCatalog(t, catalog.Quota{MaxBytes: -1})
 			mustRegister(t, c0, ref("acme", "probe"), tt.spec)
@@ -91,6 +93,7 @@ func TestQuotaCountsTheWholeRegistration(t *testing.T) {
 // An update charges what it adds and gives back what it removes; a drop
 // gives back the whole registration.
 func TestQuotaUpdateChargesTheDifference(t *testing.T) {
+	t.Parallel()
 	c, st := quotaCatalog(t, catalog.Quota{})
 	ctx := context.Background()
 	r := ref("acme", "t")
@@ -126,6 +129,7 @@ func TestQuotaUpdateChargesTheDifference(t *testing.T) {
 // as the README's Quotas paragraph says (it said about 1,300 with history
 // on, where 686 fit; issue 38, row 11).
 func TestQuotaStopsTheIssueProbe(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		history  int
@@ -136,6 +140,7 @@ func TestQuotaStopsTheIssueProbe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			st := memstore.New(memstore.Options{})
 			t.Cleanup(func() { st.Close() })
 			c := catalog.New(st, catalog.Options{HistoryVersions: tt.history})
@@ -194,6 +199,7 @@ func (s *writeDuringScan) ScanPrefix(ctx context.Context, prefix string) ([]meta
 // RecomputeUsage, also for a tenant written to while it scans; it then
 // records that usage is counted in whole registrations.
 func TestRecomputeUsage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	base := memstore.New(memstore.Options{})
 	t.Cleanup(func() { base.Close() })

@@ -39,6 +39,7 @@ func tableKeys(tb testing.TB, st metastore.Store, tenant string) int {
 // stored), can still retry an identical registration, and frees a place by
 // dropping one; other tenants are not affected.
 func TestQuotaTables(t *testing.T) {
+	t.Parallel()
 	c, st := quotaCatalog(t, catalog.Quota{MaxTables: 3})
 	ctx := context.Background()
 	spec := catalog.TableSpec{Location: "/d", Schema: catalogtest.WideSchema(1, 3)}
@@ -69,6 +70,7 @@ func TestQuotaTables(t *testing.T) {
 // that would pass the limit is refused and changes nothing; a shrinking
 // update and a drop give bytes back.
 func TestQuotaBytes(t *testing.T) {
+	t.Parallel()
 	small, big := catalogtest.WideSchema(1, 2), catalogtest.WideSchema(1, 40)
 	// Here a drop frees its bytes: no tombstone, no history
 	// (TestHistoryAndTombstonesCountInTheQuota has them).
@@ -134,6 +136,7 @@ func (s slowReads) Get(ctx context.Context, key string) ([]byte, error) {
 // Concurrent writers of one tenant never pass its limit together: of 24
 // registrations racing for 5 places exactly 5 are stored and counted.
 func TestQuotaUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	st := slowReads{memstore.New(memstore.Options{})}
 	t.Cleanup(func() { st.Close() })
 	c := catalog.New(st, catalog.Options{Quota: catalog.Quota{MaxTables: 5}})
@@ -167,6 +170,7 @@ func TestQuotaUnderConcurrentWriters(t *testing.T) {
 
 // A negative limit is no limit; usage is still counted.
 func TestQuotaUnlimited(t *testing.T) {
+	t.Parallel()
 	c, _ := quotaCatalog(t, catalog.Quota{MaxTables: -1, MaxBytes: -1})
 	spec := catalog.TableSpec{Location: "/d", Schema: catalogtest.WideSchema(1, 3)}
 	for i := range 20 {

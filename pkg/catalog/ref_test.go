@@ -14,6 +14,7 @@ import (
 )
 
 func TestTableRefValidate(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", catalog.MaxNameBytes)
 	tests := []struct {
 		name    string
@@ -34,6 +35,7 @@ func TestTableRefValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			key, err := tt.ref.Key()
 			if tt.wantErr == "" {
 				if err != nil {
@@ -62,6 +64,7 @@ func TestTableRefValidate(t *testing.T) {
 // rejected, with a reason that says which rule: each rule of ValidateName,
 // for every part, and the tenant-only wildcards.
 func TestValidateNameRejectsCollidingAndHiddenNames(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, part, value string
 		wantReason        string // "" for valid
@@ -99,6 +102,7 @@ func TestValidateNameRejectsCollidingAndHiddenNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			err := catalog.ValidateName(tt.part, tt.value)
 			if tt.wantReason == "" {
 				if err != nil {
@@ -120,6 +124,7 @@ func TestValidateNameRejectsCollidingAndHiddenNames(t *testing.T) {
 // An error message never carries a hidden character itself: the name is
 // quoted with its invisible characters escaped.
 func TestNameErrorShowsHiddenCharacters(t *testing.T) {
+	t.Parallel()
 	err := catalog.ValidateName("table", "a\u202eb")
 	if got, want := err.Error(), `catalog: invalid table name "a\u202eb": contains the bidi control character U+202E`; got != want {
 		t.Fatalf("got %q, want %q", got, want)
@@ -127,6 +132,7 @@ func TestNameErrorShowsHiddenCharacters(t *testing.T) {
 }
 
 func TestParseKeyRejects(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"", "a", "a/b", "a/b/c/d", "a//c", "/b/c", "a/b/", "a/b/c\x01"} {
 		if ref, err := catalog.ParseKey(k); !errors.Is(err, catalog.ErrInvalidName) {
 			t.Errorf("ParseKey(%q) = %+v, %v; want ErrInvalidName", k, ref, err)

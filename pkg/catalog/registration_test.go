@@ -19,6 +19,7 @@ var t0 = time.Date(2026, 11, 30, 9, 30, 0, 123456000, time.UTC)
 // before schema_ipc existed decodes with no schema, and a new registration
 // round-trips its exact bytes.
 func TestRegistrationSchemaPayloadIsBackwardCompatible(t *testing.T) {
+	t.Parallel()
 	old, err := os.ReadFile("testdata/registration_historical.json")
 	if err != nil {
 		t.Fatal(err)
@@ -63,6 +64,7 @@ func TestRegistrationSchemaPayloadIsBackwardCompatible(t *testing.T) {
 // The Rust predecessor serialized Vec<u8> as an array of numbers; both
 // forms decode to the same bytes, and unknown fields are ignored.
 func TestRegistrationDecodesByteArraysAndUnknownFields(t *testing.T) {
+	t.Parallel()
 	ipc, err := catalog.EncodeSchema(arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int32}}, nil))
 	if err != nil {
 		t.Fatal(err)
@@ -87,6 +89,7 @@ func TestRegistrationDecodesByteArraysAndUnknownFields(t *testing.T) {
 }
 
 func TestDecodeRegistrationRejects(t *testing.T) {
+	t.Parallel()
 	for name, doc := range map[string]string{
 		"not json":        `{"location":`,
 		"array":           `[1,2]`,
@@ -104,6 +107,7 @@ func TestDecodeRegistrationRejects(t *testing.T) {
 }
 
 func TestNewRegistrationValidates(t *testing.T) {
+	t.Parallel()
 	good := arrow.NewSchema([]arrow.Field{{Name: "a", Type: arrow.PrimitiveTypes.Int32}}, nil)
 	tests := []struct {
 		name string
@@ -122,6 +126,7 @@ func TestNewRegistrationValidates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if _, err := catalog.NewRegistration(tt.spec, t0); !errors.Is(err, tt.want) {
 				t.Fatalf("error = %v, want %v", err, tt.want)
 			}

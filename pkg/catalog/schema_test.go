@@ -15,6 +15,7 @@ import (
 )
 
 func TestEncodeSchemaIsExactAndChecked(t *testing.T) {
+	t.Parallel()
 	for name, s := range map[string]*arrow.Schema{"rich": catalogtest.RichSchema(), "wide": catalogtest.WideSchema(5, 200)} {
 		b, err := catalog.EncodeSchema(s)
 		if err != nil {
@@ -40,12 +41,14 @@ func TestEncodeSchemaIsExactAndChecked(t *testing.T) {
 }
 
 func TestEncodeSchemaTooLarge(t *testing.T) {
+	t.Parallel()
 	if _, err := catalog.EncodeSchema(catalogtest.WideSchema(1, 5000)); !errors.Is(err, catalog.ErrTooLarge) {
 		t.Fatalf("5,000-column schema error = %v, want ErrTooLarge", err)
 	}
 }
 
 func TestDecodeSchemaRejects(t *testing.T) {
+	t.Parallel()
 	valid, _ := catalog.EncodeSchema(catalogtest.WideSchema(1, 3))
 	for name, b := range map[string][]byte{
 		"empty":     nil,
@@ -96,6 +99,7 @@ func FuzzDecodeSchema(f *testing.F) {
 // invalid schema (issue 24, finding 3: a 200,000-byte field name made one
 // search burn 32 s of CPU).
 func TestEncodeSchemaBoundsFieldNames(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("x", 1025)
 	ok := strings.Repeat("x", 1024)
 	leaf := func(name string) arrow.Field { return arrow.Field{Name: name, Type: arrow.PrimitiveTypes.Int8} }
@@ -112,6 +116,7 @@ func TestEncodeSchemaBoundsFieldNames(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := catalog.EncodeSchema(tt.s)
 			if tt.ok {
 				if err != nil {

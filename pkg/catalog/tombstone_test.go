@@ -10,6 +10,7 @@ import (
 )
 
 func TestTombstoneRoundTrip(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	reg, err := NewRegistration(TableSpec{Location: "s3://b/t/", Schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)}, now)
 	if err != nil {
@@ -45,6 +46,7 @@ func TestTombstoneRoundTrip(t *testing.T) {
 }
 
 func TestDecodeTombstoneRejects(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
 	reg, err := NewRegistration(TableSpec{Location: "s3://b/t/", Schema: arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)}, now)
 	if err != nil {
@@ -66,6 +68,7 @@ func TestDecodeTombstoneRejects(t *testing.T) {
 		{"no drop time", "a/n/t/" + reg.CreationID(), []byte(`{"registration":{"location":"s3://b/"}}`), ErrInvalidRegistration},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if _, err := DecodeTombstone(tc.key, tc.value); !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -74,6 +77,7 @@ func TestDecodeTombstoneRejects(t *testing.T) {
 }
 
 func TestRegistrationOpValidated(t *testing.T) {
+	t.Parallel()
 	if _, err := DecodeRegistration([]byte(`{"location":"s3://b/","op":"explode"}`)); !errors.Is(err, ErrInvalidRegistration) {
 		t.Fatalf("err = %v, want ErrInvalidRegistration", err)
 	}

@@ -20,6 +20,7 @@ import (
 // and changes nothing; past retention the tombstone is gone from the list
 // and cannot be restored.
 func TestDropKeepsATombstoneAndUndropRestores(t *testing.T) {
+	t.Parallel()
 	c, _, clk := newCatalog(t)
 	alice := catalog.WithCaller(context.Background(), "arn:aws:iam::1:user/alice")
 	bob := catalog.WithCaller(context.Background(), "arn:aws:iam::1:user/bob")
@@ -100,6 +101,7 @@ func TestDropKeepsATombstoneAndUndropRestores(t *testing.T) {
 
 // With retention off a drop keeps nothing to restore.
 func TestNoRetentionKeepsNoTombstone(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	c := catalog.New(st, catalog.Options{TombstoneRetention: -1})
 	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 3)})
@@ -126,6 +128,7 @@ func TestNoRetentionKeepsNoTombstone(t *testing.T) {
 // their registrations, and nothing else: a tombstone in retention and the
 // history of a live table stay.
 func TestPurgeExpired(t *testing.T) {
+	t.Parallel()
 	c, st, clk := newCatalog(t)
 	ctx := context.Background()
 	old := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(1, 3)})
@@ -170,6 +173,7 @@ func TestPurgeExpired(t *testing.T) {
 // of the kept count; a drop keeps its tombstone's bytes until an undrop or
 // the purge gives them back; the recount agrees at every step.
 func TestHistoryAndTombstonesCountInTheQuota(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	clk := &clock{now: t0}
 	c := catalog.New(st, catalog.Options{Now: clk.Now, HistoryVersions: 2})
