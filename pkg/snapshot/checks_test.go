@@ -28,6 +28,7 @@ func openAll(b []byte) error {
 }
 
 func TestDamageIsRejected(t *testing.T) {
+	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t)).Blob
 	for i := 10; i < len(b); i++ {
 		for bit := range 8 {
@@ -45,6 +46,7 @@ func TestDamageIsRejected(t *testing.T) {
 }
 
 func TestFixtureDamageIsRejected(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -91,6 +93,7 @@ func truncated(t *testing.T, b []byte) {
 }
 
 func TestErrorsSayThePackageOnce(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		blob []byte
@@ -108,6 +111,7 @@ func TestErrorsSayThePackageOnce(t *testing.T) {
 		}(), snapshot.ErrVersion, "snapshot: unsupported blob version: version 2, this build reads 4 to 6"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := snapshot.Open(tc.blob, snapshot.ReaderOptions{})
 			if err == nil || err.Error() != tc.want || !errors.Is(err, tc.kind) {
 				t.Errorf("got %v, want %q (errors.Is %v)", err, tc.want, tc.kind)

@@ -112,6 +112,7 @@ func streams(ss ...[]byte) []byte {
 // a struct as its own child is a corrupt segment, not a stack overflow
 // that kills discovery (issue 24, finding 6).
 func TestSegmentWithSelfNestedSchemaIsCorrupt(t *testing.T) {
+	t.Parallel()
 	b := craft(t, Entry{Tenant: "acme", Tables: 1}, streams(selfNestedSchemaMessage(), nil, nil))
 	r, err := Open(b, ReaderOptions{})
 	if err != nil {
@@ -134,6 +135,7 @@ func TestSegmentWithSelfNestedSchemaIsCorrupt(t *testing.T) {
 // A manifest with forged counts or sizes (and every checksum right) is a
 // rejected blob, never a huge allocation.
 func TestForgedCountsAreRejected(t *testing.T) {
+	t.Parallel()
 	payload := streams(nestedSchemaMessage(false))
 	for name, e := range map[string]Entry{
 		"tables beyond the segment":     {Tenant: "acme", Tables: 1 << 40},
@@ -143,6 +145,7 @@ func TestForgedCountsAreRejected(t *testing.T) {
 		"an invalid tenant":             {Tenant: "a/b", Tables: 1},
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			if _, err := Open(craft(t, e, payload), ReaderOptions{}); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("Open: %v, want ErrCorrupt", err)
 			}
@@ -183,6 +186,7 @@ func TestForgedCountsAreRejected(t *testing.T) {
 // is corrupt: the change feed would put a follower's cursor past rows
 // published later. At the tenant's generation it reads.
 func TestRowPublishedAfterItsTenantIsCorrupt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name             string
 		table, tombstone uint64
@@ -194,6 +198,7 @@ func TestRowPublishedAfterItsTenantIsCorrupt(t *testing.T) {
 		{"a tombstone after it", 5, 6, 5, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			payload, _, err := encodePayload(memory.DefaultAllocator,
 				[]Table{{Namespace: "n", Name: "t", Location: "/x", Published: tc.table}},
 				[]Tombstone{{Namespace: "n", Name: "t", CreationID: "c", Published: tc.tombstone}})

@@ -14,6 +14,7 @@ import (
 // newest drop first, a tie in the segment's order. A tenant without
 // tombstones has none.
 func TestDroppedIsTheTombstonesInRetentionNewestFirst(t *testing.T) {
+	t.Parallel()
 	at := t0.Add(time.Hour)
 	tomb := func(name, cid string, dropped, expires time.Time) snapshot.Tombstone {
 		return snapshot.Tombstone{Namespace: "n", Name: name, Version: 1, CreationID: cid, DroppedAt: dropped, DroppedBy: "bob", ExpiresAt: expires}

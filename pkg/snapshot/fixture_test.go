@@ -16,8 +16,12 @@ import (
 var update = flag.Bool("update", false, "rewrite testdata/v6.lakesnap with the writer, from the fixture catalog's rows it holds")
 
 func TestFixturesOpen(t *testing.T) {
+	// Not parallel: with -update it rewrites testdata/v6.lakesnap, which other tests read.
 	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version} {
-		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) { fixtureOpens(t, v) })
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			t.Parallel()
+			fixtureOpens(t, v)
+		})
 	}
 }
 

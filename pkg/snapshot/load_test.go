@@ -48,6 +48,7 @@ func readAll(r *snapshot.Reader) error {
 }
 
 func TestOpenEitherForm(t *testing.T) {
+	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 3, CreatedAt: t0}, fixtureRows(t))
 	segs := storeSegments(b.Written)
 	r, err := snapshot.Open(b.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
@@ -100,6 +101,7 @@ func TestOpenEitherForm(t *testing.T) {
 }
 
 func TestTenantFetchesItsSegmentAlone(t *testing.T) {
+	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 3, CreatedAt: t0}, fixtureRows(t))
 	want := names(tenant(t, open(t, b.Blob), "globex"))
 	ctx := context.Background()

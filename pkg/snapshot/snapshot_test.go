@@ -114,8 +114,12 @@ func names(s *snapshot.Segment) []string {
 }
 
 func TestOlderFixturesCarryOver(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
-		t.Run(name, func(t *testing.T) { fixtureCarriesOver(t, name) })
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			fixtureCarriesOver(t, name)
+		})
 	}
 }
 
@@ -160,6 +164,7 @@ func fixtureCarriesOver(t *testing.T, name string) {
 }
 
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
+	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t)).Blob
 	for _, v := range []uint16{1, 2, 3, 7, 0xffff} {
 		bad := slices.Clone(b)
@@ -171,6 +176,7 @@ func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 }
 
 func TestManifestStandsAlone(t *testing.T) {
+	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t))
 	w := b.Written
 	m, err := snapshot.Open(w.Manifest, snapshot.ReaderOptions{})
@@ -244,6 +250,7 @@ func TestManifestStandsAlone(t *testing.T) {
 }
 
 func TestWriterRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	row := func(ns, name string) snapshot.Table {
 		return snapshot.Table{Namespace: ns, Name: name, Location: "/x", TableType: "TABLE"}
 	}
@@ -270,6 +277,7 @@ func TestWriterRefusesBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			w, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 7})
 			if err != nil {
 				t.Fatal(err)
@@ -290,6 +298,7 @@ func TestWriterRefusesBadInput(t *testing.T) {
 }
 
 func TestPropertiesAreAnArrowMap(t *testing.T) {
+	t.Parallel()
 	if f, _ := snapshot.TablesSchema.FieldsByName("properties"); len(f) != 1 || f[0].Type.ID() != arrow.MAP {
 		t.Fatalf("properties field %v, want a map", f)
 	}

@@ -11,6 +11,7 @@ import (
 // later AddTenant, CopyTenant and AddEntry returns it and Finish reports it,
 // so a caller that ignores a refused tenant cannot finish a blob without it.
 func TestWriterErrorSticks(t *testing.T) {
+	t.Parallel()
 	rows := func() []snapshot.Table {
 		return []snapshot.Table{{Namespace: "n", Name: "t", Location: "/x", TableType: "TABLE"}}
 	}
