@@ -17,6 +17,7 @@ import (
 // with its path, nothing stored. "compatibility": "none" in the same PUT
 // changes it anyway; a bad mode is 400.
 func TestIncompatibleUpdateIs409WithEachChange(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	v1 := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -76,6 +77,7 @@ func TestIncompatibleUpdateIs409WithEachChange(t *testing.T) {
 // A protected table's DELETE is 409 protected until a PUT of
 // "protected": false; GET says the flag.
 func TestProtectedTableDeleteIs409(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	schema := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
 	if r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": schema, "protected": true})); r.status != http.StatusCreated || !decodeTable(t, r).Protected {

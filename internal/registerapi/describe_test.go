@@ -49,6 +49,7 @@ func properties(n, size int) map[string]string {
 // (and GET does), and refuses what is beyond with 400 invalid_registration
 // and a message naming the limit.
 func TestRegisterDescriptionAndProperties(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	schema := ipcB64(catalogtest.WideSchema(1, 3))
 	tests := []struct {
@@ -74,6 +75,7 @@ func TestRegisterDescriptionAndProperties(t *testing.T) {
 			`invalid registration: property "k": value of 1025 bytes, limit 1024`},
 		{"properties not strings", nil, map[string]any{"k": 1}, http.StatusBadRequest, ""},
 	}
+	// In order: the retries after the loop need t0 registered.
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			name := fmt.Sprintf("t%d", i)
@@ -130,6 +132,7 @@ func TestRegisterDescriptionAndProperties(t *testing.T) {
 // PUT without description or properties keeps them; given, they replace
 // them; "" and {} clear them; beyond the limits is 400.
 func TestUpdateDescriptionAndProperties(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	schema := ipcB64(catalogtest.WideSchema(1, 3))
 	r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/o/", "schema": schema,
@@ -175,6 +178,7 @@ func TestUpdateDescriptionAndProperties(t *testing.T) {
 // A registration stored before descriptions and properties existed still
 // answers GET, without them, and can be given them with PUT.
 func TestOldRegistrationWithoutDescription(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })

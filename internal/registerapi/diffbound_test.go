@@ -33,6 +33,7 @@ func allocated(fn func()) uint64 {
 // allocates under 50 MB. GET …/diff of the same two versions is bounded
 // the same way.
 func TestDiffOfAnAdversarialSchemaIsBounded(t *testing.T) {
+	// Not parallel: it measures the whole process's allocations (MemStats.TotalAlloc).
 	const depth, leaves, nameBytes = 60, 3000, 1000
 	const maxBody, maxAlloc = 1 << 20, 50 << 20
 	old, new := catalogtest.DeepBreakingSchemas(depth, leaves, nameBytes)

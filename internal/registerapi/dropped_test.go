@@ -15,6 +15,7 @@ import (
 // newest first, with who dropped each and the creation id undrop takes;
 // another tenant's list holds none of them.
 func TestDroppedThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(func(r *http.Request) string { return r.Header.Get("X-Caller") })})
 	for _, name := range []string{"orders", "returns"} {
 		if r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": name, "location": "s3://lake/" + name + "/", "schema": ipcB64(catalogtest.WideSchema(1, 2))})); r.status != http.StatusCreated {

@@ -93,6 +93,7 @@ var etagPattern = regexp.MustCompile(`^"[0-9a-f]{16}-[1-9][0-9]*"$`)
 // version number) neither updates nor drops the new one; DELETE honours
 // If-Match too.
 func TestETagsAreNotReplayedAcrossRecreation(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	req := body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(catalogtest.WideSchema(1, 3))})
 	r := do(t, h, "POST", base, "application/json", req)
@@ -141,6 +142,7 @@ func decodeTable(tb testing.TB, r response) wire.Table {
 }
 
 func TestRegisterLifecycle(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	schema := catalogtest.RichSchema()
 	req := body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": ipcB64(schema)})
@@ -196,6 +198,7 @@ func TestRegisterLifecycle(t *testing.T) {
 }
 
 func TestRegisterRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	good := ipcB64(catalogtest.WideSchema(1, 3))
 	huge := base64.StdEncoding.EncodeToString(make([]byte, catalog.MaxSchemaIPCBytes+1))
@@ -229,6 +232,7 @@ func TestRegisterRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var hdr []string
 			if tt.code == "invalid_if_match" {
 				hdr = []string{"If-Match", "latest"}
@@ -242,6 +246,7 @@ func TestRegisterRejectsBadInput(t *testing.T) {
 }
 
 func TestAuthorizerScopesTenants(t *testing.T) {
+	t.Parallel()
 	var writes int
 	h := newAPI(t, registerapi.Options{
 		Authorize: func(r *http.Request, tenant string) (string, error) {
@@ -358,6 +363,7 @@ func FuzzRegisterRequest(f *testing.F) {
 // New refuses to build a handler without an Authorizer: a forgotten one
 // fails closed at construction instead of allowing every request.
 func TestNewRefusesMissingAuthorizer(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	defer st.Close()
 	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Log: slog.New(slog.DiscardHandler)})
@@ -371,6 +377,7 @@ func TestNewRefusesMissingAuthorizer(t *testing.T) {
 
 // AllowAll allows every tenant and names the caller it is given.
 func TestAllowAll(t *testing.T) {
+	t.Parallel()
 	r := httptest.NewRequest("GET", "/", nil)
 	for _, tc := range []struct {
 		name   string
@@ -399,6 +406,7 @@ func TestAllowAll(t *testing.T) {
 // built from the kind and the table that says each thing once and carries
 // no package prefix of an internal error chain.
 func TestErrorAnswers(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	good := ipcB64(catalogtest.WideSchema(1, 3))
 	other := ipcB64(catalogtest.WideSchema(2, 3))
@@ -436,6 +444,7 @@ func TestErrorAnswers(t *testing.T) {
 			fmt.Sprintf("schema IPC of %d bytes exceeds the %d-byte limit", catalog.MaxSchemaIPCBytes+1, catalog.MaxSchemaIPCBytes)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var hdr []string
 			if tc.ifMatch != "" {
 				hdr = []string{"If-Match", tc.ifMatch}
@@ -467,6 +476,7 @@ func TestErrorAnswers(t *testing.T) {
 // name rule of catalog.ValidateName answers 400 invalid_name. Nothing is
 // stored.
 func TestRegisterRefusesNamesThatCollideOrHide(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
 	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})
@@ -528,6 +538,7 @@ func (outageStore) Get(context.Context, string) ([]byte, error) {
 // credentials, the request body, and a store outage, whose cause is logged
 // and never sent.
 func TestErrorAnswersBeyondTheCatalog(t *testing.T) {
+	t.Parallel()
 	st := outageStore{memstore.New(memstore.Options{})}
 	t.Cleanup(func() { st.Close() })
 	var logged bytes.Buffer
@@ -593,6 +604,7 @@ func TestErrorAnswersBeyondTheCatalog(t *testing.T) {
 // A registration past the tenant's quota is 403 quota_exceeded, with the
 // limit in the message, and stores nothing.
 func TestQuotaExceededIs403(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
 	h, err := registerapi.New(catalog.New(st, catalog.Options{Quota: catalog.Quota{MaxTables: 1}}), registerapi.Options{Authorize: registerapi.AllowAll(nil)})
@@ -635,6 +647,7 @@ func (s failingCounter) AddCounter(ctx context.Context, key string, delta uint64
 // not success: the producer learns that discovery may not show it before
 // the next full scan (issue 24, check and close).
 func TestUnsignalledWriteIsReported(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
 	if err := st.Put(context.Background(), catalog.ChangesKey, []byte("1")); err != nil {
@@ -674,6 +687,7 @@ func (s failingVersionWrites) Put(ctx context.Context, key string, value []byte)
 // second write, and the failure is logged as a warning naming the write
 // and the key; the catalog counts it.
 func TestSideWriteFailureIsStoredAndLogged(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
 	var logged bytes.Buffer
@@ -720,6 +734,7 @@ func (unreachableStore) Get(context.Context, string) ([]byte, error) {
 // catalog's error (operation, table, the store's own words) is logged,
 // never sent.
 func TestStoreFailureIsUnavailable(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	t.Cleanup(func() { st.Close() })
 	h, err := registerapi.New(catalog.New(unreachableStore{st}, catalog.Options{}), registerapi.Options{Authorize: registerapi.AllowAll(nil), Log: slog.New(slog.DiscardHandler)})

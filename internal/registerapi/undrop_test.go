@@ -22,6 +22,7 @@ import (
 // restores it (200, op undrop, version history continued); a second undrop
 // is 404, an undrop over a name registered again 409, a bad body 400.
 func TestUndropThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	st := memstore.New(memstore.Options{})
 	cat := catalog.New(st, catalog.Options{})
 	h, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(func(r *http.Request) string { return r.Header.Get("X-Test-Caller") })})
@@ -84,6 +85,7 @@ func TestUndropThroughTheAPI(t *testing.T) {
 // it and how; GET …/versions/{v} answers one; bad queries are 400, a
 // version not kept 404.
 func TestVersionsThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(func(*http.Request) string { return "alice" })})
 	one := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
 	two := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil))
@@ -138,6 +140,7 @@ func TestVersionsThroughTheAPI(t *testing.T) {
 // defaults, off keeps none, anything else out of range is refused with
 // the variable named.
 func TestMemoryFromEnv(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		retention, versions string
 		want                registerapi.Memory
@@ -255,6 +258,7 @@ func FuzzHistoryRoutes(f *testing.F) {
 // naming the version, not a 400 about a query nobody sent; one past the
 // range is a 400 naming the range.
 func TestVersionAtTheEndOfTheRange(t *testing.T) {
+	t.Parallel()
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil)})
 	one := ipcB64(arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil))
 	if r := do(t, h, "POST", base, "application/json", body(t, map[string]any{"name": "orders", "location": "s3://lake/orders/", "schema": one})); r.status != http.StatusCreated {
