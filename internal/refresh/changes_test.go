@@ -60,6 +60,7 @@ func counted(t *testing.T) (*catalog.Catalog, *countingStore, *refresh.Publisher
 
 // A run after no write reads the change counter once and scans nothing.
 func TestIdleRunReadsOnlyTheCounter(t *testing.T) {
+	t.Parallel()
 	c, st, p, _, clk := counted(t)
 	register(t, c, "a", 1)
 	if res := run(t, p); res.Outcome != refresh.Published || !res.Scanned || res.Changes != 1 {
@@ -81,6 +82,7 @@ func TestIdleRunReadsOnlyTheCounter(t *testing.T) {
 // publishes, is seen by the next run: the run recorded the counter it read
 // before its scan, and the write's bump moved the counter past it.
 func TestWriteDuringTheScanIsSeenByTheNextRun(t *testing.T) {
+	t.Parallel()
 	c, st, p, blobs, clk := counted(t)
 	register(t, c, "a", 1)
 	run(t, p)
@@ -103,6 +105,7 @@ func TestWriteDuringTheScanIsSeenByTheNextRun(t *testing.T) {
 // the reconciliation: idle runs miss it until the interval passes, then a
 // full scan publishes it.
 func TestReconciliationHealsALostBump(t *testing.T) {
+	t.Parallel()
 	c, st, p, blobs, clk := counted(t)
 	p.Reconcile = time.Hour
 	register(t, c, "a", 1)
@@ -128,6 +131,7 @@ func TestReconciliationHealsALostBump(t *testing.T) {
 // A blob whose header is intact but whose body is cut short is detected by
 // its size and republished (not answered unchanged forever).
 func TestTruncatedBlobIsRepublished(t *testing.T) {
+	t.Parallel()
 	c, _, p, blobs, _ := counted(t)
 	register(t, c, "a", 1)
 	run(t, p)
@@ -151,6 +155,7 @@ func TestTruncatedBlobIsRepublished(t *testing.T) {
 // A blob deleted after generation 3 restarts above 3, not at 1 (discovery
 // refuses a generation older than the one it serves).
 func TestMissingBlobRestartsAboveThePublishedGenerations(t *testing.T) {
+	t.Parallel()
 	c, _, p, blobs, _ := counted(t)
 	for i, name := range []string{"a", "b", "c"} {
 		register(t, c, name, i)
@@ -167,6 +172,7 @@ func TestMissingBlobRestartsAboveThePublishedGenerations(t *testing.T) {
 // A conditional write refused because an older blob was put in place is an
 // error, not superseded: nothing newer is serving.
 func TestPreconditionFromAnOlderBlobIsAnError(t *testing.T) {
+	t.Parallel()
 	c, _, p, blobs, _ := counted(t)
 	register(t, c, "a", 1)
 	run(t, p)

@@ -16,6 +16,7 @@ import (
 // source and detail-type and a detail naming the tenant (what a rule
 // filters on), the table, the change, who made it and the generation.
 func TestEventEntries(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 5, 7, 0, 0, 0, time.UTC)
 	var changes []scan.Change
 	for i := range 23 {

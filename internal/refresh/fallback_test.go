@@ -78,8 +78,10 @@ func withBus(t *testing.T, p *refresh.Publisher) *busRecorder {
 // brought into the snapshot, at the generation the scan published, as an
 // incremental batch does (issue 38, row 11: 0 of 6 and 0 of 1 were).
 func TestFullScanFallbackAnnouncesTheBatch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("over MaxIncremental", func(t *testing.T) {
+		t.Parallel()
 		c, _, p, _, clk := counted(t)
 		bus := withBus(t, p)
 		p.MaxIncremental = 4
@@ -110,6 +112,7 @@ func TestFullScanFallbackAnnouncesTheBatch(t *testing.T) {
 		}
 	})
 	t.Run("reconciliation due", func(t *testing.T) {
+		t.Parallel()
 		c, _, p, _, clk := counted(t)
 		bus := withBus(t, p)
 		p.Reconcile = time.Hour

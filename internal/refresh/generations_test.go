@@ -13,6 +13,7 @@ import (
 // not change keeps the generation of its last change when another tenant
 // changes.
 func TestUnchangedTenantKeepsItsGeneration(t *testing.T) {
+	t.Parallel()
 	c, p, blobs := setup(t)
 	ctx := context.Background()
 	reg := func(tenant, name string, seed int) {

@@ -18,6 +18,7 @@ import (
 )
 
 func TestLambdaConfigFromEnv(t *testing.T) {
+	t.Parallel()
 	base := map[string]string{"LAKE_TABLE": "registrations", "LAKE_BUCKET": "snapshots"}
 	for _, tc := range []struct {
 		name    string
@@ -45,6 +46,7 @@ func TestLambdaConfigFromEnv(t *testing.T) {
 		{name: "path style not a bool", env: with(base, "LAKE_S3_PATH_STYLE", "yes"), wantErr: `LAKE_S3_PATH_STYLE="yes": want true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := refresh.LambdaConfigFromEnv(func(k string) string { return tc.env[k] })
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -72,6 +74,7 @@ func with(m map[string]string, k, v string) map[string]string {
 // A run logs one JSON line and writes one EMF line; a failed run logs the
 // error and returns it.
 func TestRunLogged(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := memstore.New(memstore.Options{})
 	ref := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}
@@ -113,6 +116,7 @@ func TestRunLogged(t *testing.T) {
 // LambdaMain stops a cold start with a bad environment: exit code 2 and one
 // JSON line on stdout (the stream both Lambdas log to) naming the variable.
 func TestLambdaMainConfigurationError(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr strings.Builder
 	env := map[string]string{"LAKE_TABLE": "t", "LAKE_BUCKET": "b", "LAKE_SCAN_SEGMENTS": "0"}
 	code := refresh.LambdaMain(t.Context(), nil, func(k string) string { return env[k] }, &stdout, &stderr)

@@ -129,6 +129,7 @@ func buildBlob(t *testing.T, store metastore.Store, opts scan.BuildOptions) []by
 }
 
 func TestPublishesOnlyChanges(t *testing.T) {
+	t.Parallel()
 	c, p, blobs := setup(t)
 	register(t, c, "a", 1)
 	if res := run(t, p); res.Outcome != refresh.Published || res.Generation != 1 || res.Counts.Tables != 1 || res.BlobBytes == 0 {
@@ -149,6 +150,7 @@ func TestPublishesOnlyChanges(t *testing.T) {
 // A current blob that is not a snapshot is replaced, and the generation
 // still grows (it comes from the clock).
 func TestReplacesUnreadableBlob(t *testing.T) {
+	t.Parallel()
 	c, p, blobs := setup(t)
 	register(t, c, "a", 1)
 	if _, err := blobs.Put(context.Background(), []byte("garbage, not a snapshot"), blobstore.Condition{IfNoneMatch: true}); err != nil {
@@ -182,6 +184,7 @@ func (r *racingBlobs) Put(ctx context.Context, data []byte, cond blobstore.Condi
 }
 
 func TestSupersededNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	c, p, blobs := setup(t)
 	register(t, c, "a", 1)
 	run(t, p)
@@ -207,6 +210,7 @@ func (failingBlobs) Put(context.Context, []byte, blobstore.Condition) (string, e
 }
 
 func TestUploadErrorPublishesNothing(t *testing.T) {
+	t.Parallel()
 	c, p, blobs := setup(t)
 	register(t, c, "a", 1)
 	p.Blobs = failingBlobs{blobs}
@@ -219,6 +223,7 @@ func TestUploadErrorPublishesNothing(t *testing.T) {
 }
 
 func TestEMFLine(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	res := refresh.Result{Outcome: refresh.Published, Generation: 3, Scanned: true, Counts: catalog.Counts{Tables: 7, SchemaUnavailable: 1}, BlobBytes: 1234, SegmentsRepaired: 2,
 		VersionsPurged: 5, HistoriesLeft: 1}

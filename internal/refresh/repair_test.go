@@ -93,11 +93,13 @@ func verifies(t *testing.T, blobs blobstore.Store) (bool, string) {
 // publishing another manifest; the run after is idle again (issue 38,
 // deliver 2: only the daily reconciliation rewrote it).
 func TestScheduledRunRepairsADamagedSegment(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		missing bool
 	}{{"damaged", false}, {"missing", true}} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c, st, p, blobs, clk := counted(t)
 			registerIn(t, c, "acme", "orders", 1)
 			registerIn(t, c, "globex", "ledger", 2)
@@ -135,6 +137,7 @@ func TestScheduledRunRepairsADamagedSegment(t *testing.T) {
 // the on-failure queue): it falls back to a full scan, which publishes the
 // batch and stores every segment again.
 func TestStreamBatchOverADamagedSegmentRepairsIt(t *testing.T) {
+	t.Parallel()
 	c, _, p, blobs, clk := counted(t)
 	registerIn(t, c, "acme", "orders", 1)
 	registerIn(t, c, "globex", "ledger", 2)

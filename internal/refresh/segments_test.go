@@ -32,6 +32,7 @@ func segmentFiles(t *testing.T, blobPath string) []string {
 // beside it; a batch touching one tenant reads and writes that tenant's
 // segment and the manifest, and releases the segment it replaced.
 func TestPublishesSegmentsApart(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, p, blobs := setup(t)
 	for _, tenant := range []string{"acme", "globex", "initech"} {

@@ -40,6 +40,7 @@ func streamEvent(t *testing.T, changes ...[2]string) json.RawMessage {
 }
 
 func TestParseEvent(t *testing.T) {
+	t.Parallel()
 	scheduled := json.RawMessage(`{"version":"0","id":"x","detail-type":"Scheduled Event","source":"aws.events","account":"1","time":"2026-12-03T00:00:00Z","region":"us-east-1","resources":[],"detail":{}}`)
 	tests := []struct {
 		name       string
@@ -60,6 +61,7 @@ func TestParseEvent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			keys, stream, err := refresh.ParseEvent(tt.event)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -77,6 +79,7 @@ func TestParseEvent(t *testing.T) {
 // A stream batch is applied to the current blob without a scan: only the
 // keys' registrations are read, and the result is what a full scan gives.
 func TestApplyIsIncremental(t *testing.T) {
+	t.Parallel()
 	c, st, p, blobs, clk := counted(t)
 	register(t, c, "a", 1)
 	register(t, c, "b", 2)
@@ -108,7 +111,9 @@ func TestApplyIsIncremental(t *testing.T) {
 // Apply falls back to a full scan without a usable blob, for a batch over
 // MaxIncremental keys, and when the reconciliation is due.
 func TestApplyFallsBackToAFullScan(t *testing.T) {
+	t.Parallel()
 	t.Run("no blob", func(t *testing.T) {
+		t.Parallel()
 		c, _, p, _, _ := counted(t)
 		register(t, c, "a", 1)
 		if res, err := p.Apply(context.Background(), []string{"tbl/acme/ns/a"}); err != nil || !res.Scanned || res.Incremental || res.Outcome != refresh.Published {
@@ -116,6 +121,7 @@ func TestApplyFallsBackToAFullScan(t *testing.T) {
 		}
 	})
 	t.Run("large batch", func(t *testing.T) {
+		t.Parallel()
 		c, _, p, _, _ := counted(t)
 		p.MaxIncremental = 2
 		register(t, c, "a", 1)
@@ -126,6 +132,7 @@ func TestApplyFallsBackToAFullScan(t *testing.T) {
 		}
 	})
 	t.Run("reconciliation due", func(t *testing.T) {
+		t.Parallel()
 		c, _, p, _, clk := counted(t)
 		p.Reconcile = time.Hour
 		register(t, c, "a", 1)
@@ -142,6 +149,7 @@ func TestApplyFallsBackToAFullScan(t *testing.T) {
 // applies its batch again to the newer blob: no key is lost, and the
 // generation only grows.
 func TestApplyLosingARaceAppliesAgain(t *testing.T) {
+	t.Parallel()
 	c, _, p, blobs, _ := counted(t)
 	register(t, c, "a", 1)
 	run(t, p)
@@ -196,6 +204,7 @@ func FuzzParseEvent(f *testing.F) {
 // write the blob already has (a retried or late batch) must not hide W1
 // either.
 func TestFailedBatchIsNotHiddenByALaterOne(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
@@ -217,6 +226,7 @@ func TestFailedBatchIsNotHiddenByALaterOne(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c, _, p, blobs, clk := counted(t)
 			register(t, c, "a", 1)
 			if res := run(t, p); !res.Scanned || res.Outcome != refresh.Published {
@@ -245,6 +255,7 @@ func TestFailedBatchIsNotHiddenByALaterOne(t *testing.T) {
 // updated twice) is accounted for by the versions it moved by, so the
 // scheduled run after the batch stays idle instead of scanning.
 func TestBatchAccountsForEveryWriteOfATable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, _, p, _, clk := counted(t)
 	register(t, c, "a", 1)

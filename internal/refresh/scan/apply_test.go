@@ -16,6 +16,7 @@ import (
 )
 
 func TestApplyEqualsAFullBuild(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, st := fixture(t)
 	register(t, c, ref("umbrella", "u", "u1"), catalog.TableSpec{Location: "/u", Schema: catalogtest.WideSchema(4, 3)})
@@ -92,6 +93,7 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 }
 
 func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, st := fixture(t)
 	base := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})
@@ -130,6 +132,7 @@ func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 }
 
 func TestApplyListsItsChanges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	c, st := fixture(t)
 	base := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})

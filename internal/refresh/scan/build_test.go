@@ -19,6 +19,7 @@ import (
 )
 
 func TestBuildRoundTrips(t *testing.T) {
+	t.Parallel()
 	_, st := fixture(t)
 	b := build(t, st, scan.BuildOptions{Generation: 7, CreatedAt: t0, Marker: snapshot.Marker{Changes: 5, FullScanAt: t0}})
 	if want := (catalog.Counts{Tables: 5, SchemaUnavailable: 1}); b.Counts != want || b.Tombstones != 2 {
@@ -74,6 +75,7 @@ func TestBuildRoundTrips(t *testing.T) {
 }
 
 func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
+	t.Parallel()
 	c, st := fixture(t)
 	first := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0})
 	again := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0})
@@ -118,6 +120,7 @@ func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 }
 
 func TestRichSchemaRoundTripsExactly(t *testing.T) {
+	t.Parallel()
 	st, err := rocksdb.Open(t.TempDir(), rocksdb.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -147,6 +150,7 @@ func TestRichSchemaRoundTripsExactly(t *testing.T) {
 }
 
 func TestBuildMarksUnavailableAndSkipsMalformed(t *testing.T) {
+	t.Parallel()
 	c, st := newStore(t)
 	ctx := context.Background()
 	register(t, c, ref("t1", "n", "good"), catalog.TableSpec{Location: "/g", Schema: catalogtest.WideSchema(1, 2)})
@@ -180,6 +184,7 @@ func TestBuildMarksUnavailableAndSkipsMalformed(t *testing.T) {
 }
 
 func TestBuildEmptyAndFailing(t *testing.T) {
+	t.Parallel()
 	_, st := newStore(t)
 	b := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0})
 	if r := open(t, b.Blob); len(r.Entries()) != 0 || b.Counts != (catalog.Counts{}) {
@@ -198,6 +203,7 @@ func TestBuildEmptyAndFailing(t *testing.T) {
 }
 
 func TestChangeFieldsAreCarried(t *testing.T) {
+	t.Parallel()
 	_, st := newStore(t)
 	reg, err := catalog.NewRegistration(catalog.TableSpec{Location: "/x", Schema: catalogtest.WideSchema(1, 1)}, t0)
 	if err != nil {
