@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -321,22 +322,25 @@ func columnsDisconnect(tls *libc.TLS, pVtab uintptr) int32 {
 // namespace is a binary-searched range). The schema's value is argument
 // 1 when it is used, the name's follows. SQLite still checks every
 // constraint itself (none is omitted), so a narrowed walk only skips rows
-// that could not match.
+// that could not match. The walk compares bytes, so only a constraint
+// under the BINARY collation narrows it: one under NOCASE, RTRIM or
+// another collation ('SALES' COLLATE NOCASE) holds for rows whose bytes
+// differ, and is left to SQLite alone.
 const (
 	planSchema = 1 << iota
 	planName
 )
 
 // columnsBestIndex uses the first usable equality constraints on
-// table_schema and table_name.
-func columnsBestIndex(_ *libc.TLS, pVtab, pInfo uintptr) int32 {
+// table_schema and table_name that compare under BINARY.
+func columnsBestIndex(tls *libc.TLS, pVtab, pInfo uintptr) int32 {
 	info := at[sqlite3.Sqlite3_index_info](pInfo)
 	n := int(info.FnConstraint)
 	constraints := cSlice[sqlite3.Tsqlite3_index_constraint](info.FaConstraint, n)
 	usage := cSlice[sqlite3.Tsqlite3_index_constraint_usage](info.FaConstraintUsage, n)
 	schema, name := -1, -1
 	for i, c := range constraints {
-		if c.Fusable == 0 || c.Fop != sqlite3.SQLITE_INDEX_CONSTRAINT_EQ {
+		if c.Fusable == 0 || c.Fop != sqlite3.SQLITE_INDEX_CONSTRAINT_EQ || !binaryCollation(tls, pInfo, i) {
 			continue
 		}
 		switch {
@@ -372,6 +376,14 @@ func columnsBestIndex(_ *libc.TLS, pVtab, pInfo uintptr) int32 {
 		info.FestimatedRows = int64(rows)
 	}
 	return sqlite3.SQLITE_OK
+}
+
+// binaryCollation reports whether constraint i of a BestIndex call
+// compares under BINARY (sqlite3_vtab_collation), so that equal values are
+// equal bytes.
+func binaryCollation(tls *libc.TLS, pInfo uintptr, i int) bool {
+	z := sqlite3.Xsqlite3_vtab_collation(tls, pInfo, int32(i))
+	return z != 0 && strings.EqualFold(libc.GoString(z), "BINARY")
 }
 
 func columnsOpen(tls *libc.TLS, pVtab, ppCursor uintptr) int32 {

@@ -138,6 +138,12 @@ func TestQueries(t *testing.T) {
 		{"SELECT count(*) FROM columns WHERE table_schema = 1", "count(*)|0"},
 		{"SELECT count(*) FROM columns WHERE table_schema = 'hr' AND table_name = 'people' AND table_name = 'x'", "count(*)|0"},
 		{"SELECT count(*) FROM columns WHERE 'sales_eu' = table_schema AND table_name IN ('orders', 'people')", "count(*)|5"},
+		// A constraint under another collation than the column's (BINARY)
+		// matches what that collation says is equal, whatever the table's
+		// walk is narrowed by.
+		{"SELECT count(*) FROM information_schema.columns WHERE table_schema = 'SALES' COLLATE NOCASE", "count(*)|5"},
+		{"SELECT count(*) FROM information_schema.columns WHERE table_name = 'ORDERS' COLLATE NOCASE AND table_schema = 'sales'", "count(*)|5"},
+		{"SELECT count(*) FROM information_schema.columns WHERE table_schema = 'hr ' COLLATE RTRIM", "count(*)|1"},
 		{"SHOW TABLES", "table_catalog,table_schema,table_name,table_type|acme,hr,people,BASE TABLE|acme,sales,legacy,BASE TABLE|acme,sales,orders,BASE TABLE|acme,sales_eu,orders,BASE TABLE"},
 		{"show schemas;", "catalog_name,schema_name|acme,hr|acme,sales|acme,sales_eu"},
 		{`DESCRIBE "hr"."people"`, "column_name,data_type,is_nullable|name,utf8,YES"},
@@ -179,6 +185,11 @@ func TestColumnsPlansMatchTheFullScan(t *testing.T) {
 		"table_schema = x'73616c6573'",
 		"table_name = 1",
 		"table_schema > 'hr' AND table_name = 'orders'",
+		"table_schema = 'SALES' COLLATE NOCASE",
+		"table_name = 'ORDERS' COLLATE NOCASE",
+		"table_schema = 'Sales_EU' COLLATE NOCASE AND table_name = 'orders'",
+		"table_schema = 'sales' COLLATE BINARY AND table_name = 'Orders' COLLATE NOCASE",
+		"table_schema = 'hr ' COLLATE RTRIM",
 	} {
 		t.Run(where, func(t *testing.T) {
 			run := func(where string) string {
