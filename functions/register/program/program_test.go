@@ -20,6 +20,7 @@ import (
 )
 
 func TestConfigFromEnv(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		env     map[string]string
@@ -46,6 +47,7 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "bad path style", env: map[string]string{"LAKE_TABLE": "r", "LAKE_S3_PATH_STYLE": "yes"}, wantErr: `LAKE_S3_PATH_STYLE "yes": want true or false`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := program.ConfigFromEnv(func(k string) string { return tc.env[k] })
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -63,6 +65,7 @@ func TestConfigFromEnv(t *testing.T) {
 // Main stops a cold start with a bad environment: exit code 2 and one
 // JSON line on stdout naming the variable, before any client is built.
 func TestMainConfigurationError(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr strings.Builder
 	code := program.Main(t.Context(), nil, func(string) string { return "" }, &stdout, &stderr)
 	if code != 2 || !strings.Contains(stdout.String(), `"error":"LAKE_TABLE is required`) {
@@ -76,6 +79,7 @@ func TestMainConfigurationError(t *testing.T) {
 // snapshot lacks or before any snapshot; a segment that does not match its
 // address is an error, never a list.
 func TestSnapshotDropped(t *testing.T) {
+	t.Parallel()
 	srv := testenv.SharedS3(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
