@@ -25,6 +25,7 @@ import (
 )
 
 func TestParseFlags(t *testing.T) {
+	t.Parallel()
 	secret := map[string]string{"LAKE_JWT_HS256_SECRET": "0123456789abcdef0123456789abcdef"}
 	for _, tc := range []struct {
 		name    string
@@ -107,6 +108,7 @@ func TestParseFlags(t *testing.T) {
 		{name: "unknown flag", args: []string{"-listne", ":1"}, env: secret, wantErr: "flag provided but not defined"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c, err := ParseFlags(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -127,6 +129,7 @@ func TestParseFlags(t *testing.T) {
 // Main reports a configuration error as one JSON line on stdout and exit
 // code 2, and -h as exit code 0 with the flags on stderr.
 func TestMainConfiguration(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name              string
 		args              []string
@@ -138,6 +141,7 @@ func TestMainConfiguration(t *testing.T) {
 		{name: "help", args: []string{"-h"}, wantCode: 0, wantErrW: "LAKE_BATCH_BYTES"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var stdout, stderr strings.Builder
 			env := map[string]string{"LAKE_JWT_HS256_SECRET": "0123456789abcdef0123456789abcdef"}
 			code := Main(t.Context(), tc.args, func(k string) string { return env[k] }, &stdout, &stderr)
@@ -153,6 +157,7 @@ func TestMainConfiguration(t *testing.T) {
 // refresh and the maximum lifetime as given, the files read, and a failed
 // JWKS refresh logged as one JSON line.
 func TestAuthConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jwksFile, secretFile := filepath.Join(dir, "jwks.json"), filepath.Join(dir, "secret")
 	jwks := []byte(`{"keys":[]}`)
@@ -182,6 +187,7 @@ func TestAuthConfig(t *testing.T) {
 		{name: "missing secret file", args: []string{"-jwt-hs256-secret-file", filepath.Join(dir, "none")}, wantErr: "read the HS256 secret: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			pc, err := ParseFlags(append([]string{"-snapshot", "x"}, tc.args...), func(string) string { return "" }, io.Discard)
 			if err != nil {
 				t.Fatal(err)
@@ -212,6 +218,7 @@ func TestAuthConfig(t *testing.T) {
 // lets start-up go on (to the blob, which fails here), one that does not
 // stops the program with exit code 1 and the reason.
 func TestMainFetchesJWKSURL(t *testing.T) {
+	t.Parallel()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -256,6 +263,7 @@ func TestMainFetchesJWKSURL(t *testing.T) {
 // loopbackFlight gives the browser an address it can dial: the listen
 // address, with every interface replaced by loopback.
 func TestLoopbackFlight(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ listen, want string }{
 		{"[::]:50051", "grpc://127.0.0.1:50051"},
 		{"0.0.0.0:50051", "grpc://127.0.0.1:50051"},
@@ -273,6 +281,7 @@ func TestLoopbackFlight(t *testing.T) {
 // The flag list in functions/discovery/main.go's doc names every flag
 // ParseFlags defines (as -h prints them), and no other.
 func TestMainDocListsEveryFlag(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile(filepath.Join("..", "main.go"))
 	if err != nil {
 		t.Fatal(err)

@@ -58,6 +58,7 @@ func get(t testing.TB, url string) (int, string) {
 // reads are made to fail, and then to hang (no poll ends, so only the
 // server's own staleness clock can see it), to get there.
 func TestStalenessTurnsHealthUnhealthy(t *testing.T) {
+	// Not parallel: it waits for health to follow a 500 ms staleness bound, a matter of timing.
 	f := newBlobFile(t)
 	f.write(t, 1, "orders")
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
@@ -150,6 +151,7 @@ func TestStalenessTurnsHealthUnhealthy(t *testing.T) {
 
 // Start refuses a staleness bound that a poll interval cannot meet.
 func TestStartChecksMaxStaleness(t *testing.T) {
+	t.Parallel()
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +166,7 @@ func TestStartChecksMaxStaleness(t *testing.T) {
 		{name: "negative", max: -time.Second, wantErr: "discovery: Config.MaxStaleness -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv, err := program.Start(t.Context(), program.Config{
 				Listen: "127.0.0.1:0", Blobs: newBlobFile(t).store, PollInterval: tc.poll, MaxStaleness: tc.max, Auth: validator, Log: quietLog(),
 			})
@@ -181,6 +184,7 @@ func TestStartChecksMaxStaleness(t *testing.T) {
 // them; /metrics is there either way, and /healthz on the load balancer's
 // listener never has them.
 func TestAdminPprofIsOptIn(t *testing.T) {
+	t.Parallel()
 	f := newBlobFile(t)
 	f.write(t, 1, "orders")
 	validator, err := auth.New(auth.Config{HS256Secret: secret})
@@ -224,6 +228,7 @@ func TestAdminPprofIsOptIn(t *testing.T) {
 }
 
 func TestRequestTimeoutFlag(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		args    []string
@@ -240,6 +245,7 @@ func TestRequestTimeoutFlag(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			env := map[string]string{"LAKE_SNAPSHOT": "/tmp/x.lakesnap", "LAKE_JWT_HS256_SECRET": strings.Repeat("s", 32)}
 			for k, v := range tt.env {
 				env[k] = v
