@@ -85,6 +85,7 @@ func (res *Result) counted(h catalog.HistoryPurge) {
 	res.HistoriesPurged += h.Histories
 	res.VersionsPurged += h.Versions
 	res.HistoriesLeft += h.Left
+	res.HistorySweepPages += h.ScanPages
 }
 
 // purgeDropped purges the orphaned history of each tombstone key in keys

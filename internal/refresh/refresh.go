@@ -175,13 +175,15 @@ type Result struct {
 	// HistoriesPurged is how many tables' orphaned histories History
 	// deleted, VersionsPurged their version records; HistoriesLeft how
 	// many it found and left for a later run (HistoryBudget);
-	// HistorySwept says the run swept the whole store for them;
+	// HistorySwept says the run swept the whole store for them, over
+	// HistorySweepPages pages of a scan apart from Scan's;
 	// HistoryError why a purge failed ("" when none did).
-	HistoriesPurged int    `json:",omitempty"`
-	VersionsPurged  int    `json:",omitempty"`
-	HistoriesLeft   int    `json:",omitempty"`
-	HistorySwept    bool   `json:",omitempty"`
-	HistoryError    string `json:",omitempty"`
+	HistoriesPurged   int    `json:",omitempty"`
+	VersionsPurged    int    `json:",omitempty"`
+	HistoriesLeft     int    `json:",omitempty"`
+	HistorySwept      bool   `json:",omitempty"`
+	HistorySweepPages int    `json:",omitempty"`
+	HistoryError      string `json:",omitempty"`
 	// SkippedKeys lists the first malformed registrations, for the log.
 	SkippedKeys []string
 	Duration    time.Duration
@@ -590,6 +592,7 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 		slog.Int("versions_purged", r.VersionsPurged),
 		slog.Int("histories_left", r.HistoriesLeft),
 		slog.Bool("history_swept", r.HistorySwept),
+		slog.Int("history_sweep_pages", r.HistorySweepPages),
 		slog.String("history_error", r.HistoryError),
 		slog.Int64("duration_ms", r.Duration.Milliseconds()),
 		slog.String("blob", location),

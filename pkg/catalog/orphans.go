@@ -54,6 +54,9 @@ type HistoryPurge struct {
 	// Left is how many histories nothing reaches that the sweep left for
 	// the next one (its budget spent, or its context done).
 	Left int
+	// ScanPages is how many pages the sweep's scan of the store read
+	// (DynamoDB Scan calls, retries apart); 0 for a purge of one table.
+	ScanPages int
 }
 
 // PurgeOrphanedHistory deletes the version records of ref's registration
@@ -119,7 +122,7 @@ func (c *Catalog) SweepOrphanedHistories(ctx context.Context, budget int) (Histo
 		reached[maphash.String(seed, id)] = true
 		delete(seen, id)
 	}
-	_, err := metastore.Visit(ctx, c.store, "", func(e metastore.Entry) error {
+	stats, err := metastore.Visit(ctx, c.store, "", func(e metastore.Entry) error {
 		switch {
 		case strings.HasPrefix(e.Key, KeyPrefix):
 			if id := creationIDOf(e.Value); id != "" {
@@ -141,6 +144,7 @@ func (c *Catalog) SweepOrphanedHistories(ctx context.Context, budget int) (Histo
 		}
 		return nil
 	})
+	out.ScanPages = stats.Pages
 	if err != nil {
 		return out, &Error{Op: "sweep orphaned history", Kind: err}
 	}
