@@ -69,8 +69,9 @@ func (s *Service) sqlEngine(ctx context.Context) (*engineEntry, string, *View, e
 	}
 }
 
-// sqlTenant lays a prepared tenant (emptyTenant: no tables) out for the engine,
-// decoding each distinct schema once.
+// sqlTenant lays a prepared tenant (emptyTenant: no tables) out for the
+// engine, decoding each distinct schema once; the engine reads the tables
+// from the segment's Arrow columns (sqlTables).
 func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
 	t := sqlcatalog.Tenant{Catalog: tenant, Version: s.opts.Version}
 	if ts.n == 0 {
@@ -86,16 +87,31 @@ func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
 			t.Schemas[i] = sc
 		}
 	}
-	t.Tables = make([]sqlcatalog.Table, ts.n)
-	for i := range ts.n {
-		ref := -1
-		if !ts.cols.SchemaRef.IsNull(i) {
-			ref = int(ts.cols.SchemaRef.Value(i))
-		}
-		t.Tables[i] = sqlcatalog.Table{Namespace: ts.cols.Namespace.Value(i), Name: ts.cols.Name.Value(i),
-			Type: ts.cols.TableType.Value(i), Schema: ref}
-	}
+	t.Tables = sqlTables{cols: &ts.cols, n: ts.n}
 	return t
+}
+
+// sqlTables are a prepared tenant's tables as an SQL engine reads them:
+// its segment's columns, in the segment's (namespace, name) order.
+type sqlTables struct {
+	cols *segmentColumns
+	n    int
+}
+
+var _ sqlcatalog.Tables = sqlTables{}
+
+func (t sqlTables) Len() int               { return t.n }
+func (t sqlTables) Namespace(i int) string { return t.cols.Namespace.Value(i) }
+func (t sqlTables) Name(i int) string      { return t.cols.Name.Value(i) }
+func (t sqlTables) Type(i int) string      { return t.cols.TableType.Value(i) }
+
+// SchemaRef indexes the segment's distinct schemas (sqlTenant's
+// Schemas), or is -1 where the schema is unavailable.
+func (t sqlTables) SchemaRef(i int) int {
+	if t.cols.SchemaRef.IsNull(i) {
+		return -1
+	}
+	return int(t.cols.SchemaRef.Value(i))
 }
 
 // errTransactions answers a statement inside a transaction.

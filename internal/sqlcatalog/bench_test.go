@@ -14,14 +14,16 @@ import (
 // namespaces: 20,000 rows of information_schema.columns.
 func wideTenant() Tenant {
 	t := Tenant{Catalog: "acme", Version: "bench"}
+	var tables tableList
 	for i := range 1000 {
 		t.Schemas = append(t.Schemas, catalogtest.WideSchema(i, 20))
 	}
 	for ns := range 10 {
 		for i := ns; i < 1000; i += 10 {
-			t.Tables = append(t.Tables, Table{Namespace: fmt.Sprintf("ns%d", ns), Name: fmt.Sprintf("table_%04d", i), Type: "TABLE", Schema: i})
+			tables = append(tables, table{Namespace: fmt.Sprintf("ns%d", ns), Name: fmt.Sprintf("table_%04d", i), Type: "TABLE", Schema: i})
 		}
 	}
+	t.Tables = tables
 	return t
 }
 

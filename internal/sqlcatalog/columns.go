@@ -35,7 +35,7 @@ const (
 //   - timestamps, times, durations and dates: datetime_precision, the
 //     digits of fractional seconds (s 0, ms 3, us 6, ns 9; date32 0,
 //     date64 3).
-func describeSchema(l *columnsLayout, s *arrow.Schema) {
+func describeSchema(l *arenaLayout, s *arrow.Schema) {
 	for i := range s.NumFields() {
 		f := s.Field(i)
 		r := arenaRow{name: l.append(f.Name), nullable: l.no, dataType: l.text(arrowtype.String(f.Type))}

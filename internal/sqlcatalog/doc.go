@@ -25,11 +25,12 @@
 // holding that tenant's rows and nothing else: isolation is by
 // construction, since no statement can reach data the database does not
 // hold. The tenant's name is in the database only as its own catalog.
-// information_schema.schemata and .tables are tables of the database;
-// information_schema.columns is a virtual table over the tenant's column
-// descriptions, one per distinct schema (columnstable.go), registered on
-// the tenant's own database, so building an engine copies no column rows
-// into SQLite.
+// information_schema.schemata, .tables and .columns are virtual tables
+// registered on the tenant's own database, over an arena laid out once, at
+// Build, from the tenant's Tables (read where the caller keeps them:
+// discovery hands over its prepared tenant's Arrow columns) and its column
+// descriptions, one per distinct schema (columnstable.go,
+// tablestable.go), so building an engine inserts no row into SQLite.
 //
 // # Read-only and sandboxed
 //

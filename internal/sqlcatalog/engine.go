@@ -53,24 +53,36 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Table is one registered table as the engine lists it.
-type Table struct {
-	Namespace, Name string
-	// Type is lake's table type ("TABLE" for a plain table).
-	Type string
-	// Schema indexes Tenant.Schemas, or is -1 when the table has no schema.
-	Schema int
+// Tables are a tenant's registered tables as an engine reads them: Len
+// rows, sorted by (Namespace, Name) in byte order, each pair once. Build
+// reads each row once, while it runs, and keeps copies of what it needs,
+// so an implementation may hand out strings over its own memory (as
+// discovery's prepared tenant does, over its segment's Arrow columns).
+type Tables interface {
+	// Len is how many tables there are.
+	Len() int
+	// Namespace and Name name table i.
+	Namespace(i int) string
+	Name(i int) string
+	// Type is table i's lake table type ("TABLE" for a plain table).
+	Type(i int) string
+	// SchemaRef indexes Tenant.Schemas, or is -1 when table i has no
+	// schema.
+	SchemaRef(i int) int
 }
 
-// Tenant is what an Engine is built from: one tenant's tables, sorted by
-// (Namespace, Name), and their distinct schemas.
+// Tenant is what an Engine is built from: one tenant's tables and their
+// distinct schemas.
 type Tenant struct {
 	// Catalog is the tenant's name: the catalog of every row, and what
 	// current_catalog() and current_user() answer.
 	Catalog string
 	// Version is the server's version, which version() reports.
 	Version string
-	Tables  []Table
+	// Tables are the tenant's tables; nil when it has none.
+	Tables Tables
+	// Schemas are the distinct schemas Tables.SchemaRef indexes; a nil
+	// one reads as no schema.
 	Schemas []*arrow.Schema
 }
 
@@ -136,33 +148,34 @@ type Engine struct {
 	// field of a heap object, which does not move (see Checker.out).
 	out   [2]uintptr
 	bytes int64
-	// columns is what information_schema.columns and the engine's
-	// functions read (columnstable.go).
-	columns *columnsArena
+	// arena is what information_schema's virtual tables and the
+	// engine's functions read (columnstable.go).
+	arena *arena
 
 	closeOnce sync.Once
 }
 
-// ddl creates the views' tables but information_schema.columns, which is
-// a virtual table in an engine (engineDDL, columnstable.go) and a plain
-// table of the same columns on the Checker (checkerDDL), so a statement
+// ddl creates what the engines and the Checker share; the views are
+// virtual tables in an engine (engineDDL, columnstable.go) and plain
+// tables of the same columns on the Checker (checkerDDL), so a statement
 // compiles the same on both.
 const ddl = `
 ATTACH ':memory:' AS information_schema;
-CREATE TABLE information_schema.schemata (
-	catalog_name TEXT NOT NULL, schema_name TEXT NOT NULL, schema_owner TEXT,
-	PRIMARY KEY (schema_name)) WITHOUT ROWID;
-CREATE TABLE information_schema.tables (
-	table_catalog TEXT NOT NULL, table_schema TEXT NOT NULL, table_name TEXT NOT NULL, table_type TEXT NOT NULL,
-	PRIMARY KEY (table_schema, table_name)) WITHOUT ROWID;
 CREATE TABLE main.dual (dummy TEXT NOT NULL);
 INSERT INTO main.dual VALUES ('X');
 `
 
-var (
-	engineDDL  = ddl + "CREATE VIRTUAL TABLE information_schema.columns USING " + columnsModuleName + ";"
-	checkerDDL = ddl + strings.Replace(columnsDecl, "CREATE TABLE x", "CREATE TABLE information_schema.columns", 1) + ";"
-)
+var engineDDL, checkerDDL = viewsDDL()
+
+func viewsDDL() (engine, checker string) {
+	engine, checker = ddl, ddl
+	for k, v := range vtabs {
+		name := "information_schema." + vtabNames[k]
+		engine += "CREATE VIRTUAL TABLE " + name + " USING " + v.module + ";\n"
+		checker += strings.Replace(v.decl, "CREATE TABLE x", "CREATE TABLE "+name, 1) + ";\n"
+	}
+	return engine, checker
+}
 
 // functions are the engine's own SQL functions beside SQLite's: name →
 // number of arguments.
@@ -212,10 +225,15 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 		mem = memory.DefaultAllocator
 	}
 	e := &Engine{tenant: t.Catalog, checker: checker, limits: limits.withDefaults(), mem: mem,
-		sem: make(chan struct{}, 1), tables: make(map[string][]string, len(t.Tables))}
+		sem: make(chan struct{}, 1)}
+	l, err := layoutTenant(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	e.tables = l.index
 	tls := libc.NewTLS()
 	defer tls.Close()
-	if e.columns, err = newColumnsArena(tls, t); err != nil {
+	if e.arena, err = newArena(tls, l); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -229,14 +247,11 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	if err := e.registerFunctions(tls); err != nil {
 		return nil, err
 	}
-	if err := e.columns.register(tls, e.handle); err != nil {
+	if err := e.arena.register(tls, e.handle); err != nil {
 		return nil, err
 	}
 	if err := e.exec(tls, engineDDL); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: create views: %w", err)
-	}
-	if err := e.load(ctx, tls, t); err != nil {
-		return nil, err
 	}
 	if err := e.exec(tls, "PRAGMA query_only = 1; PRAGMA trusted_schema = 0"); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: query_only: %w", err)
@@ -254,9 +269,8 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 			e.bytes += int64(int32(e.out[0]))
 		}
 	}
-	// The column descriptions and the registration index (see
-	// Engine.Bytes).
-	e.bytes += int64(e.columns.size)
+	// The arena and the registration index (see Engine.Bytes).
+	e.bytes += int64(e.arena.size)
 	for k, v := range e.tables {
 		e.bytes += int64(len(k)) + 16
 		for _, s := range v {
@@ -305,7 +319,7 @@ func (e *Engine) exec(tls *libc.TLS, sql string) error {
 }
 
 // Bytes is the memory the engine holds: SQLite's page cache, schema and
-// lookaside, the column descriptions and its table index.
+// lookaside, the arena (tables, column descriptions) and its table index.
 func (e *Engine) Bytes() int64 { return e.bytes }
 
 // Close frees the database, once a statement running has ended; later
@@ -320,63 +334,13 @@ func (e *Engine) Close() {
 			tls.Close()
 			e.handle = 0
 		}
-		// No connection holds the columns module now.
-		e.columns.free()
+		// No connection holds the modules now.
+		e.arena.free()
 	})
 }
 
-// load inserts t's rows, in one transaction (stmt.go). It stops with
-// ctx's error when ctx ends.
-func (e *Engine) load(ctx context.Context, tls *libc.TLS, t Tenant) (err error) {
-	exec := func(query string) error {
-		s, err := prepare(tls, e.handle, query, nil)
-		defer s.finalize()
-		if err == nil {
-			err = s.exec()
-		}
-		return err
-	}
-	if err := exec("BEGIN"); err != nil {
-		return fmt.Errorf("sqlcatalog: load: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = exec("ROLLBACK")
-		}
-	}()
-	insSchema, err := prepare(tls, e.handle, "INSERT INTO information_schema.schemata VALUES (?, ?, ?)", nil)
-	defer insSchema.finalize()
-	if err != nil {
-		return fmt.Errorf("sqlcatalog: load: %w", err)
-	}
-	insTable, err := prepare(tls, e.handle, "INSERT INTO information_schema.tables VALUES (?, ?, ?, ?)", nil)
-	defer insTable.finalize()
-	if err != nil {
-		return fmt.Errorf("sqlcatalog: load: %w", err)
-	}
-	for i, tb := range t.Tables {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if i == 0 || tb.Namespace != t.Tables[i-1].Namespace {
-			if err := insSchema.exec(t.Catalog, tb.Namespace, t.Catalog); err != nil {
-				return fmt.Errorf("sqlcatalog: load namespace %q: %w", tb.Namespace, err)
-			}
-		}
-		key := strings.ToLower(tb.Name)
-		e.tables[key] = append(e.tables[key], tb.Namespace+"\x00"+tb.Name)
-		if err := insTable.exec(t.Catalog, tb.Namespace, tb.Name, tableTypeName(tb.Type)); err != nil {
-			return fmt.Errorf("sqlcatalog: load table %q.%q: %w", tb.Namespace, tb.Name, err)
-		}
-	}
-	if err := exec("COMMIT"); err != nil {
-		return fmt.Errorf("sqlcatalog: load: %w", err)
-	}
-	return nil
-}
-
 // registerFunctions adds the engine's functions (functionNames), which
-// answer from the columns arena: the tenant's name, the server's version,
+// answer from the arena: the tenant's name, the server's version,
 // NULL for the current schema.
 func (e *Engine) registerFunctions(tls *libc.TLS) error {
 	for _, name := range functionNames {
@@ -391,7 +355,7 @@ func (e *Engine) registerFunctions(tls *libc.TLS) error {
 		if err != nil {
 			return fmt.Errorf("sqlcatalog: function %s: %w", name, err)
 		}
-		rc := sqlite3.Xsqlite3_create_function_v2(tls, e.handle, z, 0, sqlite3.SQLITE_UTF8|sqlite3.SQLITE_DETERMINISTIC, e.columns.p, fn, 0, 0, 0)
+		rc := sqlite3.Xsqlite3_create_function_v2(tls, e.handle, z, 0, sqlite3.SQLITE_UTF8|sqlite3.SQLITE_DETERMINISTIC, e.arena.p, fn, 0, 0, 0)
 		libc.Xfree(tls, z)
 		if rc != sqlite3.SQLITE_OK {
 			return fmt.Errorf("sqlcatalog: function %s: %s", name, e.errmsg(tls))

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,20 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	_ "modernc.org/sqlite"
 )
+
+// tableList is Tables held as a slice of rows.
+type tableList []table
+
+type table struct {
+	Namespace, Name, Type string
+	Schema                int
+}
+
+func (l tableList) Len() int               { return len(l) }
+func (l tableList) Namespace(i int) string { return l[i].Namespace }
+func (l tableList) Name(i int) string      { return l[i].Name }
+func (l tableList) Type(i int) string      { return l[i].Type }
+func (l tableList) SchemaRef(i int) int    { return l[i].Schema }
 
 func testTenant() Tenant {
 	orders := arrow.NewSchema([]arrow.Field{
@@ -25,7 +40,7 @@ func testTenant() Tenant {
 		{Name: "score", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
 	}, nil)
 	people := arrow.NewSchema([]arrow.Field{{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	return Tenant{Catalog: "acme", Version: "1.2.3", Schemas: []*arrow.Schema{orders, people}, Tables: []Table{
+	return Tenant{Catalog: "acme", Version: "1.2.3", Schemas: []*arrow.Schema{orders, people}, Tables: tableList{
 		{Namespace: "hr", Name: "people", Type: "TABLE", Schema: 1},
 		{Namespace: "sales", Name: "legacy", Type: "TABLE", Schema: -1},
 		{Namespace: "sales", Name: "orders", Type: "TABLE", Schema: 0},
@@ -97,7 +112,7 @@ func TestNestedDataTypes(t *testing.T) {
 		{Name: "code", Type: &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, Nullable: true},
 	}, nil)
 	e, err := Build(context.Background(), Tenant{Catalog: "acme", Version: "1", Schemas: []*arrow.Schema{sc},
-		Tables: []Table{{Namespace: "sales", Name: "nested", Type: "TABLE", Schema: 0}}}, c, Limits{}, memory.DefaultAllocator)
+		Tables: tableList{{Namespace: "sales", Name: "nested", Type: "TABLE", Schema: 0}}}, c, Limits{}, memory.DefaultAllocator)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,6 +219,77 @@ func TestColumnsPlansMatchTheFullScan(t *testing.T) {
 			full := strings.NewReplacer("table_schema", "+table_schema", "table_name", "+table_name").Replace(where)
 			if got, want := run(where), run(full); got != want {
 				t.Errorf("got  %s\nwant %s (%s)", got, want, full)
+			}
+		})
+	}
+}
+
+// TestViewsPlansMatchTheFullScan: information_schema.tables and
+// .schemata, virtual tables over the arena, answer a WHERE that narrows
+// their walk and an ORDER BY their walk's order consumes as a full walk
+// sorted by SQLite does (a unary + keeps SQLite from handing a constraint
+// or an ORDER BY term to the table).
+func TestViewsPlansMatchTheFullScan(t *testing.T) {
+	e := newTestEngine(t, Limits{})
+	plus := regexp.MustCompile(`\b(\w\.)?(table_schema|table_name|table_catalog|table_type|schema_name|catalog_name|schema_owner)\b`)
+	for _, q := range []string{
+		"SELECT * FROM information_schema.tables",
+		"SELECT * FROM information_schema.tables ORDER BY table_schema, table_name",
+		"SELECT * FROM information_schema.tables ORDER BY table_catalog, table_schema DESC",
+		"SELECT * FROM information_schema.tables ORDER BY table_name, table_schema",
+		"SELECT * FROM information_schema.tables ORDER BY table_schema, table_name DESC",
+		"SELECT * FROM information_schema.tables ORDER BY table_type, table_schema",
+		"SELECT * FROM information_schema.tables WHERE table_schema = 'sales' ORDER BY table_name",
+		"SELECT * FROM information_schema.tables WHERE table_name = 'orders' ORDER BY table_schema",
+		"SELECT * FROM information_schema.tables WHERE table_schema = 'sales' AND table_name = 'orders'",
+		"SELECT * FROM information_schema.tables WHERE table_schema = 'sales' AND table_name = 'nope'",
+		"SELECT * FROM information_schema.tables WHERE table_schema = 'nope'",
+		"SELECT * FROM information_schema.tables WHERE table_schema = 'SALES' COLLATE NOCASE AND table_name = 'Orders' COLLATE NOCASE",
+		"SELECT * FROM information_schema.tables WHERE table_name IN ('orders', 'people') ORDER BY 2, 3",
+		"SELECT t.table_name AS n, count(*) AS k FROM information_schema.tables t JOIN information_schema.columns c ON c.table_schema = t.table_schema AND c.table_name = t.table_name GROUP BY t.table_schema, t.table_name",
+		"SELECT * FROM information_schema.schemata",
+		"SELECT * FROM information_schema.schemata ORDER BY schema_name DESC",
+		"SELECT * FROM information_schema.schemata ORDER BY catalog_name, schema_owner, schema_name",
+		"SELECT * FROM information_schema.schemata WHERE schema_name = 'sales'",
+		"SELECT * FROM information_schema.schemata WHERE schema_name = 'Sales_EU' COLLATE NOCASE",
+		"SELECT * FROM information_schema.schemata WHERE schema_name = 'nope'",
+		"SELECT s.schema_name AS s, t.table_name AS n FROM information_schema.schemata s JOIN information_schema.tables t ON t.table_schema = s.schema_name ORDER BY 1, 2",
+	} {
+		t.Run(q, func(t *testing.T) {
+			run := func(q string) string {
+				t.Helper()
+				res, err := e.Query(context.Background(), q, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return render(res)
+			}
+			full := plus.ReplaceAllString(q, "+$1$2")
+			if got, want := run(q), run(full); got != want {
+				t.Errorf("got  %s\nwant %s (%s)", got, want, full)
+			}
+		})
+	}
+}
+
+// TestBuildRefusesTablesOutOfOrder: the views' walks rely on the tables'
+// (namespace, name) order, so Build refuses tables out of it or twice.
+func TestBuildRefusesTablesOutOfOrder(t *testing.T) {
+	c, err := NewChecker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	for name, tables := range map[string]tableList{
+		"names":      {{Namespace: "a", Name: "y", Type: "TABLE", Schema: -1}, {Namespace: "a", Name: "x", Type: "TABLE", Schema: -1}},
+		"namespaces": {{Namespace: "b", Name: "x", Type: "TABLE", Schema: -1}, {Namespace: "a", Name: "y", Type: "TABLE", Schema: -1}},
+		"twice":      {{Namespace: "a", Name: "x", Type: "TABLE", Schema: -1}, {Namespace: "a", Name: "x", Type: "TABLE", Schema: -1}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e, err := Build(context.Background(), Tenant{Catalog: "acme", Tables: tables}, c, Limits{}, nil)
+			if err == nil {
+				e.Close()
+				t.Fatal("Build accepted tables out of order")
 			}
 		})
 	}

@@ -75,29 +75,6 @@ func (s *statement) bindText(i int, v string) error {
 	return nil
 }
 
-// exec binds args, runs s to its end and resets it for the next run.
-func (s *statement) exec(args ...string) error {
-	for i, a := range args {
-		if err := s.bindText(i+1, a); err != nil {
-			return err
-		}
-	}
-	for {
-		ok, err := s.step()
-		if err != nil {
-			sqlite3.Xsqlite3_reset(s.tls, s.pstmt)
-			return err
-		}
-		if !ok {
-			break
-		}
-	}
-	if rc := sqlite3.Xsqlite3_reset(s.tls, s.pstmt); rc != sqlite3.SQLITE_OK {
-		return s.error(rc)
-	}
-	return nil
-}
-
 // finalize frees the statement.
 func (s *statement) finalize() {
 	if s.pstmt != 0 {
