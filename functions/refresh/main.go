@@ -1,6 +1,8 @@
-// Command refresh is the refresh Lambda: on each EventBridge scheduled event
-// it scans DynamoDB once, builds the snapshot and publishes the blob to S3
-// when its content changed. The program is refresh.LambdaMain.
+// Command refresh is the refresh Lambda: on each DynamoDB stream batch it
+// applies the changed keys to the snapshot, and on each EventBridge
+// scheduled event it scans DynamoDB when needed; it publishes the changed
+// tenants' segments and the manifest to S3 when their content changed. The
+// program is refresh.LambdaMain.
 //
 // Environment:
 //
@@ -13,6 +15,9 @@
 //	LAKE_S3_PATH_STYLE        true selects path-style S3 addressing (S3-compatible servers)
 //	LAKE_HISTORY_VERSIONS     versions the register function keeps of each table (its value; default 100; off)
 //	LAKE_HISTORY_BUDGET       version records read per invocation to purge orphaned history (default 5000)
+//	LAKE_RECONCILE_INTERVAL   how often a scheduled run scans in full whatever the change counter says (default 24h, at least 1m)
+//	LAKE_MAX_INCREMENTAL      changed keys a stream batch applies; a larger batch is a full scan (default 1000)
+//	LAKE_EVENT_BUS            EventBridge bus (name or ARN) the change events are put on (default: none)
 //
 // The SDK's standard variables (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB,
 // AWS_ENDPOINT_URL_S3, …) configure the clients. Logs and metrics (EMF) are
