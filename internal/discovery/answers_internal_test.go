@@ -5,6 +5,46 @@ import (
 	"testing"
 )
 
+// answers is the cache seen as the cache of filtered answers it was before
+// it held other kinds.
+type answers struct{ *cache }
+
+type answerKey struct {
+	tenant cacheKey
+	cmd    string
+}
+
+func (k answerKey) key() cacheKey {
+	return cacheKey{kind: kindAnswer, tenant: k.tenant.tenant, addr: k.tenant.addr, sub: k.cmd}
+}
+
+func newAnswerCache(budget int64) answers { return answers{newCache(budget)} }
+
+func (c answers) keep(k answerKey, msgs [][]byte) { c.add(k.key(), msgs, answerSize(k.key(), msgs)) }
+
+func (c answers) get(k answerKey) [][]byte {
+	h, ok := c.lookup(k.key())
+	if !ok {
+		return nil
+	}
+	defer h.release()
+	return h.value().([][]byte)
+}
+
+func (c answers) retain(keep func(cacheKey) bool) {
+	c.cache.retain(func(tenant string, addr [32]byte) bool { return keep(cacheKey{tenant: tenant, addr: addr}) })
+}
+
+type answerStats struct {
+	BudgetBytes, Bytes int64
+	Answers            int
+}
+
+func (c answers) Stats() answerStats {
+	st := c.stats()
+	return answerStats{st.BudgetBytes, st.Kinds[kindAnswer.String()].Bytes, st.Kinds[kindAnswer.String()].Entries}
+}
+
 // The cache keeps answers within its budget, least recently used out;
 // refuses an answer over an eighth of it; and retain drops the answers of
 // the tenants a reload changed.

@@ -9,10 +9,39 @@ import (
 	"time"
 )
 
-func key(t string) cacheKey { return cacheKey{tenant: t} }
+func key(t string) cacheKey { return cacheKey{kind: kindTenant, tenant: t} }
 
 func sized(n int64) func() (*tenantState, error) {
 	return func() (*tenantState, error) { return &tenantState{bytes: n}, nil }
+}
+
+// tenants is the cache seen as the prepared tenants' cache it was before it
+// held other kinds: get builds and returns a prepared tenant.
+type tenants struct{ *cache }
+
+func newTenantCache(budget int64) tenants { return tenants{newCache(budget)} }
+
+func (c tenants) get(ctx context.Context, k cacheKey, build func() (*tenantState, error)) (*tenantState, error) {
+	h, err := c.cache.get(ctx, k, func() (any, int64, error) {
+		ts, err := build()
+		if err != nil {
+			return nil, 0, err
+		}
+		return ts, ts.bytes, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer h.release()
+	return h.value().(*tenantState), nil
+}
+
+func (c tenants) Stats() CacheStats { return c.stats() }
+
+func (c tenants) retain(keep func(cacheKey) bool) {
+	c.cache.retain(func(tenant string, addr [32]byte) bool {
+		return keep(cacheKey{kind: kindTenant, tenant: tenant, addr: addr})
+	})
 }
 
 // Concurrent first requests for one tenant build it once: the build blocks

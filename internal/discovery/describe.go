@@ -44,7 +44,7 @@ func parseDescribe(body []byte) (wire.DescribeRequest, error) {
 }
 
 // describe answers a describe action for the tenant in ctx from its
-// prepared state (the tenant cache): a binary search for the row, and only
+// prepared state (the cache): a binary search for the row, and only
 // that row is read. Nothing is decompressed or decoded per call.
 func (s *Service) describe(ctx context.Context, body []byte) ([]byte, error) {
 	tenant, v, err := s.begin(ctx)

@@ -139,7 +139,7 @@ func (s *Service) sendRecords(stream flight.FlightService_DoGetServer, schema *a
 // each batch as one FlightData, as arrow-go's flight.Writer would encode
 // it. Every message is encoded before the first goes out, so the answer is
 // handed to the transport back to back, as a pre-encoded answer is, and
-// can be kept (answerCache).
+// can be kept (the cache's answer kind).
 func (s *Service) encodeAnswer(ctx context.Context, schema *arrow.Schema, recs []arrow.RecordBatch) ([][]byte, error) {
 	defer func() {
 		for _, r := range recs {

@@ -10,8 +10,9 @@ import (
 
 // Cache budget defaults (see DefaultCacheBytes).
 const (
-	// CacheMemoryShare is the share of the memory limit the tenant cache
-	// gets by default: the rest holds the compressed blob, the tenant index,
+	// CacheMemoryShare is the share of the memory limit the cache
+	// (prepared tenants, SQL engines and results, kept answers) gets by
+	// default: the rest holds the compressed blob, the tenant index,
 	// a reload's second blob and request buffers.
 	CacheMemoryShare = 0.40
 	// FallbackCacheBytes is the default budget when no memory limit is set.
@@ -26,7 +27,7 @@ var cgroupLimitFiles = []string{
 	"/sys/fs/cgroup/memory/memory.limit_in_bytes", // cgroup v1
 }
 
-// DefaultCacheBytes is the tenant cache budget used when
+// DefaultCacheBytes is the cache budget used when
 // Options.CacheBytes is 0:
 //
 //	limit = min(container memory limit, GOMEMLIMIT)

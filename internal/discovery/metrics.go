@@ -29,12 +29,10 @@ type Metrics struct {
 	degradedTenants prometheus.Gauge
 	segmentFailures *prometheus.CounterVec
 	preEncoded      *prometheus.CounterVec
-	// cache is the Service's tenant cache, answers its cache of filtered
-	// answers, both read at scrape time.
-	cache   atomic.Pointer[tenantCache]
-	answers atomic.Pointer[answerCache]
-	// sql is the Service whose SQL engine cache, results in flight and
-	// streams are read at scrape time.
+	// cache is the Service's cache, read at scrape time (cacheCollector).
+	cache atomic.Pointer[cache]
+	// sql is the Service whose SQL results in flight and streams are read
+	// at scrape time.
 	sql           atomic.Pointer[Service]
 	sqlStatements *prometheus.CounterVec
 	sqlSeconds    *prometheus.HistogramVec
@@ -102,25 +100,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			return 0
 		}
 	}
-	reg.MustRegister(m.sqlStatements, m.sqlSeconds,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_sql_engine_cache_bytes", Help: "Bytes held by the tenants' SQL engines kept in memory.",
-		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().Bytes) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_sql_engine_cache_budget_bytes", Help: "The SQL engine cache's budget.",
-		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().BudgetBytes) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_sql_engine_cache_engines", Help: "Tenants' SQL engines in the cache.",
-		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().Engines) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lake_discovery_sql_engine_builds_total", Help: "SQL engines built (a tenant's first statement, after an eviction, or after a change).",
-		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().Builds) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_sql_result_cache_bytes", Help: "Bytes held by the statements' results kept for their DoGet and repeats.",
-		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().ResultBytes) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lake_discovery_sql_result_cache_hits_total", Help: "Statements answered from a kept result.",
-		}, sqlStat(func(s *Service) float64 { return float64(s.engines.stats().ResultHits) })),
+	reg.MustRegister(m.sqlStatements, m.sqlSeconds, newCacheCollector(&m.cache),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "lake_discovery_sql_inflight_bytes", Help: "Bytes of SQL results in flight (being built or streaming), all tenants.",
 		}, sqlStat(func(s *Service) float64 { return float64(s.sqlBudget.Stats().Used) })),
@@ -131,53 +111,128 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "lake_discovery_sql_streams", Help: "SQL results streaming, all tenants.",
 		}, sqlStat(func(s *Service) float64 { return float64(s.sqlStreams.streaming()) })),
 	)
-	answerStat := func(f func(AnswerCacheStats) float64) func() float64 {
-		return func() float64 {
-			if c := m.answers.Load(); c != nil {
-				return f(c.Stats())
-			}
-			return 0
-		}
-	}
-	stat := func(f func(CacheStats) float64) func() float64 {
-		return func() float64 {
-			if c := m.cache.Load(); c != nil {
-				return f(c.Stats())
-			}
-			return 0
-		}
-	}
 	reg.MustRegister(m.requests, m.latency, m.generation, m.createdAt, m.loads, m.metadataIO, m.tables, m.lastLoadTime, m.lastSuccess, m.preEncoded,
-		m.degradedTenants, m.segmentFailures,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_tenant_cache_bytes", Help: "Bytes held by prepared tenants (Arrow buffers and pre-encoded answers).",
-		}, stat(func(s CacheStats) float64 { return float64(s.Bytes) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_tenant_cache_budget_bytes", Help: "The prepared-tenant cache's budget.",
-		}, stat(func(s CacheStats) float64 { return float64(s.BudgetBytes) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_tenant_cache_tenants", Help: "Prepared tenants in the cache.",
-		}, stat(func(s CacheStats) float64 { return float64(s.Tenants) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lake_discovery_tenant_builds_total", Help: "Tenants prepared from their compressed segment (first use, after an eviction, or after a change).",
-		}, stat(func(s CacheStats) float64 { return float64(s.Builds) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lake_discovery_tenant_cache_hits_total", Help: "Requests served by an already prepared tenant.",
-		}, stat(func(s CacheStats) float64 { return float64(s.Hits) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lake_discovery_tenant_cache_evictions_total", Help: "Prepared tenants evicted to stay within the budget.",
-		}, stat(func(s CacheStats) float64 { return float64(s.Evictions) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lake_discovery_answer_cache_hits_total", Help: "Filtered catalog requests (GetTables, GetDbSchemas keeping some rows) answered with the messages encoded for the same request before.",
-		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Hits) })),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "lake_discovery_answer_cache_misses_total", Help: "Filtered catalog requests whose answer was selected and encoded (none kept for the same request to the same state of the tenant).",
-		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Misses) })),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_answer_cache_bytes", Help: "Bytes held by the kept answers of filtered catalog requests.",
-		}, answerStat(func(s AnswerCacheStats) float64 { return float64(s.Bytes) })),
-	)
+		m.degradedTenants, m.segmentFailures)
 	return m
+}
+
+// cacheCollector exports the cache's figures, read once per scrape: the
+// lake_discovery_cache_* series, one per kind (label kind: tenant,
+// sql_engine, sql_result, answer), and under the names the separate caches
+// had before the one cache, the same figures of their kind.
+type cacheCollector struct {
+	cache  *atomic.Pointer[cache]
+	budget *prometheus.Desc
+	kinds  []kindSeries
+	named  []namedSeries
+}
+
+// kindSeries is a series per kind of one of the kinds' figures.
+type kindSeries struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+	val  func(KindStats) float64
+}
+
+// namedSeries is one figure under a name of its own.
+type namedSeries struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+	val  func(CacheStats) float64
+}
+
+func newCacheCollector(c *atomic.Pointer[cache]) *cacheCollector {
+	perKind := func(name, help string, typ prometheus.ValueType, val func(KindStats) float64) kindSeries {
+		return kindSeries{prometheus.NewDesc(name, help, []string{"kind"}, nil), typ, val}
+	}
+	kind := func(k kind) func(CacheStats) KindStats {
+		return func(st CacheStats) KindStats { return st.Kinds[k.String()] }
+	}
+	named := func(name, help string, typ prometheus.ValueType, val func(CacheStats) float64) namedSeries {
+		return namedSeries{prometheus.NewDesc(name, help, nil, nil), typ, val}
+	}
+	tenant, engine, result, answer := kind(kindTenant), kind(kindEngine), kind(kindResult), kind(kindAnswer)
+	const budgetHelp = " (the one budget of the cache, which every kind shares: lake_discovery_cache_budget_bytes)."
+	return &cacheCollector{
+		cache: c,
+		budget: prometheus.NewDesc("lake_discovery_cache_budget_bytes",
+			"The budget (-cache-bytes) of everything kept that is derived from the tenants' segments, all kinds together.", nil, nil),
+		kinds: []kindSeries{
+			perKind("lake_discovery_cache_bytes", "Bytes held by the cache's entries, by kind: tenant (prepared tenants: Arrow buffers and pre-encoded answers), sql_engine (SQL engines), sql_result (statements' results kept for their DoGet and repeats), answer (encoded answers of filtered catalog requests).",
+				prometheus.GaugeValue, func(s KindStats) float64 { return float64(s.Bytes) }),
+			perKind("lake_discovery_cache_entries", "Entries in the cache, by kind.",
+				prometheus.GaugeValue, func(s KindStats) float64 { return float64(s.Entries) }),
+			perKind("lake_discovery_cache_hits_total", "Requests that found their entry kept (or being built by another request), by kind.",
+				prometheus.CounterValue, func(s KindStats) float64 { return float64(s.Hits) }),
+			perKind("lake_discovery_cache_misses_total", "Requests that found no entry and built one (tenant, sql_engine: each miss is a build) or made the value to keep it (sql_result, answer), by kind.",
+				prometheus.CounterValue, func(s KindStats) float64 { return float64(s.Misses) }),
+			perKind("lake_discovery_cache_evictions_total", "Entries evicted to stay within the budget, least recently used of every kind first, by kind.",
+				prometheus.CounterValue, func(s KindStats) float64 { return float64(s.Evictions) }),
+			perKind("lake_discovery_cache_build_errors_total", "Builds that failed (a segment that does not prepare, an engine that does not build), by kind.",
+				prometheus.CounterValue, func(s KindStats) float64 { return float64(s.BuildErrors) }),
+		},
+		named: []namedSeries{
+			named("lake_discovery_tenant_cache_bytes", "Bytes held by prepared tenants (Arrow buffers and pre-encoded answers): lake_discovery_cache_bytes{kind=\"tenant\"}.",
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(tenant(s).Bytes) }),
+			named("lake_discovery_tenant_cache_budget_bytes", "The prepared tenants' budget"+budgetHelp,
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(s.BudgetBytes) }),
+			named("lake_discovery_tenant_cache_tenants", "Prepared tenants in the cache: lake_discovery_cache_entries{kind=\"tenant\"}.",
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(tenant(s).Entries) }),
+			named("lake_discovery_tenant_builds_total", "Tenants prepared from their compressed segment (first use, after an eviction, or after a change): lake_discovery_cache_misses_total{kind=\"tenant\"}.",
+				prometheus.CounterValue, func(s CacheStats) float64 { return float64(tenant(s).Misses) }),
+			named("lake_discovery_tenant_cache_hits_total", "Requests served by an already prepared tenant: lake_discovery_cache_hits_total{kind=\"tenant\"}.",
+				prometheus.CounterValue, func(s CacheStats) float64 { return float64(tenant(s).Hits) }),
+			named("lake_discovery_tenant_cache_evictions_total", "Prepared tenants evicted to stay within the budget: lake_discovery_cache_evictions_total{kind=\"tenant\"}.",
+				prometheus.CounterValue, func(s CacheStats) float64 { return float64(tenant(s).Evictions) }),
+			named("lake_discovery_answer_cache_hits_total", "Filtered catalog requests (GetTables, GetDbSchemas keeping some rows) answered with the messages encoded for the same request before: lake_discovery_cache_hits_total{kind=\"answer\"}.",
+				prometheus.CounterValue, func(s CacheStats) float64 { return float64(answer(s).Hits) }),
+			named("lake_discovery_answer_cache_misses_total", "Filtered catalog requests whose answer was selected and encoded (none kept for the same request to the same state of the tenant): lake_discovery_cache_misses_total{kind=\"answer\"}.",
+				prometheus.CounterValue, func(s CacheStats) float64 { return float64(answer(s).Misses) }),
+			named("lake_discovery_answer_cache_bytes", "Bytes held by the kept answers of filtered catalog requests: lake_discovery_cache_bytes{kind=\"answer\"}.",
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(answer(s).Bytes) }),
+			named("lake_discovery_sql_engine_cache_bytes", "Bytes held by the tenants' SQL engines kept in memory: lake_discovery_cache_bytes{kind=\"sql_engine\"}.",
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(engine(s).Bytes) }),
+			named("lake_discovery_sql_engine_cache_budget_bytes", "The SQL engines' budget"+budgetHelp,
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(s.BudgetBytes) }),
+			named("lake_discovery_sql_engine_cache_engines", "Tenants' SQL engines in the cache: lake_discovery_cache_entries{kind=\"sql_engine\"}.",
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(engine(s).Entries) }),
+			named("lake_discovery_sql_engine_builds_total", "SQL engines built (a tenant's first statement, after an eviction, or after a change): lake_discovery_cache_misses_total{kind=\"sql_engine\"}.",
+				prometheus.CounterValue, func(s CacheStats) float64 { return float64(engine(s).Misses) }),
+			named("lake_discovery_sql_result_cache_bytes", "Bytes held by the statements' results kept for their DoGet and repeats: lake_discovery_cache_bytes{kind=\"sql_result\"}.",
+				prometheus.GaugeValue, func(s CacheStats) float64 { return float64(result(s).Bytes) }),
+			named("lake_discovery_sql_result_cache_hits_total", "Statements answered from a kept result: lake_discovery_cache_hits_total{kind=\"sql_result\"}.",
+				prometheus.CounterValue, func(s CacheStats) float64 { return float64(result(s).Hits) }),
+		},
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *cacheCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.budget
+	for _, s := range c.kinds {
+		ch <- s.desc
+	}
+	for _, s := range c.named {
+		ch <- s.desc
+	}
+}
+
+// Collect implements prometheus.Collector: every series from one read of
+// the cache's figures (zeros before a Service is set).
+func (c *cacheCollector) Collect(ch chan<- prometheus.Metric) {
+	st := CacheStats{Kinds: map[string]KindStats{}}
+	if cc := c.cache.Load(); cc != nil {
+		st = cc.stats()
+	}
+	ch <- prometheus.MustNewConstMetric(c.budget, prometheus.GaugeValue, float64(st.BudgetBytes))
+	for _, s := range c.kinds {
+		for k := range numKinds {
+			ch <- prometheus.MustNewConstMetric(s.desc, s.typ, s.val(st.Kinds[k.String()]), k.String())
+		}
+	}
+	for _, s := range c.named {
+		ch <- prometheus.MustNewConstMetric(s.desc, s.typ, s.val(st))
+	}
 }
 
 // observe counts one request; a timed one's (DoGet's or DoAction's)

@@ -20,8 +20,11 @@
 // prepared again from its compressed segment when next asked for. Each
 // distinct schema IPC message is stored once per prepared tenant.
 //
-// The SQL engines and their kept results (sql.go) take their budgets out of
-// the same CacheBytes, so it bounds everything prepared.
+// The cache is one for everything derived from a segment (cache.go): the
+// prepared tenants, the SQL engines and their statements' kept results
+// (sql.go), and the kept answers of filtered catalog requests share its
+// one budget and its one least-recently-used order, each kind an entry
+// keyed by its kind, tenant and segment address.
 //
 // The default budget (DefaultCacheBytes) is 40% of the smaller of the
 // container's memory limit (cgroup v2 memory.max or v1
@@ -30,10 +33,11 @@
 //
 // # Reloads
 //
-// A prepared tenant is keyed by its name and its segment's content hash.
-// When a new blob arrives, tenants whose hash is unchanged keep their
-// prepared state and encoded answers; changed tenants are prepared again on
-// their next request, and the cache drops what no longer matches.
+// Everything cached of a tenant is keyed by its name and its segment's
+// content hash. When a new blob arrives, tenants whose hash is unchanged
+// keep their prepared state, engines and encoded answers; changed tenants
+// are prepared again on their next request, and the cache drops every kind
+// of entry that no longer matches.
 //
 // # Freshness
 //
@@ -105,8 +109,10 @@ type Options struct {
 	// BatchBytes caps the bytes (names, schemas, offsets) per record batch.
 	// Default DefaultBatchBytes.
 	BatchBytes int
-	// CacheBytes bounds the prepared tenants kept in memory. 0 means
-	// DefaultCacheBytes().
+	// CacheBytes bounds everything kept in memory that is derived from
+	// the tenants' segments, all kinds together (cache.go): prepared
+	// tenants, SQL engines, statements' kept results and filtered
+	// answers. 0 means DefaultCacheBytes().
 	CacheBytes int64
 	// Metrics records requests and the cache; nil records nothing.
 	Metrics *Metrics
@@ -116,18 +122,6 @@ type Options struct {
 	// (NewGRPCServer applies it; a client's shorter deadline still wins).
 	// 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
-	// SQLCacheBytes bounds the tenants' SQL engines kept in memory (see
-	// sql.go). 0 means a quarter of CacheBytes. It comes out of CacheBytes:
-	// the prepared tenants get what SQLCacheBytes and SQLResultBytes leave
-	// (at least half), so CacheBytes bounds all prepared state.
-	SQLCacheBytes int64
-	// SQLResultBytes bounds the statements' results kept for their DoGet
-	// and repeats (see sql.go). 0 means a quarter of SQLCacheBytes.
-	SQLResultBytes int64
-	// AnswerCacheBytes bounds the encoded answers kept of filtered catalog
-	// requests (answerCache), out of CacheBytes as the SQL budgets are. 0
-	// means a sixteenth of CacheBytes.
-	AnswerCacheBytes int64
 	// SQLLimits bound each SQL statement (zero fields: sqlcatalog's
 	// defaults).
 	SQLLimits sqlcatalog.Limits
@@ -164,12 +158,12 @@ const DefaultRequestTimeout = 30 * time.Second
 // command answers UNIMPLEMENTED (from the embedded BaseServer).
 type Service struct {
 	flightsql.BaseServer
-	opts  Options
-	mem   memory.Allocator
-	view  atomic.Pointer[View]
-	cache *tenantCache
-	// answers keeps the encoded answers of filtered catalog requests.
-	answers *answerCache
+	opts Options
+	mem  memory.Allocator
+	view atomic.Pointer[View]
+	// cache keeps everything derived from segments: prepared tenants,
+	// SQL engines and results, filtered answers.
+	cache *cache
 	// schemaBytes caches the serialized result schemas FlightInfo carries.
 	schemaBytes map[*arrow.Schema][]byte
 	// schemaMessages holds the first FlightData message of a DoGet answer
@@ -177,9 +171,8 @@ type Service struct {
 	schemaMessages map[*arrow.Schema]encodedMessage
 	// sqlInfo holds the static GetSqlInfo answers.
 	sqlInfo *sqlInfoTable
-	// checker, engines and sqlLimits serve SQL (sql.go).
+	// checker and sqlLimits serve SQL (sql.go).
 	checker   *sqlcatalog.Checker
-	engines   *engineCache
 	sqlLimits sqlcatalog.Limits
 	// sqlBudget bounds SQL results in flight; sqlStreams each tenant's
 	// streams.
@@ -220,11 +213,9 @@ func NewService(opts Options) *Service {
 	s := &Service{
 		opts:        opts,
 		mem:         opts.Allocator,
-		cache:       newTenantCache(tenantCacheBytes(opts)),
-		answers:     newAnswerCache(opts.AnswerCacheBytes),
+		cache:       newCache(opts.CacheBytes),
 		schemaBytes: map[*arrow.Schema][]byte{},
 		checker:     checker,
-		engines:     newEngineCache(opts.SQLCacheBytes, opts.SQLResultBytes),
 		sqlLimits:   opts.SQLLimits,
 		sqlBudget:   sqlcatalog.NewBudget(opts.SQLInFlightBytes),
 		sqlStreams:  newStreamLimiter(opts.SQLStreamsPerTenant),
@@ -253,34 +244,31 @@ func NewService(opts Options) *Service {
 	s.sqlInfo = info
 	if opts.Metrics != nil {
 		opts.Metrics.cache.Store(s.cache)
-		opts.Metrics.answers.Store(s.answers)
 		opts.Metrics.sql.Store(s)
 	}
 	return s
 }
 
-// setView swaps in a new view and drops cached tenants it does not hold
-// with the same content.
+// setView swaps in a new view and drops what the cache holds of tenants
+// the view does not hold with the same content, every kind.
 func (s *Service) setView(v *View) {
 	s.view.Store(v)
-	keep := func(k cacheKey) bool {
-		info, ok := v.index.tenant(k.tenant)
-		return ok && info.Address == k.hash
-	}
-	s.cache.retain(keep)
-	s.answers.retain(keep)
-	// A tenant without tables has an engine too, keyed by the zero hash.
-	s.engines.retain(func(k cacheKey) bool {
-		_, has := v.index.tenant(k.tenant)
-		return keep(k) || !has && k.hash == [32]byte{}
+	s.cache.retain(func(tenant string, addr [32]byte) bool {
+		info, ok := v.index.tenant(tenant)
+		if !ok {
+			// A tenant the blob does not hold has an engine and results
+			// too (of no tables), keyed by the zero address.
+			return addr == [32]byte{}
+		}
+		return info.Address == addr
 	})
 }
 
 // View returns the serving view, or nil.
 func (s *Service) View() *View { return s.view.Load() }
 
-// CacheStats reports the prepared-tenant cache.
-func (s *Service) CacheStats() CacheStats { return s.cache.Stats() }
+// CacheStats reports the cache of everything derived from segments.
+func (s *Service) CacheStats() CacheStats { return s.cache.stats() }
 
 type tenantKey struct{}
 
@@ -344,15 +332,23 @@ func (s *Service) preparedTenant(ctx context.Context, v *View, tenant string) (*
 	if !ok {
 		return nil, nil
 	}
-	ts, err := s.cache.get(ctx, cacheKey{tenant, info.Address}, func() (*tenantState, error) {
+	h, err := s.cache.get(ctx, cacheKey{kind: kindTenant, tenant: tenant, addr: info.Address}, func() (any, int64, error) {
 		seg, err := v.index.segment(tenant)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return prepareTenant(seg, s.opts.BatchBytes, s.mem)
+		ts, err := prepareTenant(seg, s.opts.BatchBytes, s.mem)
+		if err != nil {
+			return nil, 0, err
+		}
+		return ts, ts.bytes, nil
 	})
 	switch {
 	case err == nil:
+		// Go memory: valid after the release, for as long as the request
+		// holds it.
+		ts := h.value().(*tenantState)
+		h.release()
 		return ts, nil
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return nil, status.FromContextError(err).Err()
@@ -497,11 +493,13 @@ func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchem
 	return a, err
 }
 
-// answerKeyOf is the answer cache's key of the request ticket to tenant as v
-// holds it (ok false when v holds no such tenant: nothing is kept for it).
-func answerKeyOf(v *View, tenant string, ticket []byte) (answerKey, bool) {
+// answerKeyOf is the cache's key of the answer to the request ticket to
+// tenant as v holds it (the tenant's name and segment address, and the
+// ticket's bytes: the same bytes are the same question); ok is false when
+// v holds no such tenant: nothing is kept for it.
+func answerKeyOf(v *View, tenant string, ticket []byte) (cacheKey, bool) {
 	info, ok := v.index.tenant(tenant)
-	return answerKey{cacheKey{tenant, info.Address}, string(ticket)}, ok
+	return cacheKey{kind: kindAnswer, tenant: tenant, addr: info.Address, sub: string(ticket)}, ok
 }
 
 // keptAnswer is the answer kept for the same request (the ticket's bytes)
@@ -509,31 +507,51 @@ func answerKeyOf(v *View, tenant string, ticket []byte) (answerKey, bool) {
 // valid and has the same answer again, so a kept answer is sent before the
 // request's patterns are compiled or any row is selected.
 func (s *Service) keptAnswer(v *View, tenant string, ticket []byte) [][]byte {
-	if key, ok := answerKeyOf(v, tenant, ticket); ok {
-		return s.answers.get(key)
+	key, ok := answerKeyOf(v, tenant, ticket)
+	if !ok {
+		return nil
 	}
-	return nil
+	h, ok := s.cache.lookup(key)
+	if !ok {
+		return nil
+	}
+	// Go memory, never changed: valid after the release.
+	msgs := h.value().([][]byte)
+	h.release()
+	return msgs
 }
 
 // kept reports whether an answer is kept for ticket (GetFlightInfo's check:
 // the request was valid when it was answered, so it need not be checked
-// again).
+// again). It counts nothing and leaves the order of eviction as it is (a
+// GetFlightInfo that will be followed by its DoGet).
 func (s *Service) kept(v *View, tenant string, ticket []byte) bool {
 	key, ok := answerKeyOf(v, tenant, ticket)
-	return ok && s.answers.has(key)
+	return ok && s.cache.contains(key)
 }
 
 // filteredAnswer encodes records, the answer of a catalog request that
 // keeps some of the tenant's rows, and keeps it for the same request to
-// the same state of the tenant (answerCache; keptAnswer finds it).
+// the same state of the tenant (keptAnswer finds it) when it takes at most
+// an eighth of the cache's budget. A request whose answer is never kept (a
+// whole tenant's, already encoded) counts neither a hit nor a miss.
 func (s *Service) filteredAnswer(ctx context.Context, v *View, tenant string, ticket []byte, schema *arrow.Schema, records []arrow.RecordBatch) ([][]byte, error) {
 	key, ok := answerKeyOf(v, tenant, ticket)
-	s.answers.missed()
+	s.cache.missed(kindAnswer)
 	msgs, err := s.encodeAnswer(ctx, schema, records)
 	if err == nil && ok {
-		s.answers.keep(key, msgs)
+		s.cache.add(key, msgs, answerSize(key, msgs))
 	}
 	return msgs, err
+}
+
+// answerSize is what a kept answer holds: its messages and its key.
+func answerSize(key cacheKey, msgs [][]byte) int64 {
+	size := int64(len(key.sub)+len(key.tenant)) + 128
+	for _, m := range msgs {
+		size += int64(len(m)) + 24
+	}
+	return size
 }
 
 func tablesSchema(includeSchema bool) *arrow.Schema {

@@ -127,7 +127,7 @@ type Status struct {
 	// backoff. SegmentFailures counts the failed segment loads since start.
 	DegradedTenants []DegradedTenant `json:"degraded_tenants"`
 	SegmentFailures uint64           `json:"segment_failures"`
-	// Cache describes the prepared-tenant cache.
+	// Cache describes the cache of everything derived from segments.
 	Cache CacheStats `json:"cache"`
 }
 

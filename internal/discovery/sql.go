@@ -27,13 +27,16 @@ import (
 // current_catalog(), current_user()…).
 //
 // Each tenant's engine is built from its prepared state (memory only, no
-// metadata I/O), once per tenant and segment hash, and kept in an engine
-// cache bounded by Options.SQLCacheBytes; statements' results are kept
-// (per engine, so per tenant and generation) within Options.SQLResultBytes,
-// so a statement runs once for its GetFlightInfo and DoGet. A statement's handle (statement
-// ticket or prepared-statement handle) is its SQL text: nothing is kept
-// per statement, the tenant comes from the token on every call, and
-// closing a prepared statement frees nothing.
+// metadata I/O), once per tenant and segment hash, and kept in the cache
+// (cache.go) beside the prepared tenants, within the one budget
+// (Options.CacheBytes); an engine evicted while a statement runs on it is
+// closed when the statement ends. Statements' results are kept there too
+// (per tenant, segment hash and SQL text), so a statement runs once for
+// its GetFlightInfo and DoGet, and a repeat is answered before any engine
+// is looked for. A statement's handle (statement ticket or
+// prepared-statement handle) is its SQL text: nothing is kept per
+// statement, the tenant comes from the token on every call, and closing a
+// prepared statement frees nothing.
 //
 // Answers: malformed SQL, unknown names and several statements are
 // INVALID_ARGUMENT with the position; writes, DDL, PRAGMA, ATTACH and
@@ -42,30 +45,38 @@ import (
 // a result past the row or byte cap RESOURCE_EXHAUSTED; a statement past
 // its time budget DEADLINE_EXCEEDED.
 
-// sqlEngine returns the caller's engine entry (a reference to put back).
-func (s *Service) sqlEngine(ctx context.Context) (*engineEntry, string, *View, error) {
-	tenant, v, err := s.begin(ctx)
-	if err != nil {
-		return nil, "", nil, err
-	}
+// sqlKey is the cache's key of the tenant's state of kind k as v holds it
+// (the zero address for a tenant v holds nothing of: an engine of no
+// tables), sub within it.
+func sqlKey(k kind, v *View, tenant, sub string) cacheKey {
+	info, _ := v.index.tenant(tenant)
+	return cacheKey{kind: k, tenant: tenant, addr: info.Address, sub: sub}
+}
+
+// sqlEngine returns a handle on the tenant's engine, built on a miss; the
+// caller releases it once its statement has ended.
+func (s *Service) sqlEngine(ctx context.Context, v *View, tenant string) (handle, error) {
 	ts, err := s.tenantState(ctx, v, tenant)
 	if err != nil {
-		return nil, "", nil, err
+		return handle{}, err
 	}
-	info, _ := v.index.tenant(tenant)
-	e, err := s.engines.get(ctx, cacheKey{tenant, info.Address}, func() (*sqlcatalog.Engine, error) {
+	h, err := s.cache.get(ctx, sqlKey(kindEngine, v, tenant, ""), func() (any, int64, error) {
 		// An engine and the results it keeps are cached state, like a prepared
 		// tenant: Go memory.
-		return sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts), s.checker, s.sqlLimits, memory.DefaultAllocator)
+		eng, err := sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts), s.checker, s.sqlLimits, memory.DefaultAllocator)
+		if err != nil {
+			return nil, 0, err
+		}
+		return eng, eng.Bytes(), nil
 	})
 	switch {
 	case err == nil:
-		return e, tenant, v, nil
+		return h, nil
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		return nil, "", nil, status.FromContextError(err).Err()
+		return handle{}, status.FromContextError(err).Err()
 	default:
 		s.opts.Log.ErrorContext(ctx, "sql engine failed to build", slog.String("error", err.Error()))
-		return nil, "", nil, status.Error(codes.Internal, "this catalog's SQL engine could not be built")
+		return handle{}, status.Error(codes.Internal, "this catalog's SQL engine could not be built")
 	}
 }
 
@@ -117,10 +128,10 @@ func (t sqlTables) SchemaRef(i int) int {
 // errTransactions answers a statement inside a transaction.
 var errTransactions = status.Error(codes.PermissionDenied, "lake is read-only and has no transactions: send statements without a transaction id")
 
-// runSQL runs one statement for the caller, or answers it from the
-// engine's kept results. r is charged for the result: while it is built,
-// then (a kept one too) for the whole of it; the caller releases r when it
-// no longer holds the result (after its stream, for a DoGet).
+// runSQL runs one statement for the caller, or answers it from a kept
+// result. r is charged for the result: while it is built, then (a kept
+// one too) for the whole of it; the caller releases r when it no longer
+// holds the result (after its stream, for a DoGet).
 func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reservation) (res *sqlcatalog.Result, err error) {
 	start := time.Now()
 	outcome := "ok"
@@ -129,13 +140,16 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 		outcome = "invalid"
 		return nil, status.Errorf(codes.InvalidArgument, "sql: statement of %d bytes, at most %d", len(query), sqlcatalog.MaxSQLBytes)
 	}
-	e, tenant, v, err := s.sqlEngine(ctx)
+	tenant, v, err := s.begin(ctx)
 	if err != nil {
 		outcome = "error"
 		return nil, err
 	}
-	defer s.engines.put(e)
-	if res := s.engines.result(e, query); res != nil {
+	key := sqlKey(kindResult, v, tenant, query)
+	if h, ok := s.cache.lookup(key); ok {
+		// Go memory, immutable: valid after the release.
+		res := h.value().(*sqlcatalog.Result)
+		h.release()
 		outcome = "kept"
 		if err := r.Grow(res.Size()); err != nil {
 			outcome = "busy"
@@ -143,12 +157,19 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 		}
 		return res, nil
 	}
-	res, err = e.eng.Query(ctx, query, r)
+	s.cache.missed(kindResult)
+	h, err := s.sqlEngine(ctx, v, tenant)
+	if err != nil {
+		outcome = "error"
+		return nil, err
+	}
+	defer h.release()
+	res, err = h.value().(*sqlcatalog.Engine).Query(ctx, query, r)
 	if err != nil {
 		outcome = sqlOutcome(ctx, err)
 		return nil, s.sqlStatus(ctx, v, tenant, err)
 	}
-	s.engines.keep(e, query, res)
+	s.cache.add(key, res, res.Size()+int64(len(query))+64)
 	return res, nil
 }
 
@@ -420,8 +441,31 @@ func (s *Service) DoPutPreparedStatementQuery(context.Context, flightsql.Prepare
 	return nil, status.Error(codes.InvalidArgument, "sql: lake's prepared statements take no parameters; write the values into the statement")
 }
 
-// SQLCacheStats reports the SQL engine cache.
-func (s *Service) SQLCacheStats() SQLCacheStats { return s.engines.stats() }
+// SQLCacheStats describe the SQL engines and the statements' results kept
+// in the cache (CacheStats' sql_engine and sql_result kinds).
+type SQLCacheStats struct {
+	// BudgetBytes is the cache's one budget, which the engines and results
+	// share with every other kind; Bytes is what the engines hold.
+	BudgetBytes int64 `json:"budget_bytes"`
+	Bytes       int64 `json:"bytes"`
+	// Engines is how many tenants' engines are kept; Builds counts engine
+	// builds since start.
+	Engines int    `json:"engines"`
+	Builds  uint64 `json:"builds"`
+	// ResultBytes is what the kept results hold; Results how many,
+	// ResultHits how many statements were answered from them.
+	ResultBytes int64  `json:"result_bytes"`
+	Results     int    `json:"results"`
+	ResultHits  uint64 `json:"result_hits"`
+}
+
+// SQLCacheStats reports the SQL engines and results in the cache.
+func (s *Service) SQLCacheStats() SQLCacheStats {
+	st := s.cache.stats()
+	eng, res := st.Kinds[kindEngine.String()], st.Kinds[kindResult.String()]
+	return SQLCacheStats{BudgetBytes: st.BudgetBytes, Bytes: eng.Bytes, Engines: eng.Entries, Builds: eng.Misses,
+		ResultBytes: res.Bytes, Results: res.Entries, ResultHits: res.Hits}
+}
 
 // Defaults of Options' SQL bounds.
 const (
@@ -442,21 +486,4 @@ func sqlOptions(opts *Options) {
 	if opts.SQLStreamsPerTenant <= 0 {
 		opts.SQLStreamsPerTenant = DefaultSQLStreamsPerTenant
 	}
-	if opts.SQLCacheBytes <= 0 {
-		opts.SQLCacheBytes = max(opts.CacheBytes/4, 1)
-	}
-	if opts.SQLResultBytes <= 0 {
-		opts.SQLResultBytes = max(opts.SQLCacheBytes/4, 1)
-	}
-	if opts.AnswerCacheBytes <= 0 {
-		opts.AnswerCacheBytes = max(opts.CacheBytes/16, 1)
-	}
-}
-
-// tenantCacheBytes is what the prepared tenants may hold: CacheBytes is the
-// budget of everything discovery prepares, so the SQL engines' and
-// results' budgets and the filtered answers' come out of it (leaving the
-// tenants at least half).
-func tenantCacheBytes(opts Options) int64 {
-	return max(opts.CacheBytes-opts.SQLCacheBytes-opts.SQLResultBytes-opts.AnswerCacheBytes, opts.CacheBytes/2)
 }
