@@ -27,7 +27,7 @@
 //	-tenant-claim           LAKE_TENANT_CLAIM           claim holding the tenant (default tenant)
 //	-batch-bytes            LAKE_BATCH_BYTES            bytes per record batch at most (default 1 MiB)
 //	-request-timeout        LAKE_REQUEST_TIMEOUT        server-side deadline of every Flight SQL call, 1s to 1h (default 30s)
-//	-cache-bytes            LAKE_CACHE_BYTES            prepared tenants kept in memory (default 0: 40% of the memory limit)
+//	-cache-bytes            LAKE_CACHE_BYTES            everything kept derived from segments: prepared tenants, SQL engines and results, answers (default 0: 40% of the memory limit)
 //	-s3-path-style          LAKE_S3_PATH_STYLE          path-style S3 addressing (default false)
 //	-browser-listen         LAKE_BROWSER_LISTEN         catalog browser page and API, plaintext HTTP; not with TLS (default off)
 //

@@ -47,7 +47,8 @@ type Flags struct {
 	// MaxLifetime is the longest token lifetime exp - iat accepted.
 	MaxLifetime time.Duration
 	BatchBytes  int
-	// CacheBytes bounds the prepared tenants kept in memory; 0 means
+	// CacheBytes bounds everything discovery keeps that is derived from
+	// the segments (discovery.Options.CacheBytes); 0 means
 	// discovery.DefaultCacheBytes() (40% of the container's memory limit).
 	CacheBytes int64
 	// RequestTimeout is every Flight call's server-side deadline
@@ -91,7 +92,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Fl
 	fs.StringVar(&c.Issuer, "jwt-issuer", env("LAKE_JWT_ISSUER", ""), "required token issuer (iss) [LAKE_JWT_ISSUER]")
 	fs.StringVar(&c.Audience, "jwt-audience", env("LAKE_JWT_AUDIENCE", ""), "required token audience (aud) [LAKE_JWT_AUDIENCE]")
 	fs.StringVar(&c.TenantClaim, "tenant-claim", env("LAKE_TENANT_CLAIM", "tenant"), "token claim holding the tenant [LAKE_TENANT_CLAIM]")
-	cache := fs.String("cache-bytes", env("LAKE_CACHE_BYTES", "0"), "bytes of prepared tenants kept in memory; 0: 40% of the container's memory limit (cgroup, GOMEMLIMIT), 256 MiB without one [LAKE_CACHE_BYTES]")
+	cache := fs.String("cache-bytes", env("LAKE_CACHE_BYTES", "0"), "bytes kept in memory of everything derived from the segments (prepared tenants, SQL engines and results, kept answers), all together; 0: 40% of the container's memory limit (cgroup, GOMEMLIMIT), 256 MiB without one [LAKE_CACHE_BYTES]")
 	batch := fs.String("batch-bytes", env("LAKE_BATCH_BYTES", strconv.Itoa(discovery.DefaultBatchBytes)), "bytes (names, schemas, offsets) per record batch at most [LAKE_BATCH_BYTES]")
 	reqTimeout := fs.String("request-timeout", env("LAKE_REQUEST_TIMEOUT", discovery.DefaultRequestTimeout.String()), "server-side deadline of every Flight SQL call (a client's shorter deadline still wins), 1s to 1h [LAKE_REQUEST_TIMEOUT]")
 	pathStyle := fs.String("s3-path-style", env("LAKE_S3_PATH_STYLE", "false"), "path-style S3 addressing for S3-compatible servers [LAKE_S3_PATH_STYLE]")
