@@ -66,15 +66,21 @@ func (p *countingProxy) serve() {
 
 func (p *countingProxy) addr() string { return p.ln.Addr().String() }
 
-// countingWriter adds what it writes to n as it goes.
+// countingWriter adds what it writes to n as it goes, before it writes
+// it: the reader may act on the bytes as soon as they are written (answer
+// its HTTP request, and the test read n), so counting after the write
+// raced that read and could put a page's bytes in the next measurement.
 type countingWriter struct {
 	w io.Writer
 	n *atomic.Int64
 }
 
 func (c countingWriter) Write(b []byte) (int, error) {
+	c.n.Add(int64(len(b)))
 	k, err := c.w.Write(b)
-	c.n.Add(int64(k))
+	if k < len(b) {
+		c.n.Add(int64(k - len(b)))
+	}
 	return k, err
 }
 
