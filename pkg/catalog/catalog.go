@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -610,6 +611,7 @@ func (c *Catalog) planTombstone(ctx context.Context, p *plan, ref TableRef, drop
 		w.op, w.old, w.usage.bytes = opSwap, old, w.usage.bytes-registrationBytes(key, old)
 	}
 	p.before = append(p.before, w)
+	p.sides = append(p.sides, c.indexAdd(d, key))
 	p.undo = append(p.undo, write{part: PartTombstone, op: opDelete, key: key, old: val, usage: usage{0, -registrationBytes(key, val)}})
 	p.undoOn = metastore.ErrConflict
 	return key, nil
@@ -618,6 +620,9 @@ func (c *Catalog) planTombstone(ctx context.Context, p *plan, ref TableRef, drop
 // Purged is what PurgeExpired removed.
 type Purged struct {
 	Tombstones, Versions int
+	// Indexed is how many tombstones in retention it added to their
+	// tenant's index of dropped tables, which lacked them.
+	Indexed int
 }
 
 // PurgeExpired deletes the tombstones past retention and the version
@@ -628,6 +633,9 @@ type Purged struct {
 // expire by themselves the records nothing reaches any more (see
 // purgeVersions). Each deletion is a mutation of its
 // own; the side writes that fail are returned, joined, after the sweep.
+// It also adds to each tenant's index of dropped tables (Dropped) the
+// tombstones in retention it lacks: drops made before the index, or whose
+// index write failed.
 func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 	var out Purged
 	entries, err := c.store.ScanPrefix(ctx, TombstonePrefix)
@@ -636,9 +644,14 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 	}
 	var failed []error
 	now := c.now()
+	live := map[string][]Tombstone{} // by index item
 	for _, e := range entries {
 		d, err := DecodeTombstone(e.Key, e.Value)
-		if err != nil || !d.Expired(now) {
+		if err != nil {
+			continue
+		}
+		if !d.Expired(now) {
+			live[droppedIndexKey(d.Ref)] = append(live[droppedIndexKey(d.Ref)], d)
 			continue
 		}
 		key := TombstonePrefix + e.Key
@@ -649,6 +662,7 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 			// history goes with the tombstone.
 			c.planHistoryDelete(ctx, p, d.Ref, d.Registration.creationID, d.Registration.version)
 		}
+		p.sides = append(p.sides, c.indexRemove(d.Ref, d.Registration.creationID))
 		err = c.commit(ctx, p)
 		if !committed(err) {
 			continue // moved meanwhile
@@ -659,6 +673,14 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 			failed = append(failed, during("purge", d.Ref.String(), err))
 		}
 	}
+	for _, key := range slices.Sorted(maps.Keys(live)) {
+		n, err := c.indexMissing(ctx, key, live[key])
+		out.Indexed += n
+		if err != nil {
+			c.stats.fail(PartDroppedIndex)
+			failed = append(failed, during("index the dropped tables of", live[key][0].Ref.Tenant, err))
+		}
+	}
 	if _, expiring := c.store.(metastore.ExpiringPutter); expiring || c.historyAge > 0 {
 		n, err := c.purgeVersions(ctx, now, expiring)
 		out.Versions += n
@@ -667,31 +689,6 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 		}
 	}
 	return out, errors.Join(failed...)
-}
-
-// Dropped lists the tenant's tombstones in retention (dropped tables that
-// Undrop can restore), newest drop first. It reads the tombstones' prefix:
-// discovery's snapshot answers the same list from memory (lake.dropped),
-// which is what a client asks on AWS.
-func (c *Catalog) Dropped(ctx context.Context, tenant string) ([]Tombstone, error) {
-	if err := ValidateName("tenant", tenant); err != nil {
-		return nil, err
-	}
-	entries, err := c.store.ScanPrefix(ctx, TombstonePrefix+tenant+"/")
-	if err != nil {
-		return nil, during("list dropped tables of", tenant, err)
-	}
-	now := c.now()
-	var out []Tombstone
-	for _, e := range entries {
-		d, err := DecodeTombstone(tenant+"/"+e.Key, e.Value)
-		if err != nil || d.Expired(now) {
-			continue
-		}
-		out = append(out, d)
-	}
-	slices.SortFunc(out, func(a, b Tombstone) int { return b.DroppedAt.Compare(a.DroppedAt) })
-	return out, nil
 }
 
 // Undrop restores the dropped table ref from its tombstone of creation id
@@ -748,7 +745,8 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 	if d.expiringHistory {
 		c.planLegacyExpiry(ctx, p, ref, d.Registration.creationID, d.Registration.version)
 	}
-	p.sides = append(p.sides, write{part: PartTombstone, op: opDelete, key: tombKey, old: raw, usage: usage{0, -registrationBytes(tombKey, raw)}, mayLose: true})
+	p.sides = append(p.sides, write{part: PartTombstone, op: opDelete, key: tombKey, old: raw, usage: usage{0, -registrationBytes(tombKey, raw)}, mayLose: true},
+		c.indexRemove(ref, creationID))
 	err = c.commit(ctx, p)
 	switch {
 	case committed(err):

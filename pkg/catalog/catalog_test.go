@@ -236,12 +236,14 @@ func TestDrop(t *testing.T) {
 	if err := c.Drop(ctx, orders); !errors.Is(err, catalog.ErrNotFound) {
 		t.Fatalf("second Drop error = %v, want ErrNotFound", err)
 	}
-	// The drop's tombstone, the change counter, the tenant's usage and the
-	// history of the dropped registration.
-	if keys := storedKeys(t, st); len(keys) != 5 || !strings.HasPrefix(keys[0], catalog.TombstonePrefix+"acme/sales/orders/") ||
-		keys[1] != catalog.ChangesKey || keys[2] != catalog.QuotaPrefix+"acme" || !strings.HasPrefix(keys[3], catalog.VersionPrefix+"acme/sales/orders/") ||
-		!strings.HasSuffix(keys[3], "/00000000000000000001") || !strings.HasSuffix(keys[4], "/00000000000000000002") {
-		t.Fatalf("keys left after Drop: %q, want the tombstone, the change counter, the tenant's usage and its version records (the create, the drop)", keys)
+	// The drop's tombstone, its entry in the tenant's index of dropped
+	// tables, the change counter, the tenant's usage and the history of
+	// the dropped registration.
+	if keys := storedKeys(t, st); len(keys) != 6 || !strings.HasPrefix(keys[0], catalog.TombstonePrefix+"acme/sales/orders/") ||
+		!strings.HasPrefix(keys[1], catalog.DroppedIndexPrefix+"acme/") ||
+		keys[2] != catalog.ChangesKey || keys[3] != catalog.QuotaPrefix+"acme" || !strings.HasPrefix(keys[4], catalog.VersionPrefix+"acme/sales/orders/") ||
+		!strings.HasSuffix(keys[4], "/00000000000000000001") || !strings.HasSuffix(keys[5], "/00000000000000000002") {
+		t.Fatalf("keys left after Drop: %q, want the tombstone, its index item, the change counter, the tenant's usage and its version records (the create, the drop)", keys)
 	}
 	// No table; the tombstone and the history hold their bytes.
 	if u, err := c.Usage(ctx, "acme"); err != nil || u != (catalog.Usage{Bytes: storedBytes(t, st, orders)}) {

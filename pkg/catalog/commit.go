@@ -13,8 +13,10 @@ import (
 
 // ErrSideWrite: the mutation is stored (its registration written, updated,
 // deleted or restored), but a write that goes with it failed: a version
-// record (a gap the history skips), a tombstone's clean-up, the tenant's
-// usage (which then differs from what the tenant holds until `lake quota
+// record (a gap the history skips), a tombstone's clean-up, its entry in
+// the tenant's index of dropped tables (Dropped does not list it then, nor
+// until PurgeExpired, local mode's sweep, adds it), the tenant's usage
+// (which then differs from what the tenant holds until `lake quota
 // recompute`) or the change counter (then the kind is ErrUnsignalled).
 // The *Error lists each in SideWrites. The caller answers the mutation as
 // stored: retrying it would write it again (an update, a drop) or find it
@@ -109,6 +111,7 @@ const (
 	opPut                   // Put (PutExpiring)
 	opSwap                  // CompareAndSwap (CompareAndSwapExpiring) from old
 	opDelete                // CompareAndDelete of old
+	opEdit                  // edit of what is read, written conditioned on it (applyEdit)
 )
 
 // usage is a change to a tenant's usage item.
@@ -138,6 +141,9 @@ type write struct {
 	// by a later drop), who then owns it: not a failure, and it changes
 	// nothing.
 	mayLose bool
+	// edit, for opEdit, returns what to store given what key holds (nil:
+	// nothing), nil to delete it.
+	edit func(old []byte) ([]byte, error)
 }
 
 // plan is one mutation: the writes it makes, in the order commit runs them.
@@ -166,7 +172,8 @@ type plan struct {
 	failed []SideWrite
 	// signal bumps the change counter after the writes.
 	signal bool
-	// done counts the side writes that took effect (commit sets it).
+	// done counts the side writes of version records that took effect
+	// (commit sets it).
 	done int
 }
 
@@ -272,7 +279,9 @@ func (c *Catalog) commit(ctx context.Context, p *plan) error {
 		switch {
 		case err == nil:
 			took = took.add(w.usage)
-			p.done++
+			if w.part == PartVersion {
+				p.done++
+			}
 		case w.mayLose && lostRace(err):
 		default:
 			failed = append(failed, SideWrite{Part: w.part, Key: w.key, Err: err})
@@ -341,6 +350,8 @@ func (c *Catalog) apply(ctx context.Context, w write) error {
 			return ep.PutExpiring(ctx, w.key, w.val, w.expires)
 		}
 		return c.store.Put(ctx, w.key, w.val)
+	case opEdit:
+		return c.applyEdit(ctx, w)
 	case opSwap:
 		if expiring {
 			return ep.CompareAndSwapExpiring(ctx, w.key, w.old, w.val, w.expires)
