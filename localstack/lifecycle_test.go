@@ -15,9 +15,9 @@ import (
 // The catalog's memory through the real bootstraps: each write records the
 // IAM principal API Gateway authorized; the history lists create, update,
 // drop and undrop with who made each; the diff answers field by field; the
-// dropped list comes from the snapshot refresh published (the register
-// function reads it, never scanning the table); undrop restores the listed
-// creation id.
+// dropped list comes from the catalog (the register function reads the
+// tenant's index of dropped tables and its tombstones with Gets, never
+// scanning the table); undrop restores the listed creation id.
 func TestLifecycleThroughTheBootstraps(t *testing.T) {
 	t.Parallel()
 	c := newCloud(t)

@@ -5,9 +5,6 @@
 // Environment (README, Configuration):
 //
 //	LAKE_TABLE                  DynamoDB table name (required)
-//	LAKE_BUCKET                 S3 bucket of the published snapshot, which GET …/dropped reads (unset: that route answers 501)
-//	LAKE_SNAPSHOT_KEY           the snapshot's object key (default snapshots/catalog.lakesnap)
-//	LAKE_S3_PATH_STYLE          path-style S3 addressing (default false)
 //	LAKE_DEFAULT_COMPATIBILITY  mode of tables registered without one (default none)
 //	LAKE_TOMBSTONE_RETENTION    how long a drop stays restorable (default 168h; off)
 //	LAKE_HISTORY_VERSIONS       versions kept of each table (default 100; off)
@@ -16,7 +13,7 @@
 //	LAKE_TENANT_MAX_BYTES       registration bytes per tenant (default 33554432; -1: no limit)
 //
 // The SDK's standard variables (AWS_REGION, AWS_ENDPOINT_URL_DYNAMODB, …)
-// configure the clients. Logs are JSON lines on stdout.
+// configures the client. Logs are JSON lines on stdout.
 package main
 
 import (

@@ -350,8 +350,11 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 
 	// register: Get/Put/Update/Delete items on the table, nothing else, and
 	// only items whose key is a registration (tbl/…), a tenant's usage
-	// (quota/…) or the change counter (meta/changes).
-	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName(), "LAKE_BUCKET": bucket.BucketName(), "LAKE_SNAPSHOT_KEY": s(SnapshotKey)}
+	// (quota/…), the change counter (meta/changes), a tombstone
+	// (dropped/…), an item of a tenant's index of dropped tables
+	// (droppedidx/…, what GET …/dropped reads with Gets, never a scan) or
+	// a version record (ver/…). It reads nothing of the snapshot.
+	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName()}
 	for name, v := range map[string]string{"LAKE_DEFAULT_COMPATIBILITY": props.DefaultCompatibility, "LAKE_TOMBSTONE_RETENTION": props.TombstoneRetention,
 		"LAKE_HISTORY_VERSIONS": props.HistoryVersions, "LAKE_HISTORY_MAX_AGE": props.HistoryMaxAge} {
 		if v != "" {
@@ -364,19 +367,9 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "ver/*"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "droppedidx/*", "ver/*"},
 		}},
 	}))
-	// GET …/dropped reads a tenant's dropped tables from the published
-	// snapshot (its manifest and that tenant's segment), never by a scan
-	// of the table: read-only, the snapshot's key and its segments alone.
-	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
-		Sid:       s("ReadSnapshot"),
-		Actions:   jsii.Strings("s3:GetObject"),
-		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey)), bucket.ArnForObjects(s(SegmentsPrefix + "*"))},
-	}))
-	nag(register.Role(), "AwsSolutions-IAM5", "The snapshot's segments are immutable objects named by their SHA-256: the read-only statement names their one prefix.",
-		map[string]any{"regex": "/^Resource::<Snapshots[0-9A-F]+\\.Arn>\\/snapshots\\/catalog\\.lakesnap\\.segments\\/\\*$/g"})
 
 	// refresh: triggered by the table's stream and, as a safety net, by a
 	// schedule. Scan the table; get registrations and the change markers;

@@ -219,9 +219,8 @@ func (c *Client) Undrop(ctx context.Context, ref catalog.TableRef, creationID st
 
 // Dropped returns tenant's dropped tables in retention, newest drop first
 // (GET /v1/tenants/{tenant}/dropped, all of them: a tenant's drops in
-// retention are few). Local mode answers from its store, so a drop is
-// listed as soon as it is made; the AWS deployment from the published
-// snapshot, as fresh as the last refresh.
+// retention are few). The API answers from the catalog, locally and on
+// AWS, so a drop is listed as soon as it is made.
 func (c *Client) Dropped(ctx context.Context, tenant string) (wire.DroppedPage, error) {
 	var page wire.DroppedPage
 	_, err := c.do(ctx, catalog.TableRef{}, http.MethodGet, "/v1/tenants/"+url.PathEscape(tenant)+"/dropped", nil, nil, &page)

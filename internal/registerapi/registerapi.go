@@ -20,10 +20,9 @@
 //
 // Every write records its caller (the table's "updated_by", with "op":
 // create, update, drop or undrop). The dropped tables come from the
-// catalog's store in local mode and from the published snapshot on AWS
-// (Options.Dropped, which the register Lambda's program sets; as fresh as
-// the last refresh, as discovery's lake.dropped); the change feed is
-// discovery's (lake.changes).
+// catalog (catalog.Dropped: the tenant's index of dropped tables and its
+// tombstones, read by key), in local mode and on AWS alike, a drop listed
+// as soon as it is made; the change feed is discovery's (lake.changes).
 //
 // POST and PUT bodies may carry "protected" (true refuses the table's drop,
 // 409 protected, until a PUT sets it false; on PUT absent keeps it),
@@ -115,12 +114,6 @@ type Options struct {
 	// OnWrite is called after each successful write (local mode schedules a
 	// refresh with it).
 	OnWrite func()
-	// Dropped lists a tenant's dropped tables for GET
-	// /v1/tenants/{tenant}/dropped. Default: CatalogDropped, a prefix read
-	// of the catalog's store (right for RocksDB; the register Lambda passes
-	// a lister of the published snapshot, as a prefix read of DynamoDB
-	// scans the table).
-	Dropped DroppedLister
 }
 
 // Handler serves the registration API over a catalog.
@@ -141,9 +134,6 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = slog.Default()
-	}
-	if opts.Dropped == nil {
-		opts.Dropped = CatalogDropped(cat)
 	}
 	h := &Handler{cat: cat, opts: opts, mux: http.NewServeMux()}
 	const tables = "/v1/tenants/{tenant}/namespaces/{namespace}/tables"
@@ -234,13 +224,6 @@ type apiError struct {
 }
 
 func (e *apiError) Error() string { return e.message }
-
-// NotImplemented is an error the API answers 501 not_implemented with
-// message: what a DroppedLister returns where the deployment cannot list
-// drops.
-func NotImplemented(message string) error {
-	return &apiError{http.StatusNotImplemented, wire.CodeNotImplemented, message}
-}
 
 func badRequest(code, format string, args ...any) error {
 	return &apiError{http.StatusBadRequest, code, fmt.Sprintf(format, args...)}

@@ -1,17 +1,15 @@
 // Package program is the register Lambda's program, beside its main: it
 // reads the configuration from the environment, builds the DynamoDB client
 // once per cold start, and serves the registration API (internal/registerapi)
-// to API Gateway HTTP API events. It also gives the API the one thing it
-// answers from the read side: GET /v1/tenants/{tenant}/dropped lists the
-// dropped tables from the published snapshot (SnapshotDropped), because a
-// prefix read of DynamoDB would scan the whole table and the function's
-// role may not Scan. The registration API itself imports neither the
-// snapshot format nor the blob store.
+// to API Gateway HTTP API events. Every route, GET
+// /v1/tenants/{tenant}/dropped included, is answered from the catalog in
+// DynamoDB (the dropped tables from the tenant's index of them, read with
+// Gets: the function's role may not Scan); nothing reads the published
+// snapshot.
 package program
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -28,13 +26,11 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/lake-catalog/lake/internal/apierror"
-	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/lambdalog"
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -53,21 +49,7 @@ type Config struct {
 	// each registration are kept (LAKE_TOMBSTONE_RETENTION,
 	// LAKE_HISTORY_VERSIONS).
 	Memory registerapi.Memory
-	// Snapshot is the published snapshot GET …/dropped reads
-	// (s3://LAKE_BUCKET/LAKE_SNAPSHOT_KEY, the key defaulting as refresh's
-	// does); empty without LAKE_BUCKET, when that route answers 501.
-	Snapshot string
-	// S3PathStyle is LAKE_S3_PATH_STYLE=true: path-style S3 addressing.
-	S3PathStyle bool
 }
-
-// defaultSnapshotKey is the snapshot's object key when LAKE_SNAPSHOT_KEY is
-// unset (refresh.DefaultSnapshotKey, which this package cannot import).
-const defaultSnapshotKey = "snapshots/catalog.lakesnap"
-
-// errNoSnapshot is GET …/dropped's error where the Lambda was not told the
-// snapshot's bucket.
-var errNoSnapshot = registerapi.NotImplemented("this deployment's registration API does not read the snapshot (no LAKE_BUCKET): discovery's lake.dropped action lists dropped tables")
 
 // ConfigFromEnv reads and validates the register Lambda's environment.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
@@ -81,18 +63,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.Memory, err = registerapi.MemoryFromEnv(getenv); err != nil {
 		return c, err
-	}
-	if bucket := getenv("LAKE_BUCKET"); bucket != "" {
-		key := getenv("LAKE_SNAPSHOT_KEY")
-		if key == "" {
-			key = defaultSnapshotKey
-		}
-		c.Snapshot = "s3://" + bucket + "/" + key
-	}
-	if v := getenv("LAKE_S3_PATH_STYLE"); v != "" {
-		if c.S3PathStyle, err = strconv.ParseBool(v); err != nil {
-			return c, fmt.Errorf("LAKE_S3_PATH_STYLE %q: want true or false", v)
-		}
 	}
 	if v := getenv("LAKE_DEFAULT_COMPATIBILITY"); v != "" {
 		if c.DefaultCompatibility, err = schemadiff.ParseMode(v); err != nil {
@@ -163,19 +133,9 @@ func NewHandler(ctx context.Context, cfg Config, log *slog.Logger, metrics io.Wr
 	if err != nil {
 		return nil, err
 	}
-	// The dropped tables come from the snapshot: a prefix read of
-	// DynamoDB would scan the whole table for one tenant's request.
-	dropped := registerapi.DroppedLister(func(context.Context, string) ([]wire.DroppedTable, error) { return nil, errNoSnapshot })
-	if cfg.Snapshot != "" {
-		blobs, err := blobstore.Open(ctx, cfg.Snapshot, blobstore.OpenOptions{S3PathStyle: cfg.S3PathStyle, AWSConfig: &awsCfg})
-		if err != nil {
-			return nil, err
-		}
-		dropped = SnapshotDropped(blobs, time.Now)
-	}
 	cat := catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
 		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions, HistoryMaxAge: cfg.Memory.HistoryMaxAge})
-	api, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(IAMCaller), Log: log, Dropped: dropped})
+	api, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(IAMCaller), Log: log})
 	if err != nil {
 		return nil, err
 	}
@@ -208,41 +168,4 @@ func IAMCaller(r *http.Request) string {
 		return ""
 	}
 	return rc.Authorizer.IAM.UserARN
-}
-
-// SnapshotDropped lists drops from the published snapshot in blobs: its
-// manifest and the tenant's segment alone (what discovery's lake.dropped
-// answers from, as fresh as the last refresh), leaving out the tombstones
-// past retention at now. A tenant the snapshot does not hold has none.
-func SnapshotDropped(blobs blobstore.Store, now func() time.Time) registerapi.DroppedLister {
-	fetch := func(ctx context.Context, e snapshot.Entry) ([]byte, error) {
-		return blobs.GetSegment(ctx, hex.EncodeToString(e.Address[:]), e.StoredBytes)
-	}
-	return func(ctx context.Context, tenant string) ([]wire.DroppedTable, error) {
-		b, err := blobs.Get(ctx, "")
-		if errors.Is(err, blobstore.ErrNotFound) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		r, err := snapshot.Open(b.Data, snapshot.ReaderOptions{Fetch: fetch})
-		if err != nil {
-			return nil, err
-		}
-		seg, err := r.Tenant(ctx, tenant)
-		if errors.Is(err, snapshot.ErrNoTenant) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		defer seg.Release()
-		var out []wire.DroppedTable
-		for _, d := range seg.Tombstones.Dropped(now()) {
-			out = append(out, wire.DroppedTable{Namespace: d.Namespace, Table: d.Name, CreationID: d.CreationID, Version: d.Version,
-				DroppedAt: d.DroppedAt, DroppedBy: d.DroppedBy, ExpiresAt: d.ExpiresAt})
-		}
-		return out, nil
-	}
 }

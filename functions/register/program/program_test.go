@@ -2,21 +2,21 @@ package program_test
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/lake-catalog/lake/functions/register/program"
-	"github.com/lake-catalog/lake/internal/blobstore"
-	"github.com/lake-catalog/lake/internal/refresh/scan"
-	"github.com/lake-catalog/lake/internal/testenv"
+	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
-	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -40,11 +40,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{name: "bad default compatibility", env: map[string]string{"LAKE_TABLE": "r", "LAKE_DEFAULT_COMPATIBILITY": "strict"},
 			wantErr: `LAKE_DEFAULT_COMPATIBILITY "strict": want none, backward, forward or full`},
 		{name: "other variables do not stand in", env: map[string]string{"LAKE_BUCKET": "b"}, wantErr: "LAKE_TABLE is required"},
-		{name: "the snapshot, default key", env: map[string]string{"LAKE_TABLE": "r", "LAKE_BUCKET": "b"},
-			want: program.Config{Table: "r", Snapshot: "s3://b/snapshots/catalog.lakesnap"}},
-		{name: "the snapshot, its key, path style", env: map[string]string{"LAKE_TABLE": "r", "LAKE_BUCKET": "b", "LAKE_SNAPSHOT_KEY": "k/blob", "LAKE_S3_PATH_STYLE": "true"},
-			want: program.Config{Table: "r", Snapshot: "s3://b/k/blob", S3PathStyle: true}},
-		{name: "bad path style", env: map[string]string{"LAKE_TABLE": "r", "LAKE_S3_PATH_STYLE": "yes"}, wantErr: `LAKE_S3_PATH_STYLE "yes": want true or false`},
+		// The snapshot is not read: GET …/dropped reads the catalog.
+		{name: "the snapshot's variables are not read", env: map[string]string{"LAKE_TABLE": "r", "LAKE_BUCKET": "b", "LAKE_SNAPSHOT_KEY": "k/blob", "LAKE_S3_PATH_STYLE": "yes"},
+			want: program.Config{Table: "r"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -73,18 +71,18 @@ func TestMainConfigurationError(t *testing.T) {
 	}
 }
 
-// SnapshotDropped reads the published snapshot on a real S3-protocol
-// server (versitygw): the manifest and the asked tenant's segment alone,
-// its tombstones in retention newest first; none for a tenant the
-// snapshot lacks or before any snapshot; a segment that does not match its
-// address is an error, never a list.
-func TestSnapshotDropped(t *testing.T) {
+// GET …/dropped through the Lambda's handler lists the catalog's
+// tombstones in retention, newest first, with who dropped each, at once
+// (no refresh, no snapshot); none for a tenant without drops. (It read the
+// published snapshot before: TestSnapshotDropped's assertions on the list
+// are kept here; those on the snapshot went with it.)
+func TestDroppedFromTheCatalog(t *testing.T) {
 	t.Parallel()
-	srv := testenv.SharedS3(t)
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	clock := now
 	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
 	cat := catalog.New(st, catalog.Options{Now: func() time.Time { return clock }, TombstoneRetention: 48 * time.Hour})
 	for _, ref := range []catalog.TableRef{{Tenant: "acme", Namespace: "sales", Name: "orders"}, {Tenant: "acme", Namespace: "sales", Name: "returns"},
 		{Tenant: "globex", Namespace: "finance", Name: "ledger"}} {
@@ -96,45 +94,29 @@ func TestSnapshotDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	blobs, err := blobstore.NewS3(srv.Client(), srv.NewBucket(t), "snapshots/catalog.lakesnap", 0)
+	api, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(program.IAMCaller)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := program.SnapshotDropped(blobs, func() time.Time { return now.Add(49 * time.Hour) })
-	if ds, err := list(ctx, "acme"); err != nil || len(ds) != 0 {
-		t.Fatalf("before any snapshot: %v, %v; want none", ds, err)
-	}
-	built, err := scan.Build(ctx, st, scan.BuildOptions{Generation: 1, CreatedAt: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range built.Written.Entries {
-		if err := blobs.PutSegment(ctx, hex.EncodeToString(e.Address[:]), built.Written.Segments[i]); err != nil {
-			t.Fatal(err)
+	h := program.LambdaHandler(api)
+	list := func(tenant string) wire.DroppedPage {
+		t.Helper()
+		path := "/v1/tenants/" + tenant + "/dropped"
+		resp, err := h(ctx, events.APIGatewayV2HTTPRequest{RawPath: path,
+			RequestContext: events.APIGatewayV2HTTPRequestContext{HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: http.MethodGet, Path: path}}})
+		var page wire.DroppedPage
+		if err != nil || resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(resp.Body), &page) != nil {
+			t.Fatalf("GET %s: %d %s, %v", path, resp.StatusCode, resp.Body, err)
 		}
+		return page
 	}
-	if _, err := blobs.Put(ctx, built.Written.Manifest, blobstore.Condition{}); err != nil {
-		t.Fatal(err)
+	// At 49 h, orders' retention (dropped at 1 h, 48 h) has ended.
+	clock = now.Add(49*time.Hour + 30*time.Minute)
+	ds := list("acme").Dropped
+	if len(ds) != 1 || ds[0].Table != "returns" || ds[0].DroppedBy != "arn:aws:iam::1:user/returns" || ds[0].Version != 2 {
+		t.Fatalf("acme's dropped: %+v; want returns alone", ds)
 	}
-	// At 49 h, orders' retention (dropped at 0 h, 48 h) has ended.
-	ds, err := list(ctx, "acme")
-	if err != nil || len(ds) != 1 || ds[0].Table != "returns" || ds[0].DroppedBy != "arn:aws:iam::1:user/returns" || ds[0].Version != 2 {
-		t.Fatalf("acme's dropped from the snapshot: %+v, %v; want returns alone", ds, err)
-	}
-	if ds, err := list(ctx, "initech"); err != nil || len(ds) != 0 {
-		t.Fatalf("a tenant the snapshot lacks: %v, %v", ds, err)
-	}
-	// acme's segment damaged in place: an error, not a list.
-	for i, e := range built.Written.Entries {
-		if e.Tenant == "acme" {
-			bad := append([]byte{}, built.Written.Segments[i]...)
-			bad[len(bad)/2] ^= 1
-			if err := blobs.PutSegment(ctx, hex.EncodeToString(e.Address[:]), bad); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if ds, err := list(ctx, "acme"); !errors.Is(err, snapshot.ErrCorrupt) {
-		t.Fatalf("a damaged segment: %v, %v; want ErrCorrupt", ds, err)
+	if ds := list("initech").Dropped; len(ds) != 0 {
+		t.Fatalf("a tenant without drops: %v", ds)
 	}
 }
