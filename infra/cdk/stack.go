@@ -423,26 +423,29 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// Reads: each registration a stream batch names (re-read, never taken
 	// from the stream), the change counter (read before deciding to scan),
 	// the last published generation and, to purge orphaned history, the
-	// version records, the tenants' usage and the last sweep's time.
+	// version records, the tenants' usage and the last sweep's time, and
+	// the tenants' index of dropped tables (the sweep adds the drops it
+	// lacks).
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("ReadItems"),
 		Actions:   jsii.Strings("dynamodb:GetItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "ver/*", "quota/*", "meta/changes", "meta/generation", "meta/history-sweep"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "ver/*", "quota/*", "meta/changes", "meta/generation", "meta/history-sweep", "droppedidx/*"},
 		}},
 	}))
 	// What refresh writes: the last published generation (raised with a
 	// conditional put) and, purging orphaned history, the time of the last
 	// sweep, the tenants' usage (the bytes the records held, given back
-	// with a conditional put) and a record written back when an undrop
-	// landed during its purge.
+	// with a conditional put), a record written back when an undrop
+	// landed during its purge, and an index item of dropped tables that
+	// lacked a drop in retention (a conditional put).
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("WriteItems"),
 		Actions:   jsii.Strings("dynamodb:PutItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"meta/generation", "meta/history-sweep", "quota/*", "ver/*"},
+			"dynamodb:LeadingKeys": []string{"meta/generation", "meta/history-sweep", "quota/*", "ver/*", "droppedidx/*"},
 		}},
 	}))
 	// The one kind of item refresh deletes: a version record nothing

@@ -677,9 +677,9 @@ func TestLeastPrivilege(t *testing.T) {
 	wantShape := []string{
 		`[dynamodb:DeleteItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["ver/*"]}}`,
 		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator] on [stream]`,
-		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","ver/*","quota/*","meta/changes","meta/generation","meta/history-sweep"]}}`,
+		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","ver/*","quota/*","meta/changes","meta/generation","meta/history-sweep","droppedidx/*"]}}`,
 		`[dynamodb:ListStreams] on [*]`,
-		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["meta/generation","meta/history-sweep","quota/*","ver/*"]}}`,
+		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["meta/generation","meta/history-sweep","quota/*","ver/*","droppedidx/*"]}}`,
 		`[dynamodb:Scan] on [table]`,
 		`[events:PutEvents] on [change bus]`,
 		`[s3:GetObject s3:PutObject s3:PutObjectTagging] on [segments]`,

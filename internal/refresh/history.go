@@ -86,6 +86,7 @@ func (res *Result) counted(h catalog.HistoryPurge) {
 	res.VersionsPurged += h.Versions
 	res.HistoriesLeft += h.Left
 	res.HistorySweepPages += h.ScanPages
+	res.DroppedIndexed += h.Indexed
 }
 
 // purgeDropped purges the orphaned history of each tombstone key in keys

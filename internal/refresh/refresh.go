@@ -178,12 +178,16 @@ type Result struct {
 	// HistorySwept says the run swept the whole store for them, over
 	// HistorySweepPages pages of a scan apart from Scan's;
 	// HistoryError why a purge failed ("" when none did).
-	HistoriesPurged   int    `json:",omitempty"`
-	VersionsPurged    int    `json:",omitempty"`
-	HistoriesLeft     int    `json:",omitempty"`
-	HistorySwept      bool   `json:",omitempty"`
-	HistorySweepPages int    `json:",omitempty"`
-	HistoryError      string `json:",omitempty"`
+	HistoriesPurged   int  `json:",omitempty"`
+	VersionsPurged    int  `json:",omitempty"`
+	HistoriesLeft     int  `json:",omitempty"`
+	HistorySwept      bool `json:",omitempty"`
+	HistorySweepPages int  `json:",omitempty"`
+	// DroppedIndexed is how many tombstones in retention the sweep added
+	// to their tenant's index of dropped tables, which lacked them (drops
+	// made before the index existed, or whose index write failed).
+	DroppedIndexed int    `json:",omitempty"`
+	HistoryError   string `json:",omitempty"`
 	// SkippedKeys lists the first malformed registrations, for the log.
 	SkippedKeys []string
 	Duration    time.Duration
@@ -593,6 +597,7 @@ func (r Result) Log(ctx context.Context, log *slog.Logger, location string) {
 		slog.Int("histories_left", r.HistoriesLeft),
 		slog.Bool("history_swept", r.HistorySwept),
 		slog.Int("history_sweep_pages", r.HistorySweepPages),
+		slog.Int("dropped_indexed", r.DroppedIndexed),
 		slog.String("history_error", r.HistoryError),
 		slog.Int64("duration_ms", r.Duration.Milliseconds()),
 		slog.String("blob", location),

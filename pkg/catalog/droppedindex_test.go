@@ -146,3 +146,34 @@ func TestPurgeExpiredIndexesDropsTheIndexLacks(t *testing.T) {
 		t.Fatalf("second PurgeExpired = %+v, %v; want nothing", p, err)
 	}
 }
+
+// On AWS nothing runs PurgeExpired (DynamoDB's TTL deletes the
+// tombstones): refresh's sweep of orphaned history, which scans every
+// item anyway, adds to the index the drops in retention it lacks — drops
+// made before the index existed are listed after the first sweep.
+func TestSweepIndexesDropsTheIndexLacks(t *testing.T) {
+	t.Parallel()
+	c, st, _ := newCatalog(t)
+	ctx := context.Background()
+	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 2)})
+	if err := c.Drop(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	items, err := st.ScanPrefix(ctx, catalog.DroppedIndexPrefix)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("index items after a drop: %v, %v; want one", items, err)
+	}
+	if err := st.Delete(ctx, catalog.DroppedIndexPrefix+items[0].Key); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := c.SweepOrphanedHistories(ctx, 0); err != nil || h.Indexed != 1 {
+		t.Fatalf("sweep = %+v, %v; want the one drop indexed", h, err)
+	}
+	ds, err := c.Dropped(ctx, "acme")
+	if err != nil || len(ds) != 1 || ds[0].Registration.CreationID() != reg.CreationID() {
+		t.Fatalf("dropped after the sweep: %v, %v; want orders", ds, err)
+	}
+	if h, err := c.SweepOrphanedHistories(ctx, 0); err != nil || h.Indexed != 0 {
+		t.Fatalf("second sweep = %+v, %v; want nothing indexed", h, err)
+	}
+}

@@ -57,6 +57,9 @@ type HistoryPurge struct {
 	// ScanPages is how many pages the sweep's scan of the store read
 	// (DynamoDB Scan calls, retries apart); 0 for a purge of one table.
 	ScanPages int
+	// Indexed is how many tombstones in retention the sweep added to
+	// their tenant's index of dropped tables, which lacked them.
+	Indexed int
 }
 
 // PurgeOrphanedHistory deletes the version records of ref's registration
@@ -122,6 +125,8 @@ func (c *Catalog) SweepOrphanedHistories(ctx context.Context, budget int) (Histo
 		reached[maphash.String(seed, id)] = true
 		delete(seen, id)
 	}
+	now := c.now()
+	live := map[string][]Tombstone{} // tombstones in retention, by index item
 	stats, err := metastore.Visit(ctx, c.store, "", func(e metastore.Entry) error {
 		switch {
 		case strings.HasPrefix(e.Key, KeyPrefix):
@@ -130,6 +135,9 @@ func (c *Catalog) SweepOrphanedHistories(ctx context.Context, budget int) (Histo
 			}
 		case strings.HasPrefix(e.Key, TombstonePrefix):
 			reach(e.Key[len(TombstonePrefix):])
+			if d, err := DecodeTombstone(e.Key[len(TombstonePrefix):], e.Value); err == nil && !d.Expired(now) {
+				live[droppedIndexKey(d.Ref)] = append(live[droppedIndexKey(d.Ref)], d)
+			}
 		case strings.HasPrefix(e.Key, VersionPrefix):
 			id, v, ok := cutLast(e.Key[len(VersionPrefix):])
 			n, err := strconv.ParseInt(v, 10, 64)
@@ -149,6 +157,17 @@ func (c *Catalog) SweepOrphanedHistories(ctx context.Context, budget int) (Histo
 		return out, &Error{Op: "sweep orphaned history", Kind: err}
 	}
 	var failed []error
+	// The tombstones in retention that their tenant's index of dropped
+	// tables lacks (drops made before the index, or whose index write
+	// failed) are added to it, as local mode's PurgeExpired does.
+	for _, key := range slices.Sorted(maps.Keys(live)) {
+		n, err := c.indexMissing(ctx, key, live[key])
+		out.Indexed += n
+		if err != nil {
+			c.stats.fail(PartDroppedIndex)
+			failed = append(failed, during("index the dropped tables of", live[key][0].Ref.Tenant, err))
+		}
+	}
 	ids := slices.Sorted(maps.Keys(seen))
 	for i, id := range ids {
 		if ctx.Err() != nil || budget > 0 && out.Reads >= budget {
