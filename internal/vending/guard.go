@@ -22,12 +22,12 @@ type GuardError struct {
 	Tenant   string
 	Location string
 	Reason   error
-	cause    error // the *LocationError for ErrInvalidLocation
+	cause    *LocationError // why, for ErrInvalidLocation
 }
 
 func (e *GuardError) Error() string {
 	if e.cause != nil {
-		return fmt.Sprintf("vending: tenant %q: %v: %v", e.Tenant, e.Reason, e.cause)
+		return fmt.Sprintf("vending: tenant %q: location %q: %v: %v", e.Tenant, e.Location, e.Reason, e.cause.Err)
 	}
 	return fmt.Sprintf("vending: tenant %q: location %q: %v", e.Tenant, e.Location, e.Reason)
 }
@@ -63,12 +63,14 @@ func NewGuard(ownBuckets []string) *Guard {
 // ("s3://b/sales/" allows "s3://b/sales/orders/", not "s3://b/salesforce/"),
 // and not in one of lake's own buckets. Otherwise it returns a *GuardError.
 func (g *Guard) Check(tenant string, allowed []Location, location string) (Location, error) {
-	refuse := func(reason, cause error) (Location, error) {
+	refuse := func(reason error, cause *LocationError) (Location, error) {
 		return Location{}, &GuardError{Tenant: tenant, Location: location, Reason: reason, cause: cause}
 	}
 	loc, err := ParseLocation(location)
 	if err != nil {
-		return refuse(ErrInvalidLocation, err)
+		var le *LocationError
+		errors.As(err, &le)
+		return refuse(ErrInvalidLocation, le)
 	}
 	if g.own[loc.Bucket] {
 		return refuse(ErrOwnBucket, nil)

@@ -82,8 +82,12 @@ func TestParseLocationLongest(t *testing.T) {
 	if _, err := ParseLocation(loc); err != nil {
 		t.Fatalf("ParseLocation(longest) error = %v", err)
 	}
-	if _, err := ParseLocation(loc[:len(loc)-1] + "a/"); !errors.Is(err, ErrTooLong) {
+	_, err := ParseLocation(loc[:len(loc)-1] + "a/")
+	if !errors.Is(err, ErrTooLong) {
 		t.Fatalf("ParseLocation(longest+1) error = %v, want %v", err, ErrTooLong)
+	}
+	if !strings.Contains(err.Error(), "256") {
+		t.Fatalf("ParseLocation(longest+1) error = %q, want it to name the limit", err)
 	}
 }
 

@@ -1,0 +1,37 @@
+// Package vending is lake's one door to table data: it turns a table's tenant
+// and location into short-lived AWS credentials that read exactly that
+// table's files and nothing else (issue 40).
+//
+// The pieces, each usable alone:
+//
+//   - ParseLocation validates an "s3://bucket/prefix/" location: S3's bucket
+//     naming rules, a non-empty prefix (a whole bucket is not table-scoped),
+//     and nothing in the prefix that would widen an IAM resource pattern
+//     ("*", "?", "$", "." and ".." segments, "//", control characters,
+//     non-ASCII), at most MaxLocationLength (256) characters.
+//   - SessionPolicy builds the inline session policy, read only, in
+//     Polaris's shape. For the longest location ParseLocation accepts (a
+//     63-character bucket, 256 characters in all) the policy is 1,163
+//     characters (LongestPolicyLength, measured and pinned by a test),
+//     against STS's limit of 2,048 characters of plaintext: 43% margin. STS
+//     also limits the packed size of policy and tags together and reports it
+//     only in AssumeRole's answer, as a percentage (Credentials.PackedPolicySize).
+//   - SessionName and SessionTags name the tenant, namespace and table in the
+//     assumed-role session, for CloudTrail and for ABAC on the reader role.
+//   - Guard is the confused-deputy check: a location is vendable only under a
+//     prefix an operator allowed for the tenant, never in lake's own buckets.
+//   - Vendor puts them together: guard, AssumeRole of the data-reader role with
+//     the session policy, name and tags (15 min by default, 15 min to 12 h),
+//     a bounded LRU cache per (tenant, namespace, table, location) until 2 min
+//     (or a tenth of the duration, if longer) before expiry, one AssumeRole
+//     per key at a time, and an Observer told of every successful vend (who,
+//     tenant, table, prefix, expiry). STS sits behind a small interface owned
+//     here (AssumeInput → Credentials), so this package needs no STS SDK.
+//
+// Nothing here is wired yet. What comes next: the surfaces (the Flight action
+// lake.credentials, the registration API's GET …/tables/{t}/credentials, the
+// `lake credentials` command, Iceberg REST's vended-credentials), the
+// operator's allowed prefixes stored in the catalog with their admin route and
+// command, the STS client behind the assumer interface, and on AWS the
+// data-reader role with its trust policy and permissions boundary.
+package vending
