@@ -26,12 +26,22 @@
 //     (or a tenth of the duration, if longer) before expiry, one AssumeRole
 //     per key at a time, and an Observer told of every successful vend (who,
 //     tenant, table, prefix, expiry). STS sits behind a small interface owned
-//     here (AssumeInput → Credentials), so this package needs no STS SDK.
+//     here (AssumeInput → Credentials).
+//   - STS serves that interface with aws-sdk-go-v2's sts.Client (NewSTS takes
+//     anything with its AssumeRole method): role, session name, policy, tags
+//     and duration go out as AssumeRoleInput (with an optional ExternalId and
+//     SourceIdentity); credentials, expiration and PackedPolicySize come
+//     back. A refusal is an *STSError keeping STS's code and the SDK's
+//     smithy.APIError; errors.Is matches ErrPolicyTooLarge for
+//     PackedPolicyTooLarge and ErrAccessDenied for AccessDenied. Its test
+//     points a real sts.Client at a small AssumeRole endpoint speaking STS's
+//     Query protocol (form in, XML out).
 //
 // Nothing here is wired yet. What comes next: the surfaces (the Flight action
 // lake.credentials, the registration API's GET …/tables/{t}/credentials, the
 // `lake credentials` command, Iceberg REST's vended-credentials), the
 // operator's allowed prefixes stored in the catalog with their admin route and
-// command, the STS client behind the assumer interface, and on AWS the
-// data-reader role with its trust policy and permissions boundary.
+// command, the sts.Client built in each main and handed to NewSTS, the
+// versitygw-backed endpoint that enforces the session policy in tests, and on
+// AWS the data-reader role with its trust policy and permissions boundary.
 package vending

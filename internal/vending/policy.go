@@ -20,7 +20,8 @@ const LongestPolicyLength = 1163
 
 // ErrPolicyTooLarge is returned by SessionPolicy when the policy would exceed
 // MaxPolicyLength; ParseLocation's length limit keeps every location it
-// accepts well under it.
+// accepts well under it. An *STSError for STS's PackedPolicyTooLarge (policy
+// and tags together over the packed limit) matches it too.
 var ErrPolicyTooLarge = fmt.Errorf("vending: session policy longer than STS's %d-character limit", MaxPolicyLength)
 
 type policyDocument struct {

@@ -188,8 +188,9 @@ func refreshMargin(d time.Duration) time.Duration {
 
 // Vend returns credentials that read r's table location and nothing else.
 // It returns a *GuardError when the location is not vendable for r.Tenant
-// (without calling AssumeRole), and the AssumeRole error, wrapped, when STS
-// refuses; failures are not cached.
+// (without calling AssumeRole), an *STSError when STS refuses (errors.Is
+// ErrPolicyTooLarge, ErrAccessDenied) and any other assumer's error wrapped;
+// failures are not cached.
 func (v *Vendor) Vend(ctx context.Context, r Request) (Vended, error) {
 	loc, err := v.guard.Check(r.Tenant, r.Allowed, r.Location)
 	if err != nil {
@@ -241,6 +242,9 @@ func (v *Vendor) assume(ctx context.Context, key string, r Request, loc Location
 		Tags:        SessionTags(r.Tenant, r.Namespace, r.Table),
 		Duration:    v.duration,
 	})
+	if se := (*STSError)(nil); errors.As(err, &se) {
+		return nil, se // names the role and the session, and says "vending:" once
+	}
 	if err != nil {
 		return nil, fmt.Errorf("vending: assume role for %s/%s/%s at %s: %w", r.Tenant, r.Namespace, r.Table, loc, err)
 	}
