@@ -147,15 +147,7 @@ func (p *Publisher) sweepHistory(ctx context.Context, res *Result) {
 	if p.History == nil {
 		return
 	}
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
-	}
-	reconcile := p.Reconcile
-	if reconcile <= 0 {
-		reconcile = DefaultReconcile
-	}
-	at := now()
+	at, reconcile := p.clock()(), p.reconcileInterval()
 	raw, err := p.Store.Get(ctx, HistorySweepKey)
 	switch {
 	case errors.Is(err, metastore.ErrNotFound):

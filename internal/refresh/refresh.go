@@ -228,14 +228,7 @@ func (p *Publisher) run(ctx context.Context, opts runOptions) (Result, error) {
 
 func (p *Publisher) publish(ctx context.Context, opts runOptions) (Result, error) {
 	full := opts.full
-	now := time.Now
-	if p.Now != nil {
-		now = p.Now
-	}
-	reconcile := p.Reconcile
-	if reconcile <= 0 {
-		reconcile = DefaultReconcile
-	}
+	now, reconcile := p.clock(), p.reconcileInterval()
 	start := now()
 	res := Result{}
 
@@ -427,15 +420,24 @@ func (p *Publisher) Apply(ctx context.Context, keys []string) (Result, error) {
 	return res, err
 }
 
-func (p *Publisher) apply(ctx context.Context, keys []string) (Result, error) {
-	now := time.Now
+// clock is Now, or time.Now.
+func (p *Publisher) clock() func() time.Time {
 	if p.Now != nil {
-		now = p.Now
+		return p.Now
 	}
-	reconcile, limit := p.Reconcile, p.MaxIncremental
-	if reconcile <= 0 {
-		reconcile = DefaultReconcile
+	return time.Now
+}
+
+// reconcileInterval is Reconcile, or DefaultReconcile.
+func (p *Publisher) reconcileInterval() time.Duration {
+	if p.Reconcile > 0 {
+		return p.Reconcile
 	}
+	return DefaultReconcile
+}
+
+func (p *Publisher) apply(ctx context.Context, keys []string) (Result, error) {
+	now, reconcile, limit := p.clock(), p.reconcileInterval(), p.MaxIncremental
 	if limit <= 0 {
 		limit = DefaultMaxIncremental
 	}
