@@ -40,18 +40,27 @@ import (
 // boundsSecret signs the section's tokens.
 var boundsSecret = []byte("bench-bounds-secret-0123456789abcdefghij")
 
-// boundsDiscovery is a standalone discovery process (the deployed task's
-// memory: GOMEMLIMIT 900 MiB) serving a snapshot file.
+// boundsDiscovery is a standalone discovery process serving a snapshot
+// file.
 type boundsDiscovery struct {
 	proc                *testenv.Process
 	flightAddr, admAddr string
 	client              *flightsql.Client
 }
 
+// startBoundsDiscovery starts the section's discovery: c's binary with the
+// deployed task's memory (GOMEMLIMIT 900 MiB), tokens of boundsSecret.
 func startBoundsDiscovery(c config, procs *procSet, path string) (*boundsDiscovery, error) {
+	return startDiscoveryOn(procs, c.discoveryBin, boundsSecret, path, "GOMEMLIMIT=900MiB")
+}
+
+// startDiscoveryOn starts bin on the snapshot file at path, validating
+// tokens signed with secret, with env added, and returns once it serves
+// (its /healthz answers 200: at least one tenant loaded).
+func startDiscoveryOn(procs *procSet, bin string, secret []byte, path string, env ...string) (*boundsDiscovery, error) {
 	d := &boundsDiscovery{flightAddr: "127.0.0.1:" + strconv.Itoa(freePort()), admAddr: "127.0.0.1:" + strconv.Itoa(freePort())}
 	var err error
-	d.proc, err = procs.start([]string{"LAKE_JWT_HS256_SECRET=" + string(boundsSecret), "GOMEMLIMIT=900MiB"}, c.discoveryBin,
+	d.proc, err = procs.start(append([]string{"LAKE_JWT_HS256_SECRET=" + string(secret)}, env...), bin,
 		"-listen", d.flightAddr, "-http-listen", "-", "-admin-listen", d.admAddr, "-snapshot", path, "-poll-interval", "1h")
 	if err != nil {
 		return nil, err

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -123,16 +122,11 @@ func measureDamagedSegment(ctx context.Context, procs *procSet, discoveryBin str
 	if err != nil {
 		return out, err
 	}
-	flightAddr, admAddr := "127.0.0.1:"+strconv.Itoa(freePort()), "127.0.0.1:"+strconv.Itoa(freePort())
-	d, err := procs.start([]string{"LAKE_JWT_HS256_SECRET=" + string(bytes.TrimSpace(secret))}, discoveryBin,
-		"-listen", flightAddr, "-http-listen", "-", "-admin-listen", admAddr, "-snapshot", blob, "-poll-interval", "1h")
+	d, err := startDiscoveryOn(procs, discoveryBin, bytes.TrimSpace(secret), blob)
 	if err != nil {
 		return out, err
 	}
-	defer d.Stop()
-	if err := waitTCP(d, flightAddr, 30*time.Second); err != nil {
-		return out, err
-	}
+	defer d.stop()
 	askAt := func(addr, tn string, token func(string) (string, error)) error {
 		tok, err := token(tn)
 		if err != nil {
@@ -152,14 +146,8 @@ func measureDamagedSegment(ctx context.Context, procs *procSet, discoveryBin str
 	devToken := func(tn string) (string, error) {
 		return auth.IssueHS256(bytes.TrimSpace(secret), auth.TokenClaims{Tenant: tn, TTL: time.Hour, Now: time.Now()})
 	}
-	// The task serves as soon as it has loaded what verifies.
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-		if askAt(flightAddr, names[0], devToken) == nil {
-			break
-		}
-	}
 	for _, tn := range names {
-		err := askAt(flightAddr, tn, devToken)
+		err := askAt(d.flightAddr, tn, devToken)
 		switch {
 		case err == nil:
 			out.served++
@@ -167,7 +155,7 @@ func measureDamagedSegment(ctx context.Context, procs *procSet, discoveryBin str
 			out.damaged = fmt.Sprintf("%s: %s", status.Code(err), status.Convert(err).Message())
 		}
 	}
-	d.Stop()
+	d.stop()
 
 	// lake local again: its refresh repairs the segment.
 	in, err = local.Start(ctx, cfg)
