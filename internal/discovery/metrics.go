@@ -86,7 +86,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m.sqlStatements = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "lake_discovery_sql_statements_total",
-		Help: "SQL statements by outcome: ok (run), kept (answered from a kept result), invalid, read_only, table_data, limit (past the row or byte cap), timeout (past the statement budget), busy (the results-in-flight budget full), streams (the tenant's streams at their cap), canceled, error.",
+		Help: "SQL statements by outcome: ok (run), kept (answered from a kept result), invalid, read_only, table_data, limit (past the row or byte cap), timeout (past the statement budget), busy (the results-in-flight budget full), streams (the tenant's statements in progress at their cap), canceled, error.",
 	}, []string{"outcome"})
 	m.sqlSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "lake_discovery_sql_statement_seconds", Help: "Time to run a SQL statement (or find its kept result), by outcome, until its result is ready to stream.",
@@ -108,7 +108,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "lake_discovery_sql_inflight_budget_bytes", Help: "The budget of SQL results in flight.",
 		}, sqlStat(func(s *Service) float64 { return float64(s.sqlBudget.Total()) })),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "lake_discovery_sql_streams", Help: "SQL results streaming, all tenants.",
+			Name: "lake_discovery_sql_streams", Help: "SQL statements in progress (running, or their results streaming), all tenants.",
 		}, sqlStat(func(s *Service) float64 { return float64(s.sqlStreams.streaming()) })),
 	)
 	reg.MustRegister(m.requests, m.latency, m.generation, m.createdAt, m.loads, m.metadataIO, m.tables, m.lastLoadTime, m.lastSuccess, m.preEncoded,

@@ -173,6 +173,21 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 	return res, nil
 }
 
+// sqlErrorKinds are the statement failures: each kind's metrics label and
+// the gRPC code it is answered with (ErrTableData's message is sqlStatus's
+// own).
+var sqlErrorKinds = map[sqlcatalog.ErrorKind]struct {
+	outcome string
+	code    codes.Code
+}{
+	sqlcatalog.ErrInvalid:   {"invalid", codes.InvalidArgument},
+	sqlcatalog.ErrReadOnly:  {"read_only", codes.PermissionDenied},
+	sqlcatalog.ErrTableData: {"table_data", codes.Unimplemented},
+	sqlcatalog.ErrLimit:     {"limit", codes.ResourceExhausted},
+	sqlcatalog.ErrTimeout:   {"timeout", codes.DeadlineExceeded},
+	sqlcatalog.ErrBusy:      {"busy", codes.ResourceExhausted},
+}
+
 // sqlOutcome is the metrics label of a statement's failure.
 func sqlOutcome(ctx context.Context, err error) string {
 	var se *sqlcatalog.Error
@@ -182,39 +197,40 @@ func sqlOutcome(ctx context.Context, err error) string {
 		}
 		return "error"
 	}
-	switch se.Kind {
-	case sqlcatalog.ErrInvalid:
-		return "invalid"
-	case sqlcatalog.ErrReadOnly:
-		return "read_only"
-	case sqlcatalog.ErrTableData:
-		return "table_data"
-	case sqlcatalog.ErrLimit:
-		return "limit"
-	case sqlcatalog.ErrTimeout:
-		return "timeout"
-	case sqlcatalog.ErrBusy:
-		return "busy"
-	default:
-		return "error"
+	if k, ok := sqlErrorKinds[se.Kind]; ok {
+		return k.outcome
 	}
+	return "error"
+}
+
+// admitSQL counts a statement against the caller's tenant's SQL in
+// progress and opens its reservation in the budget of results in flight;
+// done gives both back. Past the tenant's cap it answers at once.
+func (s *Service) admitSQL(ctx context.Context) (r *sqlcatalog.Reservation, done func(), err error) {
+	tenant, ok := TenantFrom(ctx)
+	if !ok {
+		return nil, nil, errUnauthenticated
+	}
+	if !s.sqlStreams.acquire(tenant) {
+		return nil, nil, s.tooManyStatements()
+	}
+	r = s.sqlBudget.Reserve()
+	return r, func() {
+		r.Release()
+		s.sqlStreams.release(tenant)
+	}, nil
 }
 
 // runSQLOnce runs a statement whose result is not streamed (a
-// GetFlightInfo, a GetSchema, a CreatePreparedStatement): the result is
-// charged to the in-flight budget only while it is built.
-// It counts against the tenant's SQL in progress while it runs.
+// GetFlightInfo, a GetSchema, a CreatePreparedStatement): it counts
+// against the tenant's SQL in progress, and its result is charged to the
+// in-flight budget, only while it runs.
 func (s *Service) runSQLOnce(ctx context.Context, query string) (*sqlcatalog.Result, error) {
-	tenant, ok := TenantFrom(ctx)
-	if !ok {
-		return nil, errUnauthenticated
+	r, done, err := s.admitSQL(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if !s.sqlStreams.acquire(tenant) {
-		return nil, s.tooManyStatements()
-	}
-	defer s.sqlStreams.release(tenant)
-	r := s.sqlBudget.Reserve()
-	defer r.Release()
+	defer done()
 	return s.runSQL(ctx, query, r)
 }
 
@@ -235,28 +251,23 @@ func (s *Service) sqlStatus(ctx context.Context, v *View, tenant string, err err
 		s.opts.Log.ErrorContext(ctx, "sql statement failed", slog.String("error", err.Error()))
 		return status.Error(codes.Internal, "sql: internal error")
 	}
-	switch se.Kind {
-	case sqlcatalog.ErrInvalid:
-		return status.Error(codes.InvalidArgument, se.Msg)
-	case sqlcatalog.ErrReadOnly:
-		return status.Error(codes.PermissionDenied, se.Msg)
-	case sqlcatalog.ErrLimit, sqlcatalog.ErrBusy:
-		return status.Error(codes.ResourceExhausted, se.Msg)
-	case sqlcatalog.ErrTimeout:
-		return status.Error(codes.DeadlineExceeded, se.Msg)
-	case sqlcatalog.ErrTableData:
+	k, ok := sqlErrorKinds[se.Kind]
+	switch {
+	case !ok:
+		return status.Error(codes.Internal, se.Msg)
+	case se.Kind == sqlcatalog.ErrTableData:
 		where := "at the location its registration names"
 		if ts, err := s.tenantState(ctx, v, tenant); err == nil {
 			if i, ok := ts.find(se.Namespace, se.Table); ok && ts.cols.Location.Value(i) != "" {
 				where = "at " + ts.cols.Location.Value(i)
 			}
 		}
-		return status.Errorf(codes.Unimplemented,
+		return status.Errorf(k.code,
 			"lake is a table catalog and does not read table data: the data of %s.%s is %s; query it there with your engine. "+
 				"Lake answers SQL over its catalog: information_schema.schemata, .tables and .columns, SHOW TABLES, SHOW COLUMNS FROM t, DESCRIBE t",
 			se.Namespace, se.Table, where)
 	default:
-		return status.Error(codes.Internal, se.Msg)
+		return status.Error(k.code, se.Msg)
 	}
 }
 
@@ -313,17 +324,9 @@ func (s *Service) DoGetStatement(ctx context.Context, ticket flightsql.Statement
 // its deadline); past either bound the call is refused at once with
 // RESOURCE_EXHAUSTED saying which.
 func (s *Service) streamSQL(ctx context.Context, query string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
-	tenant, ok := TenantFrom(ctx)
-	if !ok {
-		return nil, nil, errUnauthenticated
-	}
-	if !s.sqlStreams.acquire(tenant) {
-		return nil, nil, s.tooManyStatements()
-	}
-	r := s.sqlBudget.Reserve()
-	end := func() {
-		r.Release()
-		s.sqlStreams.release(tenant)
+	r, end, err := s.admitSQL(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	res, err := s.runSQL(ctx, query, r)
 	if err != nil {
