@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
 // A tenant's dropped tables are one list, the format's: its tombstones
@@ -29,15 +30,15 @@ func TestDroppedIsTheTombstonesInRetentionNewestFirst(t *testing.T) {
 		}},
 		"globex": {tables: []snapshot.Table{{Namespace: "n", Name: "t", Location: "/t", TableType: "TABLE"}}},
 	})
-	r := open(t, b.Blob)
+	r := snapshottest.Open(t, b.Blob)
 	var got []string
-	for _, d := range tenant(t, r, "acme").Tombstones.Dropped(at) {
+	for _, d := range snapshottest.Tenant(t, r, "acme").Tombstones.Dropped(at) {
 		got = append(got, fmt.Sprintf("%s@%s", d.Name, d.DroppedAt.Sub(t0)))
 	}
 	if want := []string{"c@-1h0m0s", "e@-1h0m0s", "a@-3h0m0s"}; !slices.Equal(got, want) {
 		t.Errorf("acme dropped at %v: got %q, want %q", at, got, want)
 	}
-	if got := tenant(t, r, "globex").Tombstones.Dropped(at); len(got) != 0 {
+	if got := snapshottest.Tenant(t, r, "globex").Tombstones.Dropped(at); len(got) != 0 {
 		t.Errorf("globex dropped: got %+v, want none", got)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/v6.lakesnap with the writer, from the fixture catalog's rows it holds")
@@ -37,13 +38,13 @@ func fixtureOpens(t *testing.T, version uint16) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := open(t, b)
+	r := snapshottest.Open(t, b)
 	if h := r.Header(); h.Version != version || h.Generation != 7 || h.Marker.Changes != 5 ||
 		h.Counts != (catalog.Counts{Tables: 5, SchemaUnavailable: 1}) {
 		t.Fatalf("fixture header %+v", h)
 	}
-	acme := tenant(t, r, "acme")
-	if got, want := names(acme), []string{"hr.people", "sales.customers", "sales.orders"}; !slices.Equal(got, want) {
+	acme := snapshottest.Tenant(t, r, "acme")
+	if got, want := snapshottest.Names(acme), []string{"hr.people", "sales.customers", "sales.orders"}; !slices.Equal(got, want) {
 		t.Fatalf("acme tables %q, want %q", got, want)
 	}
 	orders := acme.Table(2)
@@ -57,7 +58,7 @@ func fixtureOpens(t *testing.T, version uint16) {
 	if d := acme.Tombstone(0); acme.Tombstones.Name.Len() != 1 || d.Name != "returns" || d.DroppedBy != "bob" || d.Published != 7 {
 		t.Fatalf("acme tombstones from the v4 fixture: %d, first %+v", acme.Tombstones.Name.Len(), d)
 	}
-	if initech := tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
+	if initech := snapshottest.Tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
 		t.Fatalf("initech from the v4 fixture: %d tables, %d tombstones", initech.NumTables(), initech.Tombstones.Name.Len())
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 30, 0, 123456000, time.UTC)
@@ -37,10 +38,10 @@ func fixtureRows(tb testing.TB) map[string]rows {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := open(tb, b)
+	r := snapshottest.Open(tb, b)
 	out := map[string]rows{}
 	for _, e := range r.Entries() {
-		seg := tenant(tb, r, e.Tenant)
+		seg := snapshottest.Tenant(tb, r, e.Tenant)
 		var rs rows
 		for i := range seg.NumTables() {
 			t := seg.Table(i)
@@ -86,33 +87,6 @@ func write(tb testing.TB, opts snapshot.WriterOptions, tenants map[string]rows) 
 	return built{out, blob}
 }
 
-func open(tb testing.TB, b []byte) *snapshot.Reader {
-	tb.Helper()
-	r, err := snapshot.Open(b, snapshot.ReaderOptions{})
-	if err != nil {
-		tb.Fatalf("Open: %v", err)
-	}
-	return r
-}
-
-func tenant(tb testing.TB, r *snapshot.Reader, name string) *snapshot.Segment {
-	tb.Helper()
-	seg, err := r.Tenant(context.Background(), name)
-	if err != nil {
-		tb.Fatalf("Tenant(%s): %v", name, err)
-	}
-	tb.Cleanup(seg.Release)
-	return seg
-}
-
-func names(s *snapshot.Segment) []string {
-	var out []string
-	for i := range s.NumTables() {
-		out = append(out, s.Tables.Namespace.Value(i)+"."+s.Tables.Name.Value(i))
-	}
-	return out
-}
-
 func TestOlderFixturesCarryOver(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"v4.lakesnap", "v5.lakesnap"} {
@@ -128,7 +102,7 @@ func fixtureCarriesOver(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := open(t, b)
+	r := snapshottest.Open(t, b)
 	h := r.Header()
 	w, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 8, CreatedAt: t0})
 	if err != nil {
@@ -147,7 +121,7 @@ func fixtureCarriesOver(t *testing.T, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r5 := open(t, blob)
+	r5 := snapshottest.Open(t, blob)
 	if r5.Header().Version != snapshot.Version || r5.Header().Counts.Tables != h.Counts.Tables ||
 		r5.Header().Counts.SchemaUnavailable != h.Counts.SchemaUnavailable || r5.Header().ContentHash != h.ContentHash {
 		t.Fatalf("copied header %+v, from %+v", r5.Header(), h)
@@ -155,10 +129,10 @@ func fixtureCarriesOver(t *testing.T, name string) {
 	if e, _ := r5.Entry("acme"); e.Generation != 7 {
 		t.Fatalf("copied: acme generation %d, want 7", e.Generation)
 	}
-	if got, want := names(tenant(t, r5, "acme")), names(tenant(t, r, "acme")); !slices.Equal(got, want) {
+	if got, want := snapshottest.Names(snapshottest.Tenant(t, r5, "acme")), snapshottest.Names(snapshottest.Tenant(t, r, "acme")); !slices.Equal(got, want) {
 		t.Fatalf("copied acme tables %q, want %q", got, want)
 	}
-	if p := tenant(t, r5, "acme").Table(0).Published; p != 7 {
+	if p := snapshottest.Tenant(t, r5, "acme").Table(0).Published; p != 7 {
 		t.Fatalf("copied: acme's first table published at %d, want 7", p)
 	}
 }
@@ -195,7 +169,7 @@ func TestManifestStandsAlone(t *testing.T) {
 	if err := m.Attach("acme", w.Segments[0]); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(tenant(t, m, "acme")); len(got) != 3 {
+	if got := snapshottest.Names(snapshottest.Tenant(t, m, "acme")); len(got) != 3 {
 		t.Fatalf("attached acme: %q", got)
 	}
 
@@ -215,7 +189,7 @@ func TestManifestStandsAlone(t *testing.T) {
 		Location: "/b", Version: 1, CreatedAt: t0, UpdatedAt: t0, SchemaIPC: globex.tables[0].SchemaIPC})
 	next["globex"] = globex
 	seg := write(t, snapshot.WriterOptions{Generation: 2, CreatedAt: t0, Previous: b.Written.Entries}, next)
-	full := open(t, seg.Blob)
+	full := snapshottest.Open(t, seg.Blob)
 	nw, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: 2, CreatedAt: t0})
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +276,7 @@ func TestPropertiesAreAnArrowMap(t *testing.T) {
 	if f, _ := snapshot.TablesSchema.FieldsByName("properties"); len(f) != 1 || f[0].Type.ID() != arrow.MAP {
 		t.Fatalf("properties field %v, want a map", f)
 	}
-	seg := tenant(t, open(t, write(t, snapshot.WriterOptions{CreatedAt: t0}, fixtureRows(t)).Blob), "acme")
+	seg := snapshottest.Tenant(t, snapshottest.Open(t, write(t, snapshot.WriterOptions{CreatedAt: t0}, fixtureRows(t)).Blob), "acme")
 	m := seg.Tables.Properties
 	lo, hi := m.ValueOffsets(2)
 	var keys []string

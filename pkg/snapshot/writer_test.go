@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
 // The writer's first error sticks, as pebble's sstable.Writer's does: every
@@ -33,7 +34,7 @@ func TestWriterErrorSticks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := open(t, blob)
+	r := snapshottest.Open(t, blob)
 	z, _ := r.Entry("z")
 
 	for _, tc := range []struct {

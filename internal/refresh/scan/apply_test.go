@@ -13,6 +13,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
 func TestApplyEqualsAFullBuild(t *testing.T) {
@@ -21,7 +22,7 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 	c, st := fixture(t)
 	register(t, c, ref("umbrella", "u", "u1"), catalog.TableSpec{Location: "/u", Schema: catalogtest.WideSchema(4, 3)})
 	base := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{Changes: 7, FullScanAt: t0}})
-	baseR := open(t, base.Blob)
+	baseR := snapshottest.Open(t, base.Blob)
 
 	t1 := t0.Add(time.Minute)
 	spec := catalog.TableSpec{Location: "/d", Schema: catalogtest.WideSchema(9, 2)}
@@ -65,7 +66,7 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := open(t, blob)
+	r := snapshottest.Open(t, blob)
 	for name, gen := range map[string]uint64{"acme": 2, "globex": 2, "umbrella": 1} {
 		if e, ok := r.Entry(name); !ok || e.Generation != gen {
 			t.Errorf("%s: generation %d (in blob %v), want %d", name, e.Generation, ok, gen)
@@ -74,7 +75,7 @@ func TestApplyEqualsAFullBuild(t *testing.T) {
 	if _, ok := r.Entry("initech"); ok {
 		t.Error("initech, whose only tombstone was purged, is still in the blob")
 	}
-	acme := tenant(t, r, "acme")
+	acme := snapshottest.Tenant(t, r, "acme")
 	if acme.Tombstones.Name.Len() != 2 {
 		t.Fatalf("acme has %d tombstones, want 2", acme.Tombstones.Name.Len())
 	}
@@ -97,8 +98,8 @@ func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 	ctx := context.Background()
 	c, st := fixture(t)
 	base := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0, Marker: snapshot.Marker{FullScanAt: t0}})
-	segs := storeSegments(base.Written)
-	m, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
+	segs := snapshottest.StoreSegments(base.Written)
+	m, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.Fetch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,15 +109,15 @@ func TestApplyToAManifestFetchesOnlyChangedTenants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(segs.fetched, []string{"globex"}) || applied.Fetched != 1 || applied.Tenants != 1 {
-		t.Fatalf("fetched %q (%d), wrote %d tenants; want globex alone", segs.fetched, applied.Fetched, applied.Tenants)
+	if !slices.Equal(segs.Fetched, []string{"globex"}) || applied.Fetched != 1 || applied.Tenants != 1 {
+		t.Fatalf("fetched %q (%d), wrote %d tenants; want globex alone", segs.Fetched, applied.Fetched, applied.Tenants)
 	}
 	for i, e := range applied.Written.Entries {
 		if wrote := applied.Written.Segments[i] != nil; wrote != (e.Tenant == "globex") {
 			t.Errorf("%s: segment written %v", e.Tenant, wrote)
 		}
 	}
-	m2, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.fetch})
+	m2, err := snapshot.Open(base.Written.Manifest, snapshot.ReaderOptions{Fetch: segs.Fetch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestApplyListsItsChanges(t *testing.T) {
 	}
 	keys := []string{"tbl/globex/finance/budget", "tbl/acme/sales/orders", "tbl/globex/finance/ledger",
 		"dropped/globex/finance/ledger/" + tomb[0].Key, "tbl/acme/sales/customers"}
-	applied, err := scan.Apply(ctx, st, open(t, base.Blob), keys, scan.ApplyOptions{Generation: 2, CreatedAt: t0.Add(time.Minute)})
+	applied, err := scan.Apply(ctx, st, snapshottest.Open(t, base.Blob), keys, scan.ApplyOptions{Generation: 2, CreatedAt: t0.Add(time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 	"github.com/lake-catalog/lake/pkg/snapshot"
+	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
 func TestBuildRoundTrips(t *testing.T) {
@@ -25,7 +26,7 @@ func TestBuildRoundTrips(t *testing.T) {
 	if want := (catalog.Counts{Tables: 5, SchemaUnavailable: 1}); b.Counts != want || b.Tombstones != 2 {
 		t.Fatalf("counts %+v, %d tombstones; want %+v, 2", b.Counts, b.Tombstones, want)
 	}
-	r := open(t, b.Blob)
+	r := snapshottest.Open(t, b.Blob)
 	h := r.Header()
 	if h.Version != snapshot.Version || h.Generation != 7 || !h.CreatedAt.Equal(t0) || h.Marker.Changes != 5 || !h.Marker.FullScanAt.Equal(t0) {
 		t.Fatalf("header %+v", h)
@@ -37,8 +38,8 @@ func TestBuildRoundTrips(t *testing.T) {
 	if want := []string{"acme", "globex", "initech"}; !slices.Equal(tenants, want) {
 		t.Fatalf("tenants %q, want %q", tenants, want)
 	}
-	acme := tenant(t, r, "acme")
-	if got, want := names(acme), []string{"hr.people", "sales.customers", "sales.orders"}; !slices.Equal(got, want) {
+	acme := snapshottest.Tenant(t, r, "acme")
+	if got, want := snapshottest.Names(acme), []string{"hr.people", "sales.customers", "sales.orders"}; !slices.Equal(got, want) {
 		t.Fatalf("acme tables %q, want %q", got, want)
 	}
 	if acme.Schemas.Len() != 2 {
@@ -61,11 +62,11 @@ func TestBuildRoundTrips(t *testing.T) {
 	if d := acme.Tombstone(0); d.Namespace != "sales" || d.Name != "returns" || d.DroppedBy != "bob" || d.Version != 1 || d.CreationID == "" {
 		t.Fatalf("acme tombstone %+v", d)
 	}
-	globex := tenant(t, r, "globex")
+	globex := snapshottest.Tenant(t, r, "globex")
 	if globex.Schema(1) != nil || globex.Schema(0) == nil {
 		t.Fatalf("globex: legacy table must have no schema, the ledger one")
 	}
-	initech := tenant(t, r, "initech")
+	initech := snapshottest.Tenant(t, r, "initech")
 	if initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
 		t.Fatalf("initech: %d tables, %d tombstones; want 0, 1", initech.NumTables(), initech.Tombstones.Name.Len())
 	}
@@ -84,8 +85,8 @@ func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 	}
 	register(t, c, ref("globex", "finance", "budget"), catalog.TableSpec{Location: "/b", Schema: catalogtest.WideSchema(2, 2)})
 	t1 := t0.Add(time.Minute)
-	second := build(t, st, scan.BuildOptions{Generation: 2, CreatedAt: t1, Base: open(t, first.Blob)})
-	r := open(t, second.Blob)
+	second := build(t, st, scan.BuildOptions{Generation: 2, CreatedAt: t1, Base: snapshottest.Open(t, first.Blob)})
+	r := snapshottest.Open(t, second.Blob)
 	for name, gen := range map[string]uint64{"acme": 1, "globex": 2, "initech": 1} {
 		if e, _ := r.Entry(name); e.Generation != gen {
 			t.Errorf("%s generation %d, want %d", name, e.Generation, gen)
@@ -95,7 +96,7 @@ func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 		t.Error("content hash did not change with the catalog")
 	}
 	published := func(r *snapshot.Reader, name string) string {
-		seg := tenant(t, r, name)
+		seg := snapshottest.Tenant(t, r, name)
 		var out []string
 		for i := range seg.NumTables() {
 			row := seg.Table(i)
@@ -113,7 +114,7 @@ func TestBuildIsDeterministicAndCarriesGenerations(t *testing.T) {
 	if got, want := published(r, "initech"), "dropped ops.tps@1"; got != want {
 		t.Errorf("initech rows published %s, want %s", got, want)
 	}
-	renumbered := open(t, build(t, st, scan.BuildOptions{Generation: 3, CreatedAt: t1, Previous: second.Written.Entries}).Blob)
+	renumbered := snapshottest.Open(t, build(t, st, scan.BuildOptions{Generation: 3, CreatedAt: t1, Previous: second.Written.Entries}).Blob)
 	if got, want := published(renumbered, "globex"), "finance.budget@3 finance.ledger@3 legacy.old@3"; got != want {
 		t.Errorf("without Base, globex rows published %s, want %s", got, want)
 	}
@@ -130,9 +131,9 @@ func TestRichSchemaRoundTripsExactly(t *testing.T) {
 	rich := catalogtest.RichSchema()
 	r := catalog.TableRef{Tenant: "ácme", Namespace: "データ", Name: "every_type ✓"}
 	register(t, c, r, catalog.TableSpec{Location: "s3://lake/rich/", Schema: rich})
-	seg := tenant(t, open(t, build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0}).Blob), r.Tenant)
+	seg := snapshottest.Tenant(t, snapshottest.Open(t, build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0}).Blob), r.Tenant)
 	if seg.NumTables() != 1 || seg.Tables.Name.Value(0) != r.Name || seg.Tables.Namespace.Value(0) != r.Namespace {
-		t.Fatalf("segment holds %q", names(seg))
+		t.Fatalf("segment holds %q", snapshottest.Names(seg))
 	}
 	got, err := catalog.DecodeSchema(seg.Schema(0))
 	if err != nil {
@@ -175,7 +176,7 @@ func TestBuildMarksUnavailableAndSkipsMalformed(t *testing.T) {
 	if w := (catalog.Counts{Tables: 3, SchemaUnavailable: 2, Skipped: 4}); b.Counts != w {
 		t.Fatalf("counts = %+v, want %+v", b.Counts, w)
 	}
-	seg := tenant(t, open(t, b.Blob), "t1")
+	seg := snapshottest.Tenant(t, snapshottest.Open(t, b.Blob), "t1")
 	for i, want := range map[int]bool{0: false, 1: true, 2: false} { // garbled, good, legacy
 		if got := seg.Schema(i) != nil; got != want {
 			t.Errorf("%s: has a schema %v, want %v", seg.Tables.Name.Value(i), got, want)
@@ -187,7 +188,7 @@ func TestBuildEmptyAndFailing(t *testing.T) {
 	t.Parallel()
 	_, st := newStore(t)
 	b := build(t, st, scan.BuildOptions{Generation: 1, CreatedAt: t0})
-	if r := open(t, b.Blob); len(r.Entries()) != 0 || b.Counts != (catalog.Counts{}) {
+	if r := snapshottest.Open(t, b.Blob); len(r.Entries()) != 0 || b.Counts != (catalog.Counts{}) {
 		t.Fatalf("empty catalog: entries %v, counts %+v", r.Entries(), b.Counts)
 	}
 	closed := memstore.New(memstore.Options{})
@@ -217,7 +218,7 @@ func TestChangeFieldsAreCarried(t *testing.T) {
 	if err := st.Put(context.Background(), "tbl/acme/n/t", js); err != nil {
 		t.Fatal(err)
 	}
-	row := tenant(t, open(t, build(t, st, scan.BuildOptions{CreatedAt: t0}).Blob), "acme").Table(0)
+	row := snapshottest.Tenant(t, snapshottest.Open(t, build(t, st, scan.BuildOptions{CreatedAt: t0}).Blob), "acme").Table(0)
 	if row.UpdatedBy != "arn:aws:iam::1:user/alice" || row.Op != catalog.OpUpdate {
 		t.Fatalf("change fields: by %q, op %q", row.UpdatedBy, row.Op)
 	}

@@ -2,9 +2,6 @@ package scan_test
 
 import (
 	"context"
-	"encoding/hex"
-	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,7 +10,6 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
-	"github.com/lake-catalog/lake/pkg/snapshot"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 30, 0, 123456000, time.UTC)
@@ -93,56 +89,4 @@ func build(tb testing.TB, st metastore.Store, opts scan.BuildOptions) built {
 		tb.Fatal(err)
 	}
 	return built{b, blob}
-}
-
-func open(tb testing.TB, b []byte) *snapshot.Reader {
-	tb.Helper()
-	r, err := snapshot.Open(b, snapshot.ReaderOptions{})
-	if err != nil {
-		tb.Fatalf("Open: %v", err)
-	}
-	return r
-}
-
-func tenant(tb testing.TB, r *snapshot.Reader, name string) *snapshot.Segment {
-	tb.Helper()
-	seg, err := r.Tenant(context.Background(), name)
-	if err != nil {
-		tb.Fatalf("Tenant(%s): %v", name, err)
-	}
-	tb.Cleanup(seg.Release)
-	return seg
-}
-
-func names(s *snapshot.Segment) []string {
-	var out []string
-	for i := range s.NumTables() {
-		out = append(out, s.Tables.Namespace.Value(i)+"."+s.Tables.Name.Value(i))
-	}
-	return out
-}
-
-type segmentStore struct {
-	mu      sync.Mutex
-	segs    map[[32]byte][]byte
-	fetched []string
-}
-
-func storeSegments(w *snapshot.Written) *segmentStore {
-	s := &segmentStore{segs: map[[32]byte][]byte{}}
-	for i, seg := range w.Segments {
-		s.segs[w.Entries[i].Address] = seg
-	}
-	return s
-}
-
-func (s *segmentStore) fetch(_ context.Context, e snapshot.Entry) ([]byte, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.fetched = append(s.fetched, e.Tenant)
-	b, ok := s.segs[e.Address]
-	if !ok {
-		return nil, errors.New("no segment " + hex.EncodeToString(e.Address[:]))
-	}
-	return b, nil
 }
