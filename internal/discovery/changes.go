@@ -80,7 +80,7 @@ func (s *Service) changes(ctx context.Context, body []byte) ([]byte, error) {
 	if ts == nil {
 		return marshalList(page)
 	}
-	order, start := ts.changes, 0
+	order, start := ts.changeIndex(), 0
 	if req.Since != "" {
 		var key []byte
 		start = sort.Search(len(order), func(i int) bool {
@@ -100,13 +100,20 @@ func (s *Service) changes(ctx context.Context, body []byte) ([]byte, error) {
 	return marshalList(page)
 }
 
+// changeIndex is the tenant's change feed order, made once, by the first
+// call.
+func (ts *tenantState) changeIndex() []int32 {
+	ts.changesOnce.Do(func() { ts.changes = ts.changeOrder() })
+	return ts.changes
+}
+
 // changeOrder returns the tenant's change feed order: its table rows (0 to
 // n-1) and tombstones (n and after) by publication (the generation of the
 // snapshot that brought the change in), then by key (namespace, table,
 // op, creation id). Tables and tombstones each come sorted by name, so
 // one merge orders them by key and a stable sort by publication does the
-// rest: built once per prepared tenant, O(rows log rows) integer
-// comparisons.
+// rest: built once per prepared tenant (changeIndex), O(rows log rows)
+// integer comparisons.
 func (ts *tenantState) changeOrder() []int32 {
 	n, m := ts.n, ts.numTombstones()
 	order := make([]int32, 0, n+m)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -49,8 +50,12 @@ type tenantState struct {
 	// unavailable counts rows without a schema.
 	unavailable int
 	// changes is the change feed's order (changeOrder): table rows (0 to
-	// n-1) and tombstones (n and after) by publication, then key.
-	changes []int32
+	// n-1) and tombstones (n and after) by publication, then key. It is
+	// made by the tenant's first lake.changes (changeIndex), not when the
+	// tenant is prepared, which every catalog request's first call does;
+	// size counts its bytes from the start.
+	changes     []int32
+	changesOnce sync.Once
 
 	// Whole-tenant answers as marshaled FlightData messages (schema message
 	// first). tablesWithSchema is nil when a table has no schema.
@@ -106,7 +111,6 @@ func prepareTenant(seg *snapshot.Segment, batchBytes int, mem memory.Allocator) 
 	if ts.catalogs, err = encodeMessages(schema_ref.Catalogs, []arrow.RecordBatch{catalogsRecord(mem, tenant)}, mem); err != nil {
 		return nil, err
 	}
-	ts.changes = ts.changeOrder()
 	ts.bytes = ts.size(seg.Bytes)
 	return ts, nil
 }
@@ -121,7 +125,7 @@ func (ts *tenantState) size(segment int64) int64 {
 		}
 	}
 	total += int64(len(ts.namespaces))*int64(unsafe.Sizeof("")+unsafe.Sizeof(rowRange{})) +
-		int64(len(ts.tableTypes))*int64(unsafe.Sizeof("")) + int64(cap(ts.changes))*4 + int64(unsafe.Sizeof(*ts))
+		int64(len(ts.tableTypes))*int64(unsafe.Sizeof("")) + int64(ts.n+ts.numTombstones())*4 + int64(unsafe.Sizeof(*ts))
 	return total
 }
 
