@@ -117,8 +117,11 @@ var _ metastore.Store = (*countingStore)(nil)
 
 // A drop the index lacks (made before it, or whose index write failed) is
 // not listed, and PurgeExpired, local mode's sweep, adds it.
-func TestPurgeExpiredIndexesDropsTheIndexLacks(t *testing.T) {
-	t.Parallel()
+// dropUnindexed registers and drops orders in a new catalog, then deletes
+// the index item its drop wrote, as a drop made before the index was: the
+// catalog and the registration dropped.
+func dropUnindexed(t *testing.T) (*catalog.Catalog, catalog.Registration) {
+	t.Helper()
 	c, st, _ := newCatalog(t)
 	ctx := context.Background()
 	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 2)})
@@ -132,6 +135,13 @@ func TestPurgeExpiredIndexesDropsTheIndexLacks(t *testing.T) {
 	if err := st.Delete(ctx, catalog.DroppedIndexPrefix+items[0].Key); err != nil {
 		t.Fatal(err)
 	}
+	return c, reg
+}
+
+func TestPurgeExpiredIndexesDropsTheIndexLacks(t *testing.T) {
+	t.Parallel()
+	c, reg := dropUnindexed(t)
+	ctx := context.Background()
 	if ds, err := c.Dropped(ctx, "acme"); err != nil || len(ds) != 0 {
 		t.Fatalf("dropped without its index entry: %v, %v; want none", ds, err)
 	}
@@ -153,19 +163,8 @@ func TestPurgeExpiredIndexesDropsTheIndexLacks(t *testing.T) {
 // made before the index existed are listed after the first sweep.
 func TestSweepIndexesDropsTheIndexLacks(t *testing.T) {
 	t.Parallel()
-	c, st, _ := newCatalog(t)
+	c, reg := dropUnindexed(t)
 	ctx := context.Background()
-	reg := mustRegister(t, c, orders, catalog.TableSpec{Location: "/o", Schema: catalogtest.WideSchema(0, 2)})
-	if err := c.Drop(ctx, orders); err != nil {
-		t.Fatal(err)
-	}
-	items, err := st.ScanPrefix(ctx, catalog.DroppedIndexPrefix)
-	if err != nil || len(items) != 1 {
-		t.Fatalf("index items after a drop: %v, %v; want one", items, err)
-	}
-	if err := st.Delete(ctx, catalog.DroppedIndexPrefix+items[0].Key); err != nil {
-		t.Fatal(err)
-	}
 	if h, err := c.SweepOrphanedHistories(ctx, 0); err != nil || h.Indexed != 1 {
 		t.Fatalf("sweep = %+v, %v; want the one drop indexed", h, err)
 	}
