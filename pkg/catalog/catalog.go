@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -673,14 +671,9 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 			failed = append(failed, during("purge", d.Ref.String(), err))
 		}
 	}
-	for _, key := range slices.Sorted(maps.Keys(live)) {
-		n, err := c.indexMissing(ctx, key, live[key])
-		out.Indexed += n
-		if err != nil {
-			c.stats.fail(PartDroppedIndex)
-			failed = append(failed, during("index the dropped tables of", live[key][0].Ref.Tenant, err))
-		}
-	}
+	indexed, ifailed := c.indexAllMissing(ctx, live)
+	out.Indexed += indexed
+	failed = append(failed, ifailed...)
 	if _, expiring := c.store.(metastore.ExpiringPutter); expiring || c.historyAge > 0 {
 		n, err := c.purgeVersions(ctx, now, expiring)
 		out.Versions += n

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -138,6 +139,24 @@ func (c *Catalog) indexEdit(key string, fn func([]droppedEntry) []droppedEntry) 
 		}
 		return val, nil
 	}}
+}
+
+// indexAllMissing adds to each index item the tombstones of live (by
+// index item) it lacks, in key order: the sweeps' repair of the index
+// (drops made before it, or whose index write failed). It returns how
+// many it added and the failures, each counted under PartDroppedIndex.
+func (c *Catalog) indexAllMissing(ctx context.Context, live map[string][]Tombstone) (int, []error) {
+	var added int
+	var failed []error
+	for _, key := range slices.Sorted(maps.Keys(live)) {
+		n, err := c.indexMissing(ctx, key, live[key])
+		added += n
+		if err != nil {
+			c.stats.fail(PartDroppedIndex)
+			failed = append(failed, during("index the dropped tables of", live[key][0].Ref.Tenant, err))
+		}
+	}
+	return added, failed
 }
 
 // indexMissing adds to the index item at key the tombstones of ts (all of

@@ -160,14 +160,7 @@ func (c *Catalog) SweepOrphanedHistories(ctx context.Context, budget int) (Histo
 	// The tombstones in retention that their tenant's index of dropped
 	// tables lacks (drops made before the index, or whose index write
 	// failed) are added to it, as local mode's PurgeExpired does.
-	for _, key := range slices.Sorted(maps.Keys(live)) {
-		n, err := c.indexMissing(ctx, key, live[key])
-		out.Indexed += n
-		if err != nil {
-			c.stats.fail(PartDroppedIndex)
-			failed = append(failed, during("index the dropped tables of", live[key][0].Ref.Tenant, err))
-		}
-	}
+	out.Indexed, failed = c.indexAllMissing(ctx, live)
 	ids := slices.Sorted(maps.Keys(seen))
 	for i, id := range ids {
 		if ctx.Err() != nil || budget > 0 && out.Reads >= budget {
