@@ -7,8 +7,10 @@
 //   - ParseLocation validates an "s3://bucket/prefix/" location: S3's bucket
 //     naming rules, a non-empty prefix (a whole bucket is not table-scoped),
 //     and nothing in the prefix that would widen an IAM resource pattern
-//     ("*", "?", "$", "." and ".." segments, "//", control characters,
-//     non-ASCII), at most MaxLocationLength (256) characters.
+//     ("*", "?", "$", "." and ".." segments, "//", control characters, and
+//     any character an STS session tag value may not hold: the prefix is
+//     letters, digits and "_.:/=+-@"), at most MaxLocationLength (256)
+//     characters.
 //   - SessionPolicy builds the inline session policy, read only, in
 //     Polaris's shape. For the longest location ParseLocation accepts (a
 //     63-character bucket, 256 characters in all) the policy is 1,163
@@ -17,7 +19,10 @@
 //     also limits the packed size of policy and tags together and reports it
 //     only in AssumeRole's answer, as a percentage (Credentials.PackedPolicySize).
 //   - SessionName and SessionTags name the tenant, namespace and table in the
-//     assumed-role session, for CloudTrail and for ABAC on the reader role.
+//     assumed-role session, for CloudTrail; LocationTags name the bucket and
+//     prefix, which the reader role's own policy grants reads by (ABAC), so
+//     a session reads no more than its tags name even without the session
+//     policy.
 //   - Guard is the confused-deputy check: a location is vendable only under a
 //     prefix an operator allowed for the tenant, never in lake's own buckets.
 //   - Vendor puts them together: guard, AssumeRole of the data-reader role with

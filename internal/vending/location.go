@@ -35,7 +35,7 @@ var (
 	ErrDotSegment  = errors.New(`prefix has a "." or ".." segment`)
 	ErrControl     = errors.New("prefix has a control character")
 	ErrWildcard    = errors.New(`prefix has an IAM wildcard ("*" or "?")`)
-	ErrCharacter   = errors.New(`prefix has a character outside printable ASCII or one of '$', '"', '\', ' '`)
+	ErrCharacter   = errors.New(`prefix has a character other than letters, digits and "_.:/=+-@" (the characters an STS session tag may hold, which name the prefix to the reader role)`)
 	ErrTooLong     = fmt.Errorf("longer than %d characters", MaxLocationLength)
 )
 
@@ -56,9 +56,11 @@ func (e *LocationError) Unwrap() error { return e.Err }
 // out) into a Location. It refuses, with a *LocationError, anything that is
 // not one table's prefix or that could widen an IAM resource pattern: another
 // scheme, a bucket name S3 would not create, an empty prefix, empty, "." or
-// ".." segments, control characters, the wildcards "*" and "?", "$" (IAM
-// policy variables), characters outside printable ASCII, and locations longer
-// than MaxLocationLength.
+// ".." segments, control characters, the wildcards "*" and "?", and any other
+// character that is not a letter, digit or one of "_.:/=+-@" (what an STS
+// session tag value may hold: the prefix is also a session tag, which the
+// reader role's own policy grants reads by; this also keeps "$" of IAM
+// policy variables out), and locations longer than MaxLocationLength.
 func ParseLocation(s string) (Location, error) {
 	fail := func(err error) (Location, error) { return Location{}, &LocationError{Location: s, Err: err} }
 	if len(s) > MaxLocationLength {
@@ -99,7 +101,7 @@ func (l Location) check() error {
 			return ErrControl
 		case c == '*' || c == '?':
 			return ErrWildcard
-		case c > 0x7e || c == '$' || c == '"' || c == '\\' || c == ' ':
+		case !tagChar(c) || c == ' ':
 			return ErrCharacter
 		}
 	}

@@ -14,6 +14,16 @@ const (
 	TagTable     = "lake:table"
 )
 
+// Session tag keys naming the location a vend reads. The reader role's own
+// policy grants reads only on "arn:aws:s3:::${aws:PrincipalTag/lake:bucket}/
+// ${aws:PrincipalTag/lake:prefix}*" (attribute-based access control), so a
+// session reads no more than its tags name even without a session policy,
+// and a session without them reads nothing.
+const (
+	TagBucket = "lake:bucket"
+	TagPrefix = "lake:prefix"
+)
+
 // Limits of STS: RoleSessionName is 2–64 characters; a session tag value is
 // at most 256 characters.
 const (
@@ -57,6 +67,13 @@ func SessionTags(tenant, namespace, table string) []Tag {
 		{Key: TagNamespace, Value: tagValue(namespace)},
 		{Key: TagTable, Value: tagValue(table)},
 	}
+}
+
+// LocationTags returns the session tags naming loc (keys TagBucket and
+// TagPrefix). Both values are loc's own text: ParseLocation accepts only
+// characters STS allows in a tag value, and at most 256 characters in all.
+func LocationTags(loc Location) []Tag {
+	return []Tag{{Key: TagBucket, Value: loc.Bucket}, {Key: TagPrefix, Value: loc.Prefix}}
 }
 
 func tagValue(name string) string {

@@ -133,7 +133,8 @@ func TestSTSVendsOverQueryProtocol(t *testing.T) {
 		"Policy":          string(policy),
 		"DurationSeconds": "3600",
 	}
-	for i, tag := range SessionTags("acme", "sales", "orders") {
+	tags := append(SessionTags("acme", "sales", "orders"), LocationTags(Location{Bucket: "tenant-data", Prefix: "acme/orders/"})...)
+	for i, tag := range tags {
 		want[fmt.Sprintf("Tags.member.%d.Key", i+1)] = tag.Key
 		want[fmt.Sprintf("Tags.member.%d.Value", i+1)] = tag.Value
 	}

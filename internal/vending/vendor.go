@@ -35,7 +35,7 @@ type AssumeInput struct {
 	RoleARN     string        // the data-reader role
 	SessionName string        // RoleSessionName, from SessionName
 	Policy      []byte        // the inline session policy, from SessionPolicy
-	Tags        []Tag         // session tags, from SessionTags
+	Tags        []Tag         // session tags, from SessionTags and LocationTags
 	Duration    time.Duration // DurationSeconds
 }
 
@@ -239,7 +239,7 @@ func (v *Vendor) assume(ctx context.Context, key string, r Request, loc Location
 		RoleARN:     v.role,
 		SessionName: SessionName(r.Tenant, r.Namespace, r.Table),
 		Policy:      policy,
-		Tags:        SessionTags(r.Tenant, r.Namespace, r.Table),
+		Tags:        append(SessionTags(r.Tenant, r.Namespace, r.Table), LocationTags(loc)...),
 		Duration:    v.duration,
 	})
 	if se := (*STSError)(nil); errors.As(err, &se) {
