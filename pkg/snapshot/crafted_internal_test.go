@@ -201,7 +201,7 @@ func TestRowPublishedAfterItsTenantIsCorrupt(t *testing.T) {
 			t.Parallel()
 			payload, _, err := encodePayload(memory.DefaultAllocator,
 				[]Table{{Namespace: "n", Name: "t", Location: "/x", Published: tc.table}},
-				[]Tombstone{{Namespace: "n", Name: "t", CreationID: "c", Published: tc.tombstone}})
+				[]Tombstone{{Namespace: "n", Name: "t", CreationID: "c", Published: tc.tombstone}}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,9 +8,10 @@
 // # The writer
 //
 // Writer writes every blob, one tenant at a time in ascending name order:
-// AddTenant encodes a tenant's rows (Table, Tombstone) into its segment,
-// CopyTenant carries a tenant of an opened blob over (its segment byte for
-// byte, or by reference when the reader does not hold it), AddEntry
+// AddTenantWithSettings encodes a tenant's rows (Table, Tombstone) and its
+// settings (the bytes of its catalog settings item, opaque here) into its
+// segment (AddTenant: without settings), CopyTenant carries a tenant of an
+// opened blob over (its segment byte for byte, or by reference when the reader does not hold it), AddEntry
 // references a segment stored apart by its index entry, and Finish writes
 // the manifest (Written: the manifest and the segments written; Blob is
 // the one-file form). The writer's first error sticks, as pebble's
@@ -29,7 +30,7 @@
 // A caller that fetches segments on its own terms gives them with
 // Reader.Attach (discovery, before it serves, so serving does no I/O).
 //
-// # Format version 6
+// # Format version 7
 //
 // A blob is a manifest and one segment per tenant. The manifest is
 // self-contained and checksummed without the segments; each segment is
@@ -44,7 +45,7 @@
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"
-//	8      2     format version: 6
+//	8      2     format version: 7
 //	10     2     codec: 1 = zstd
 //	12     8     generation
 //	20     8     created at, Unix nanoseconds
@@ -79,15 +80,18 @@
 // a tenant uncompressed, of which the address is the only part that does
 // not compress.
 //
-// Version 5 is version 6 without the published columns in its segments
-// (below). Version 4 is version 5 with the index stored uncompressed from
-// offset 120 (no size field) and published in the one-file form only. The
-// reader reads a segment of either form whatever the manifest's version,
+// Version 6 is version 7 without the settings in its segments (below).
+// Version 5 is version 6 without the published columns in its segments.
+// Version 4 is version 5 with the index stored uncompressed from offset
+// 120 (no size field) and published in the one-file form only. The reader
+// reads a segment of any of these forms whatever the manifest's version,
 // so a writer carries an older segment over as it is; its rows read as
-// published at the tenant's generation (its index entry's).
+// published at the tenant's generation (its index entry's) and it carries
+// no settings.
 //
 // A segment is one zstd frame. Uncompressed it holds three Arrow IPC
-// streams, each preceded by its length (u64), each with one record batch:
+// streams, each preceded by its length (u64), each with one record batch,
+// and then the tenant's settings:
 //
 //   - tables (TablesSchema): namespace, name, table_type, schema_ref (an
 //     int32 into the segment's schemas; null when the schema is
@@ -104,6 +108,15 @@
 //     change feed, and they are the one list of the tenant's dropped
 //     tables: TombstoneColumns.Dropped, those still in retention at a
 //     time, newest drop first, is what every reader of drops answers with.
+//   - settings (version 7): u64 length (at most MaxSettingsBytes, 16 KiB,
+//     catalog.MaxTenantSettingsBytes), then that many bytes: the tenant's
+//     settings item (catalog.TenantKey) exactly as the catalog stored it,
+//     which discovery decodes with catalog.DecodeTenantSettings; length 0
+//     when the tenant has none. The settings end the segment: a segment
+//     that ends after the tombstones' stream (before version 7) carries
+//     none, and a length that is over the bound or is not what is left is
+//     corrupt. A tenant with settings but neither tables nor tombstones
+//     has no segment, so no settings in the blob.
 //
 // published (u64) is the generation of the blob in which the row last
 // changed, at most its tenant's generation: the change feed's order. A
@@ -122,14 +135,16 @@
 //
 // # Versions and the deploy order
 //
-// The writer writes version 6 only. The reader reads versions 4 to 6, so
-// a discovery of this release serves what the previous refresh published.
-// Deploy discovery first, then refresh (the CDK stack orders the refresh
-// function after the discovery service): an older discovery that meets a
-// version 6 manifest rejects it as an unknown version and keeps serving
-// its last good snapshot (it never serves a blob it cannot read), so
-// deploying refresh first is safe but stalls discovery at the last version
-// 5 snapshot until it is upgraded too. A refresh of this release that
-// finds a version 4 or 5 blob republishes it from a full scan as version
-// 6, each row keeping the generation it read as.
+// The writer writes version 7 only. The reader reads versions 4 to 7, so
+// a discovery of this release serves what the previous refresh published
+// (a segment before version 7 carries no settings: nothing may be vended
+// for its tenant until refresh republishes it). Deploy discovery first,
+// then refresh (the CDK stack orders the refresh function after the
+// discovery service): an older discovery that meets a version 7 manifest
+// rejects it as an unknown version and keeps serving its last good
+// snapshot (it never serves a blob it cannot read), so deploying refresh
+// first is safe but stalls discovery at the last version 6 snapshot until
+// it is upgraded too. A refresh of this release that finds a blob of an
+// older version republishes it from a full scan as version 7, each row
+// keeping the generation it read as.
 package snapshot

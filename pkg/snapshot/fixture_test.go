@@ -1,6 +1,7 @@
 package snapshot_test
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -14,11 +15,11 @@ import (
 	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v6.lakesnap with the writer, from the fixture catalog's rows it holds")
+var update = flag.Bool("update", false, "rewrite testdata/v7.lakesnap with the writer, from the fixture catalog's rows (fixtureRows)")
 
 func TestFixturesOpen(t *testing.T) {
-	// Not parallel: with -update it rewrites testdata/v6.lakesnap, which other tests read.
-	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version} {
+	// Not parallel: with -update it rewrites testdata/v7.lakesnap, which other tests read.
+	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version6, snapshot.Version} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
 			fixtureOpens(t, v)
@@ -57,6 +58,17 @@ func fixtureOpens(t *testing.T, version uint16) {
 	}
 	if d := acme.Tombstone(0); acme.Tombstones.Name.Len() != 1 || d.Name != "returns" || d.DroppedBy != "bob" || d.Published != 7 {
 		t.Fatalf("acme tombstones from the v4 fixture: %d, first %+v", acme.Tombstones.Name.Len(), d)
+	}
+	// Settings from version 7: acme's as stored, none for the others.
+	var want []byte
+	if version >= snapshot.Version {
+		want = fixtureSettings(t)
+	}
+	if got := acme.Settings(); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+		t.Fatalf("acme settings %q, want %q", got, want)
+	}
+	if got := snapshottest.Tenant(t, r, "globex").Settings(); got != nil {
+		t.Fatalf("globex settings %q, want none", got)
 	}
 	if initech := snapshottest.Tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
 		t.Fatalf("initech from the v4 fixture: %d tables, %d tombstones", initech.NumTables(), initech.Tombstones.Name.Len())

@@ -19,21 +19,24 @@ const (
 	// Magic opens every blob.
 	Magic = "LAKESNAP"
 	// Version is the format version the writer writes.
-	Version = 6
-	// Version5 is the previous format: version 6's manifest, its segments
-	// without the publication column. Still read.
+	Version = 7
+	// Version6 is the previous format: version 7 without the settings in
+	// its segments. Still read.
+	Version6 = 6
+	// Version5 is version 6 with its segments without the publication
+	// column. Still read.
 	Version5 = 5
 	// Version4 is version 5 with its index uncompressed. Still read.
 	Version4 = 4
 	// HeaderSize is the fixed header's size.
 	HeaderSize = 104
 	// MarkerPrefix is how many bytes hold the header and the change
-	// marker (versions 4 to 6).
+	// marker (versions 4 to 7).
 	MarkerPrefix = HeaderSize + markerBytes
 	// DefaultMaxSegmentBytes bounds one tenant's uncompressed segment.
 	DefaultMaxSegmentBytes = 1 << 30
 
-	// MaxIndexBytes bounds a version 5 or 6 manifest's uncompressed index: 64
+	// MaxIndexBytes bounds a version 5 to 7 manifest's uncompressed index: 64
 	// MiB, several hundred thousand tenants.
 	MaxIndexBytes = 64 << 20
 
@@ -84,14 +87,14 @@ type Header struct {
 	// manifest and every segment.
 	BodyBytes uint64
 	// ContentHash covers each tenant's name and segment address: equal
-	// hashes mean the same tables, schemas and tombstones.
+	// hashes mean the same tables, schemas, tombstones and settings.
 	ContentHash [32]byte
 	// Marker is filled when the bytes read hold it (MarkerPrefix).
 	Marker Marker
 }
 
 // Entry is a tenant's index entry: what the manifest says of its segment.
-// Entries are the same in versions 4 to 6.
+// Entries are the same in versions 4 to 7.
 type Entry struct {
 	Tenant            string
 	Tables            int
@@ -119,7 +122,7 @@ const (
 	OneFile Form = iota + 1
 	// ManifestAlone is the manifest without its segments, each stored apart
 	// under its address: HeaderSize+Header.ManifestBytes bytes. Refresh
-	// publishes it (versions 5 and 6).
+	// publishes it (versions 5 to 7).
 	ManifestAlone
 )
 
@@ -174,7 +177,7 @@ func corrupt(format string, args ...any) error {
 // ReadHeader parses and checks a blob's header from its first HeaderSize
 // bytes or more (b may be just a prefix), and its change marker when b
 // holds MarkerPrefix bytes. It verifies no checksum. Versions other than
-// 4, 5 and 6 wrap ErrVersion.
+// 4 to 7 wrap ErrVersion.
 func ReadHeader(b []byte) (Header, error) {
 	if len(b) < HeaderSize {
 		if len(b) < len(Magic) && string(b) != Magic[:len(b)] || len(b) >= len(Magic) && string(b[:len(Magic)]) != Magic {
@@ -199,7 +202,7 @@ func ReadHeader(b []byte) (Header, error) {
 		BodyBytes:     le.Uint64(b[60:]),
 	}
 	copy(h.ContentHash[:], b[68:100])
-	if h.Version != Version && h.Version != Version5 && h.Version != Version4 {
+	if h.Version < Version4 || h.Version > Version {
 		return Header{}, fmt.Errorf("%w: version %d, this build reads %d to %d", ErrVersion, h.Version, Version4, Version)
 	}
 	if codec := le.Uint16(b[10:]); codec != codecZstd {
@@ -238,7 +241,7 @@ func putHeader(b []byte, h Header) {
 	le.PutUint64(b[HeaderSize+8:], at)
 }
 
-// encodeManifest lays out a version 6 manifest of entries (sorted, checked
+// encodeManifest lays out a version 7 manifest of entries (sorted, checked
 // by the writer) with h's fields; it fills in the counts' tables, the
 // sizes and the content hash, and returns the manifest and its header.
 // enc compresses the index.
@@ -268,7 +271,7 @@ func encodeManifest(h Header, entries []Entry, enc *zstd.Encoder) ([]byte, Heade
 	return sealManifest(h, idx, stored, enc)
 }
 
-// sealManifest lays out a version 6 manifest of h and an index: the index
+// sealManifest lays out a version 7 manifest of h and an index: the index
 // compressed after the change marker, the sizes (stored: the segments'
 // bytes) and the CRC.
 func sealManifest(h Header, idx []byte, stored int, enc *zstd.Encoder) ([]byte, Header) {
@@ -299,9 +302,9 @@ func contentHash(entries []Entry) [32]byte {
 	return sum
 }
 
-// parseManifest checks a version 4, 5 or 6 manifest (b holds at least its
+// parseManifest checks a version 4 to 7 manifest (b holds at least its
 // HeaderSize+ManifestBytes bytes; what follows is not read): the CRC, the
-// index's size before and after decompression (versions 5 and 6), every entry's
+// index's size before and after decompression (versions 5 to 7), every entry's
 // bounds and order, the counts and the content hash.
 func parseManifest(b []byte, opts Options) (Header, []Entry, error) {
 	h, err := ReadHeader(b)
@@ -386,7 +389,7 @@ func parseManifest(b []byte, opts Options) (Header, []Entry, error) {
 	return h, slices.Clip(entries), nil
 }
 
-// inflateIndex decompresses a version 5 or 6 index (u32 uncompressed size, then
+// inflateIndex decompresses a version 5 to 7 index (u32 uncompressed size, then
 // one zstd frame), refusing a size over MaxIndexBytes or a frame that
 // inflates to another size before it allocates more.
 func inflateIndex(b []byte) ([]byte, error) {

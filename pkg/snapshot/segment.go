@@ -149,11 +149,19 @@ type Segment struct {
 	Tables     TableColumns
 	Schemas    *array.Binary
 	Tombstones TombstoneColumns
-	// Bytes is what the decoded arrays hold.
+	// Bytes is what the decoded arrays and the settings hold.
 	Bytes int64
 
-	recs []arrow.RecordBatch
+	recs     []arrow.RecordBatch
+	settings []byte
 }
+
+// Settings returns the tenant's settings as the segment carries them: the
+// bytes of its settings item exactly as the catalog stored them (opaque
+// here; catalog.DecodeTenantSettings reads them), at most
+// MaxSettingsBytes; nil when it carries none (also a segment written
+// before version 7). The bytes are the segment's: do not modify them.
+func (s *Segment) Settings() []byte { return s.settings }
 
 // NumTables is how many tables the segment holds.
 func (s *Segment) NumTables() int { return s.Tables.Name.Len() }
@@ -249,9 +257,14 @@ func compareTombstones(a, b *Tombstone) int {
 	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name), strings.Compare(a.CreationID, b.CreationID))
 }
 
-// encodePayload lays out a tenant's tables and tombstones (sorted, checked
-// by the caller) as an uncompressed segment.
-func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone) ([]byte, int, error) {
+// MaxSettingsBytes bounds a segment's settings, what the writer takes and
+// the reader accepts: the bound of the stored settings item they are a
+// copy of, 16 KiB.
+const MaxSettingsBytes = catalog.MaxTenantSettingsBytes
+
+// encodePayload lays out a tenant's tables, tombstones and settings
+// (sorted and checked by the caller) as an uncompressed segment.
+func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone, settings []byte) ([]byte, int, error) {
 	var out bytes.Buffer
 	stream := func(rec arrow.RecordBatch) error {
 		defer rec.Release()
@@ -344,6 +357,8 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone)
 	if err := stream(db.NewRecordBatch()); err != nil {
 		return nil, 0, err
 	}
+	out.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(settings))))
+	out.Write(settings)
 	return out.Bytes(), unavailable, nil
 }
 
@@ -376,7 +391,7 @@ func decodeSegment(e Entry, stored []byte, mem memory.Allocator) (*Segment, erro
 }
 
 // readPayload reads and checks the three streams of an uncompressed
-// segment.
+// segment and, from version 7, its settings after them.
 func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, err error) {
 	seg = &Segment{Tenant: e.Tenant}
 	defer func() {
@@ -416,8 +431,27 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		seg.Bytes += int64(n)
 		rest = rest[n:]
 	}
+	// Before version 7 the streams end the segment; from it, the settings
+	// (u64 length, then the bytes) follow them and end it.
 	if len(rest) != 0 {
-		return seg, fmt.Errorf("%d bytes after the last stream", len(rest))
+		if forms[0] == 1 {
+			return seg, fmt.Errorf("%d bytes after the last stream of a segment before version 6", len(rest))
+		}
+		if len(rest) < 8 {
+			return seg, fmt.Errorf("settings truncated: %d bytes after the last stream", len(rest))
+		}
+		n := binary.LittleEndian.Uint64(rest)
+		rest = rest[8:]
+		switch {
+		case n > MaxSettingsBytes:
+			return seg, fmt.Errorf("settings of %d bytes, the limit is %d", n, MaxSettingsBytes)
+		case n != uint64(len(rest)):
+			return seg, fmt.Errorf("settings of %d bytes in the %d left", n, len(rest))
+		}
+		if n > 0 {
+			seg.settings = bytes.Clone(rest)
+			seg.Bytes += int64(n)
+		}
 	}
 	switch before := forms[0] == 1; {
 	case before != (forms[2] == 1):

@@ -19,19 +19,21 @@ import (
 
 var t0 = time.Date(2026, 11, 30, 9, 30, 0, 123456000, time.UTC)
 
-// rows are one tenant's tables and tombstones.
+// rows are one tenant's tables, tombstones and settings.
 type rows struct {
 	tables     []snapshot.Table
 	tombstones []snapshot.Tombstone
+	settings   []byte
 }
 
 // fixtureRows are the fixture catalog's rows, by tenant, as the committed
 // version 6 fixture holds them: acme's three tables (orders described,
 // with properties and the rich schema; customers and people sharing a
 // schema) and a live tombstone, globex's ledger and a legacy table without
-// a schema, and initech's tombstone alone. They are unpublished (Published
-// zero), so a writer stamps them with its generation. Each call returns
-// rows of their own.
+// a schema, and initech's tombstone alone; and, as the version 7 fixture
+// holds them, acme's settings (fixtureSettings; the others have none).
+// They are unpublished (Published zero), so a writer stamps them with its
+// generation. Each call returns rows of their own.
 func fixtureRows(tb testing.TB) map[string]rows {
 	tb.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "v6.lakesnap"))
@@ -53,9 +55,24 @@ func fixtureRows(tb testing.TB) map[string]rows {
 			d.Published = 0
 			rs.tombstones = append(rs.tombstones, d)
 		}
+		if e.Tenant == "acme" {
+			rs.settings = fixtureSettings(tb)
+		}
 		out[e.Tenant] = rs
 	}
 	return out
+}
+
+// fixtureSettings are acme's settings item in the fixtures, as the
+// catalog stores it.
+func fixtureSettings(tb testing.TB) []byte {
+	tb.Helper()
+	b, err := catalog.EncodeTenantSettings(catalog.TenantSettings{AllowedPrefixes: []string{"s3://acme-data/sales/", "s3://acme-data/hr/"},
+		UpdatedBy: "ops", UpdatedAt: t0})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 // built is a written blob with its one-file form.
@@ -72,7 +89,7 @@ func write(tb testing.TB, opts snapshot.WriterOptions, tenants map[string]rows) 
 		tb.Fatal(err)
 	}
 	for _, name := range slices.Sorted(maps.Keys(tenants)) {
-		if err := w.AddTenant(name, tenants[name].tables, tenants[name].tombstones); err != nil {
+		if err := w.AddTenantWithSettings(name, tenants[name].tables, tenants[name].tombstones, tenants[name].settings); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -140,7 +157,7 @@ func fixtureCarriesOver(t *testing.T, name string) {
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t)).Blob
-	for _, v := range []uint16{1, 2, 3, 7, 0xffff} {
+	for _, v := range []uint16{1, 2, 3, 8, 0xffff} {
 		bad := slices.Clone(b)
 		bad[8], bad[9] = byte(v), byte(v>>8)
 		if _, err := snapshot.Open(bad, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrVersion) || errors.Is(err, snapshot.ErrCorrupt) {

@@ -34,7 +34,7 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 }
 
-// Writer writes a version 6 blob, one tenant at a time in strictly
+// Writer writes a version 7 blob, one tenant at a time in strictly
 // ascending name order: every blob, whether built from a full scan or from
 // a previous blob and a batch of changes, is written by it. Its first error
 // sticks, as pebble's sstable.Writer's does: every later AddTenant,
@@ -92,16 +92,28 @@ func (w *Writer) next(tenant string) error {
 	return nil
 }
 
-// AddTenant encodes and compresses a tenant's segment from its tables and
-// tombstones, which it sorts in place (by namespace and name, tombstones
-// then by creation id). A row whose Published is zero is stamped with the
-// writer's Generation (in place); one published after it is an error.
-// Every name is validated; two tables of one name are an error. A tenant
-// with neither tables nor tombstones is left out. The tables' schema bytes
-// must have been checked to decode.
+// AddTenant is AddTenantWithSettings without settings.
 func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone) error {
+	return w.AddTenantWithSettings(tenant, tables, tombstones, nil)
+}
+
+// AddTenantWithSettings encodes and compresses a tenant's segment from its
+// tables, tombstones and settings. It sorts the tables and tombstones in
+// place (by namespace and name, tombstones then by creation id). A row
+// whose Published is zero is stamped with the writer's Generation (in
+// place); one published after it is an error. Every name is validated;
+// two tables of one name are an error. The tables' schema bytes must have
+// been checked to decode. The settings are the bytes of the tenant's
+// settings item as stored, carried verbatim (the writer does not read
+// them; nil or empty: none), at most MaxSettingsBytes (more is an error).
+// A tenant with neither tables nor tombstones is left out, its settings
+// with it: there is nothing of it to serve.
+func (w *Writer) AddTenantWithSettings(tenant string, tables []Table, tombstones []Tombstone, settings []byte) error {
 	if err := w.next(tenant); err != nil {
 		return err
+	}
+	if len(settings) > MaxSettingsBytes {
+		return w.fail(fmt.Errorf("snapshot: write tenant %q: settings of %d bytes, the limit is %d", tenant, len(settings), MaxSettingsBytes))
 	}
 	if len(tables) == 0 && len(tombstones) == 0 {
 		return nil
@@ -132,7 +144,7 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 			return w.fail(fmt.Errorf("snapshot: write tenant %q: tombstone of %s.%s %w", tenant, d.Namespace, d.Name, err))
 		}
 	}
-	payload, unavailable, err := encodePayload(w.opts.Allocator, tables, tombstones)
+	payload, unavailable, err := encodePayload(w.opts.Allocator, tables, tombstones, settings)
 	if err != nil {
 		return w.fail(fmt.Errorf("snapshot: encode the segment of %q: %w", tenant, err))
 	}
@@ -161,7 +173,7 @@ func (w *Writer) stamp(published *uint64) error {
 }
 
 // CopyTenant carries a tenant of r over with its generation: its segment
-// byte for byte with its index entry when r holds the bytes, else (a
+// (its rows and its settings) byte for byte with its index entry when r holds the bytes, else (a
 // manifest opened alone, the segment not attached) by reference, as
 // AddEntry does.
 func (w *Writer) CopyTenant(r *Reader, tenant string) error {
