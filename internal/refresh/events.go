@@ -167,7 +167,7 @@ var _ metastore.Visitor = (*batchScan)(nil)
 func newBatchScan(store metastore.Store, keys []string) *batchScan {
 	b := &batchScan{Store: store, keys: slices.Clone(keys), want: map[string]bool{}, seen: map[string][]byte{}}
 	for _, k := range keys {
-		if strings.HasPrefix(k, catalog.KeyPrefix) || strings.HasPrefix(k, catalog.TombstonePrefix) {
+		if strings.HasPrefix(k, catalog.KeyPrefix) || strings.HasPrefix(k, catalog.TombstonePrefix) || strings.HasPrefix(k, catalog.TenantPrefix) {
 			b.want[k] = true
 		}
 	}

@@ -143,8 +143,9 @@ func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, std
 // NewLambdaHandler builds the clients for cfg and returns the handler of
 // the refresh Lambda's events: an EventBridge scheduled event runs Run (one
 // read of the change counter when nothing changed), a DynamoDB Streams
-// batch runs Apply with the batch's changed keys (keys outside "tbl/", the
-// counter's and the quotas', are ignored by it). Every run is logged (one
+// batch runs Apply with the batch's changed keys (registrations,
+// tombstones and tenant settings are applied; other keys, the counter's
+// and the quotas', are ignored by it). Every run is logged (one
 // JSON line) and measured (one EMF line on metrics). A failed run, or an
 // event that is neither, returns an error so the invocation fails: for a
 // stream batch the event source mapping retries and bisects it, then sends

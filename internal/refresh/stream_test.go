@@ -77,7 +77,8 @@ func TestParseEvent(t *testing.T) {
 }
 
 // A stream batch is applied to the current blob without a scan: only the
-// keys' registrations are read, and the result is what a full scan gives.
+// keys' registrations and their tenant's settings item are read, and the
+// result is what a full scan gives.
 func TestApplyIsIncremental(t *testing.T) {
 	t.Parallel()
 	c, st, p, blobs, clk := counted(t)
@@ -94,8 +95,8 @@ func TestApplyIsIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Incremental || res.Scanned || st.scans != 0 || res.Reads != 2 || res.Outcome != refresh.Published || res.Generation != 2 {
-		t.Fatalf("apply = %+v with %d scans; want incremental, 2 reads, no scan, published generation 2", res, st.scans)
+	if !res.Incremental || res.Scanned || st.scans != 0 || res.Reads != 3 || res.Outcome != refresh.Published || res.Generation != 2 {
+		t.Fatalf("apply = %+v with %d scans; want incremental, 3 reads (2 keys and acme's settings), no scan, published generation 2", res, st.scans)
 	}
 	got := current(t, blobs)
 	want := readPublished(t, nil, buildBlob(t, st, scan.BuildOptions{Generation: 2, CreatedAt: clk.t}))

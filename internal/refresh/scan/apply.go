@@ -31,20 +31,26 @@ type Applied struct {
 	// (Written.Blob is its one-file form when base held every segment).
 	Written *snapshot.Written
 	// Tenants is how many tenants' segments were written again; Reads how
-	// many keys were read; Fetched how many segments base did not hold
-	// and fetched.
+	// many keys were read (each registration and tombstone key, and each
+	// such tenant's settings item once); Fetched how many segments base
+	// did not hold and fetched.
 	Tenants, Reads, Fetched int
 	// Writes is how many writes of registrations the batch accounts for,
 	// none of them in base: per table added, its version (its registration
 	// and updates since); per table updated, the versions it moved by; per
-	// table removed or replaced by another registration, one. Tombstone
-	// keys account for none (the drop that wrote one is counted by its
-	// registration's key).
+	// table removed or replaced by another registration, one; per
+	// settings key whose tenant's settings are valid and differ from the
+	// ones its segment in base carries, one (catalog.UpdateTenantSettings
+	// counts each write it makes; a tenant base does not hold counts none,
+	// as the scan that left it out may have counted the write already, and
+	// settings gone or refused none, as the catalog writes neither).
+	// Tombstone keys account for none (the drop that wrote one is counted
+	// by its registration's key).
 	Writes int
 	// Changes are the changes the batch brought into the snapshot, one
 	// per table whose row it added, replaced or removed, and per new
 	// tombstone (a drop), in key order: what refresh announces once the
-	// blob is published.
+	// blob is published. A settings change is none (not a table's).
 	Changes []Change
 }
 
@@ -66,11 +72,18 @@ type Change struct {
 // now replaces or adds that table, one that holds none (dropped) or no
 // valid registration removes it; a tombstone key (catalog.TombstonePrefix)
 // adds, replaces or removes that tombstone the same way (an expired one is
-// removed). Other keys are ignored. Only the tenants the keys name are
-// decoded and written again, their segments read with base.Tenant (a
-// manifest alone fetches only theirs, with its Fetch); every other tenant
-// is carried over with Writer.CopyTenant (by reference when base does not
-// hold its bytes).
+// removed); a tenant settings key (catalog.TenantPrefix) marks its tenant
+// changed and is read with the tenant's other keys. Other keys are
+// ignored. Only the tenants the keys name are decoded and written again,
+// their segments read with base.Tenant (a manifest alone fetches only
+// theirs, with its Fetch); every other tenant is carried over with
+// Writer.CopyTenant (by reference when base does not hold its bytes).
+// Each tenant written again has its settings item
+// (catalog.TenantKey(tenant)) read once, with a Get as the other keys, and
+// carries it as stored (none when there is none, or
+// catalog.DecodeTenantSettings refuses it: fail closed), so a batch of a
+// tenant's table keys refreshes its settings too, and a settings change
+// alone rewrites its tenant's segment and no other (no Changes).
 // Counts.Skipped is carried from base: it is known only to a full scan.
 //
 // The new blob's change marker keeps base's full-scan time and adds the
@@ -81,9 +94,14 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 	type rows struct {
 		tables     map[[2]string]*snapshot.Table
 		tombstones map[[3]string]*snapshot.Tombstone
+		// settings are base's (nil when none) until the tenant's item is
+		// read, then the item's; inBase says base holds the tenant.
+		settings []byte
+		inBase   bool
 	}
 	changed := map[string]*rows{}
-	var dropped []Change // rows removed: a drop, also without its tombstone in the batch
+	settingsKeys := map[string]bool{} // the tenants whose settings key the batch holds
+	var dropped []Change              // rows removed: a drop, also without its tombstone in the batch
 	for _, key := range slices.Compact(slices.Sorted(slices.Values(keys))) {
 		tenant, ok := tenantOfKey(key)
 		if !ok {
@@ -92,7 +110,7 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 		r, ok := changed[tenant]
 		if !ok {
 			r = &rows{tables: map[[2]string]*snapshot.Table{}, tombstones: map[[3]string]*snapshot.Tombstone{}}
-			if _, in := base.Entry(tenant); in {
+			if _, r.inBase = base.Entry(tenant); r.inBase {
 				_, held := base.Stored(tenant)
 				seg, err := base.Tenant(ctx, tenant)
 				if err != nil {
@@ -109,9 +127,14 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 					d := seg.Tombstone(i)
 					r.tombstones[[3]string{d.Namespace, d.Name, d.CreationID}] = &d
 				}
+				r.settings = seg.Settings() // not the arrays': kept past Release
 				seg.Release()
 			}
 			changed[tenant] = r
+		}
+		if strings.HasPrefix(key, catalog.TenantPrefix) {
+			settingsKeys[tenant] = true // read below, once per tenant
+			continue
 		}
 		raw, err := store.Get(ctx, key)
 		if err != nil && !errors.Is(err, metastore.ErrNotFound) {
@@ -185,6 +208,25 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 			out.Changes = append(out.Changes, d)
 		}
 	}
+	// Each tenant written again carries its settings as they are now.
+	for _, tenant := range slices.Sorted(mapKeys(changed)) {
+		r := changed[tenant]
+		raw, err := store.Get(ctx, catalog.TenantKey(tenant))
+		if err != nil && !errors.Is(err, metastore.ErrNotFound) {
+			return out, fmt.Errorf("scan: read %s: %w", catalog.TenantKey(tenant), err)
+		}
+		out.Reads++
+		var now []byte
+		if err == nil {
+			if now, err = tenantSettings(tenant, raw); err != nil || len(now) == 0 {
+				now = nil // refused, or empty: none
+			}
+		}
+		if settingsKeys[tenant] && r.inBase && now != nil && !bytes.Equal(now, r.settings) {
+			out.Writes++
+		}
+		r.settings = now
+	}
 	h := base.Header()
 	w, err := snapshot.NewWriter(snapshot.WriterOptions{Generation: opts.Generation, CreatedAt: opts.CreatedAt, Skipped: h.Counts.Skipped,
 		Marker: snapshot.Marker{Changes: h.Marker.Changes + uint64(out.Writes), FullScanAt: h.Marker.FullScanAt}, Previous: base.Entries()})
@@ -213,7 +255,7 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 		for _, d := range r.tombstones {
 			tombstones = append(tombstones, *d)
 		}
-		if err := w.AddTenant(name, tables, tombstones); err != nil {
+		if err := w.AddTenantWithSettings(name, tables, tombstones, r.settings); err != nil {
 			return out, err
 		}
 	}

@@ -69,13 +69,19 @@ type Built struct {
 // maxSkippedKeys bounds Built.SkippedKeys.
 const maxSkippedKeys = 16
 
-// Build scans the registrations (catalog.KeyPrefix) and the tombstones
-// (catalog.TombstonePrefix) once each and writes a blob of them. Each entry
-// is decoded into its row as the scan hands it over and then dropped;
-// identical schema bytes are checked and kept once. A malformed key or
-// value is skipped and counted (Counts.Skipped), never fatal; a table whose
-// schema bytes are missing or do not decode is kept, marked
-// schema-unavailable; an expired tombstone is left out.
+// Build scans the registrations (catalog.KeyPrefix), the tombstones
+// (catalog.TombstonePrefix) and the tenant settings (catalog.TenantPrefix)
+// once each and writes a blob of them. Each entry is decoded into its row
+// as the scan hands it over and then dropped; identical schema bytes are
+// checked and kept once. A malformed key or value is skipped and counted
+// (Counts.Skipped), never fatal; a table whose schema bytes are missing or
+// do not decode is kept, marked schema-unavailable; an expired tombstone
+// is left out. A tenant's settings item goes into its segment as stored
+// (snapshot.Writer.AddTenantWithSettings); one catalog.DecodeTenantSettings
+// refuses is skipped and counted as well, and its tenant's segment carries
+// none (fail closed: nothing may be vended for it). A tenant with settings
+// but neither tables nor tombstones gets no segment: there is nothing of
+// it to serve or to vend for.
 func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built, error) {
 	var out Built
 	tenants := map[string]*tenantRows{}
@@ -130,6 +136,20 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 	if err != nil {
 		return out, fmt.Errorf("scan: tombstones: %w", err)
 	}
+	settings := map[string][]byte{}
+	stats, err = metastore.Visit(ctx, store, catalog.TenantPrefix, func(e metastore.Entry) error {
+		raw, err := tenantSettings(e.Key, e.Value)
+		if err != nil {
+			skip(catalog.TenantPrefix + e.Key)
+			return nil
+		}
+		settings[e.Key] = raw
+		return nil
+	})
+	addStats(&out.Stats, stats)
+	if err != nil {
+		return out, fmt.Errorf("scan: tenant settings: %w", err)
+	}
 	slices.Sort(out.SkippedKeys)
 	out.DistinctSchemas = len(rc.schemas)
 	rc = nil
@@ -149,7 +169,7 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 				return out, err
 			}
 		}
-		if err := w.AddTenant(name, r.tables, r.tombstones); err != nil {
+		if err := w.AddTenantWithSettings(name, r.tables, r.tombstones, settings[name]); err != nil {
 			return out, err
 		}
 		out.Tombstones += len(r.tombstones)
@@ -335,10 +355,27 @@ func (c *rowCache) tombstone(d catalog.Tombstone) snapshot.Tombstone {
 		CreationID: d.Registration.CreationID(), DroppedAt: d.DroppedAt, DroppedBy: c.intern(d.DroppedBy), ExpiresAt: d.ExpiresAt}
 }
 
+// tenantSettings checks a settings item (tenant: its key after
+// catalog.TenantPrefix) and returns the bytes a segment carries: the item
+// as stored. An invalid tenant name or an item catalog.DecodeTenantSettings
+// refuses is an error: its tenant carries none.
+func tenantSettings(tenant string, raw []byte) ([]byte, error) {
+	if err := catalog.ValidateName("tenant", tenant); err != nil {
+		return nil, err
+	}
+	if _, err := catalog.DecodeTenantSettings(raw); err != nil {
+		return nil, err
+	}
+	return raw, nil
+}
+
 // tenantOfKey returns the tenant a changed key belongs to: a registration's
-// (catalog.KeyPrefix) or a tombstone's (catalog.TombstonePrefix); false for
-// any other key.
+// (catalog.KeyPrefix), a tombstone's (catalog.TombstonePrefix) or a tenant's
+// settings' (catalog.TenantPrefix); false for any other key.
 func tenantOfKey(key string) (string, bool) {
+	if tenant, ok := strings.CutPrefix(key, catalog.TenantPrefix); ok {
+		return tenant, catalog.ValidateName("tenant", tenant) == nil
+	}
 	for _, p := range []string{catalog.KeyPrefix, catalog.TombstonePrefix} {
 		if rest, ok := strings.CutPrefix(key, p); ok {
 			tenant, _, ok := strings.Cut(rest, "/")
