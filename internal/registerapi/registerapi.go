@@ -17,6 +17,9 @@
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/diff  what changed between two kept versions
 //	                                                                   (?from=V[&to=V][&creation_id=…]; to: the newest)
 //	GET    /v1/tenants/{tenant}/dropped  the tenant's dropped tables in retention, newest first
+//	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/credentials  access to the table's files
+//	GET|PUT /v1/admin/tenants/{tenant}/settings, POST|DELETE /v1/admin/tenants/{tenant}/allowed-prefixes
+//	                                                                   an operator's settings (vending.go)
 //
 // Every write records its caller (the table's "updated_by", with "op":
 // create, update, drop or undrop). The dropped tables come from the
@@ -68,6 +71,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lake-catalog/lake/internal/apierror"
+	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
 	"github.com/lake-catalog/lake/pkg/schemajson"
@@ -114,6 +118,13 @@ type Options struct {
 	// OnWrite is called after each successful write (local mode schedules a
 	// refresh with it).
 	OnWrite func()
+	// AuthorizeAdmin checks a request to the admin routes (a tenant's
+	// settings, vending.go) for the tenant in the path; nil refuses them
+	// all (403 not_admin). It must not accept a tenant's own credentials.
+	AuthorizeAdmin Authorizer
+	// Door answers GET …/tables/{table}/credentials; nil answers 501
+	// vending_not_configured.
+	Door *vending.Door
 }
 
 // Handler serves the registration API over a catalog.
@@ -146,6 +157,7 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET "+tables+"/{table}/versions/{version}", h.version)
 	h.mux.HandleFunc("GET "+tables+"/{table}/diff", h.diff)
 	h.mux.HandleFunc("GET /v1/tenants/{tenant}/dropped", h.dropped)
+	h.routeVending()
 	return h, nil
 }
 

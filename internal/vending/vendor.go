@@ -252,6 +252,10 @@ func (v *Vendor) assume(ctx context.Context, key string, r Request, loc Location
 	return creds, nil
 }
 
+// OwnBucket reports whether bucket is one of lake's own, which v never
+// vends for.
+func (v *Vendor) OwnBucket(bucket string) bool { return v.guard.own[bucket] }
+
 // fresh reports whether c may still be handed out.
 func (v *Vendor) fresh(c Credentials) bool {
 	return v.now().Before(c.Expiration.Add(-v.margin))

@@ -1,0 +1,229 @@
+package registerapi
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+
+	"github.com/lake-catalog/lake/internal/vending"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
+)
+
+// Routes of credential vending and of the operator's tenant settings:
+//
+//	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/credentials  access to the table's files
+//	GET    /v1/admin/tenants/{tenant}/settings            the tenant's settings (wire.TenantSettings)
+//	PUT    /v1/admin/tenants/{tenant}/settings            replace its allowed prefixes: {"allowed_prefixes": […]}
+//	POST   /v1/admin/tenants/{tenant}/allowed-prefixes    allow one more: {"prefix": "s3://bucket/prefix/"}
+//	DELETE /v1/admin/tenants/{tenant}/allowed-prefixes?prefix=s3://bucket/prefix/  allow it no more
+//
+// The credentials route answers through Options.Door (vending.Door: the
+// same code as discovery's lake.credentials): wire.Credentials, never
+// cached (Cache-Control: no-store); a location outside the tenant's
+// allowed prefixes is 403 location_not_allowed naming the reason, a
+// deployment without vending 501 vending_not_configured, an STS refusal
+// 502 vending_failed. The admin routes are authorized by
+// Options.AuthorizeAdmin, never by the tenant's own credentials: without
+// one they answer 403 not_admin. Each allowed prefix is a location lake
+// could vend ("s3://bucket/prefix/", vending.ParseLocation) outside lake's
+// own buckets, stored in its canonical form (with its trailing "/").
+
+func (h *Handler) routeVending() {
+	const tables = "/v1/tenants/{tenant}/namespaces/{namespace}/tables"
+	h.mux.HandleFunc("GET "+tables+"/{table}/credentials", h.credentials)
+	const admin = "/v1/admin/tenants/{tenant}"
+	h.mux.HandleFunc("GET "+admin+"/settings", h.settings)
+	h.mux.HandleFunc("PUT "+admin+"/settings", h.putSettings)
+	h.mux.HandleFunc("POST "+admin+"/allowed-prefixes", h.allowPrefix)
+	h.mux.HandleFunc("DELETE "+admin+"/allowed-prefixes", h.disallowPrefix)
+}
+
+func (h *Handler) credentials(w http.ResponseWriter, r *http.Request) {
+	ref := pathRef(r, r.PathValue("table"))
+	caller, err := h.authorize(r)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	reg, err := h.cat.Get(r.Context(), ref)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	settings, err := h.cat.TenantSettings(r.Context(), ref.Tenant)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
+	if h.opts.Door == nil {
+		h.fail(w, r, ref, &apiError{http.StatusNotImplemented, wire.CodeVendingNotConfigured, ref.String() + ": " + vending.ErrNotConfigured.Error()})
+		return
+	}
+	creds, err := h.opts.Door.Credentials(r.Context(), vending.TableRequest{Who: caller, Tenant: ref.Tenant, Namespace: ref.Namespace,
+		Table: ref.Name, Location: reg.Location(), Allowed: settings.AllowedPrefixes})
+	if err != nil {
+		h.fail(w, r, ref, vendError(ref, err))
+		if vending.Code(err) == wire.CodeVendingFailed {
+			h.opts.Log.ErrorContext(r.Context(), "register api: vending failed", slog.String("table", ref.String()), slog.String("error", err.Error()))
+		}
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, creds)
+}
+
+// vendError is the answer to a refused or failed vend.
+func vendError(ref catalog.TableRef, err error) *apiError {
+	switch code := vending.Code(err); code {
+	case wire.CodeLocationNotAllowed:
+		return &apiError{http.StatusForbidden, code, ref.String() + ": " + err.Error()}
+	case wire.CodeVendingNotConfigured:
+		return &apiError{http.StatusNotImplemented, code, ref.String() + ": " + err.Error()}
+	default:
+		return &apiError{http.StatusBadGateway, code, ref.String() + ": STS refused or failed the AssumeRole of the data-reader role; see the server's log"}
+	}
+}
+
+// authorizeAdmin runs Options.AuthorizeAdmin for the path's tenant.
+func (h *Handler) authorizeAdmin(r *http.Request) (string, error) {
+	tenant := r.PathValue("tenant")
+	if err := catalog.ValidateName("tenant", tenant); err != nil {
+		return "", err
+	}
+	if h.opts.AuthorizeAdmin == nil {
+		return "", &apiError{http.StatusForbidden, wire.CodeNotAdmin, "the admin routes are not enabled on this API"}
+	}
+	caller, err := h.opts.AuthorizeAdmin(r, tenant)
+	if errors.Is(err, ErrUnauthenticated) {
+		return "", &apiError{http.StatusUnauthorized, wire.CodeUnauthenticated, "missing or invalid credentials"}
+	}
+	if err != nil {
+		return "", &apiError{http.StatusForbidden, wire.CodeNotAdmin, fmt.Sprintf("tenant %q's settings are an operator's: %v", tenant, err)}
+	}
+	return caller, nil
+}
+
+func settingsOf(tenant string, s catalog.TenantSettings) wire.TenantSettings {
+	p := s.AllowedPrefixes
+	if p == nil {
+		p = []string{}
+	}
+	return wire.TenantSettings{Tenant: tenant, AllowedPrefixes: p, UpdatedBy: s.UpdatedBy, UpdatedAt: s.UpdatedAt}
+}
+
+func (h *Handler) settings(w http.ResponseWriter, r *http.Request) {
+	if _, err := h.authorizeAdmin(r); err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
+	tenant := r.PathValue("tenant")
+	s, err := h.cat.TenantSettings(r.Context(), tenant)
+	if err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, settingsOf(tenant, s))
+}
+
+// allowedPrefix checks one prefix an operator allows and returns its
+// canonical form.
+func (h *Handler) allowedPrefix(p string) (string, error) {
+	loc, err := vending.ParseLocation(p)
+	if err != nil {
+		return "", badRequest(wire.CodeInvalidRequest, "allowed prefix: %v", err)
+	}
+	if h.opts.Door != nil && h.opts.Door.Vendor != nil && h.opts.Door.Vendor.OwnBucket(loc.Bucket) {
+		return "", badRequest(wire.CodeInvalidRequest, "allowed prefix %q: %v", p, vending.ErrOwnBucket)
+	}
+	return loc.String(), nil
+}
+
+// updateSettings changes the path's tenant's settings with fn and answers
+// the settings as stored.
+func (h *Handler) updateSettings(w http.ResponseWriter, r *http.Request, fn func(*catalog.TenantSettings) error) {
+	caller, err := h.authorizeAdmin(r)
+	if err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
+	tenant := r.PathValue("tenant")
+	s, err := h.cat.UpdateTenantSettings(r.Context(), tenant, caller, fn)
+	if errors.Is(err, catalog.ErrInvalidSettings) {
+		err = badRequest(wire.CodeInvalidRequest, "%v", err)
+	}
+	if err != nil { // ErrUnsignalled: stored, but refresh was not told (503, retry)
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
+	h.opts.Log.InfoContext(r.Context(), "tenant settings", slog.String("tenant", tenant), slog.String("by", caller),
+		slog.Any("allowed_prefixes", s.AllowedPrefixes))
+	if h.opts.OnWrite != nil {
+		h.opts.OnWrite()
+	}
+	writeJSON(w, http.StatusOK, settingsOf(tenant, s))
+}
+
+func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
+	var req wire.TenantSettings
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
+	if req.Tenant != "" && req.Tenant != r.PathValue("tenant") {
+		h.fail(w, r, catalog.TableRef{}, badRequest(wire.CodeInvalidRequest, "the body names tenant %q, the path %q", req.Tenant, r.PathValue("tenant")))
+		return
+	}
+	prefixes := make([]string, 0, len(req.AllowedPrefixes))
+	for _, p := range req.AllowedPrefixes {
+		c, err := h.allowedPrefix(p)
+		if err != nil {
+			h.fail(w, r, catalog.TableRef{}, err)
+			return
+		}
+		prefixes = append(prefixes, c)
+	}
+	h.updateSettings(w, r, func(s *catalog.TenantSettings) error {
+		s.AllowedPrefixes = prefixes
+		return nil
+	})
+}
+
+func (h *Handler) allowPrefix(w http.ResponseWriter, r *http.Request) {
+	var req wire.AllowPrefixRequest
+	if err := decodeBody(r, &req); err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
+	c, err := h.allowedPrefix(req.Prefix)
+	if err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
+	h.updateSettings(w, r, func(s *catalog.TenantSettings) error {
+		if !slices.Contains(s.AllowedPrefixes, c) {
+			s.AllowedPrefixes = append(s.AllowedPrefixes, c)
+		}
+		return nil
+	})
+}
+
+func (h *Handler) disallowPrefix(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Query().Get("prefix")
+	if p == "" {
+		h.fail(w, r, catalog.TableRef{}, badRequest(wire.CodeInvalidQuery, "?prefix= names the prefix to allow no more"))
+		return
+	}
+	// Any stored text may be removed, canonical or not, so a prefix the
+	// rules now refuse can still be taken away.
+	c := p
+	if loc, err := vending.ParseLocation(p); err == nil {
+		c = loc.String()
+	}
+	h.updateSettings(w, r, func(s *catalog.TenantSettings) error {
+		s.AllowedPrefixes = slices.DeleteFunc(s.AllowedPrefixes, func(x string) bool { return x == c || x == p })
+		return nil
+	})
+}
