@@ -46,6 +46,16 @@ const RequestHeader = "X-Lake-Request"
 // which local mode's registration API refuses.
 const BrowserAudience = "lake-local-browser"
 
+// AdminAudience is the aud claim of an operator's token (`lake token
+// --admin`): the registration API's admin routes (a tenant's allowed
+// prefixes) take only tokens that carry it, so a tenant's own tokens never
+// change what lake may vend for it.
+const AdminAudience = "lake-admin"
+
+// AdminTenant is the tenant claim of the tokens the lake command signs for
+// the admin routes, which name the tenant they act on in the path.
+const AdminTenant = "lake-admin"
+
 // loopbackHosts are the Host values (without port) every local listener
 // answers.
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}

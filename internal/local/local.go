@@ -314,9 +314,10 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 
 	api, err := registerapi.New(in.cat, registerapi.Options{
-		Authorize: tokenAuthorizer(validator),
-		Log:       cfg.Log,
-		OnWrite:   in.requestRefresh,
+		Authorize:      tokenAuthorizer(validator),
+		AuthorizeAdmin: adminAuthorizer(validator),
+		Log:            cfg.Log,
+		OnWrite:        in.requestRefresh,
 	})
 	if err != nil {
 		in.closeParts()
@@ -411,6 +412,29 @@ func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
 		}
 		if id.Subject == "" {
 			return "tenant:" + id.Tenant, nil
+		}
+		return id.Subject, nil
+	}
+}
+
+// adminAuthorizer allows a request to the admin routes when its bearer
+// token is valid and carries AdminAudience; the caller recorded is the
+// token's subject ("admin" without one).
+func adminAuthorizer(v *auth.Validator) registerapi.Authorizer {
+	return func(r *http.Request, _ string) (string, error) {
+		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
+		if !ok {
+			return "", registerapi.ErrUnauthenticated
+		}
+		id, err := v.Identity(tok)
+		if err != nil {
+			return "", fmt.Errorf("%w: %v", registerapi.ErrUnauthenticated, err)
+		}
+		if !slices.Contains(id.Audience, AdminAudience) {
+			return "", fmt.Errorf("the token is not an operator's (mint one with `lake token --admin`)")
+		}
+		if id.Subject == "" {
+			return "admin", nil
 		}
 		return id.Subject, nil
 	}
