@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/like"
 	"github.com/lake-catalog/lake/pkg/snapshot"
 )
@@ -60,6 +61,13 @@ type tenantState struct {
 	// Whole-tenant answers as marshaled FlightData messages (schema message
 	// first). tablesWithSchema is nil when a table has no schema.
 	tables, tablesWithSchema, dbSchemas, catalogs [][]byte
+
+	// tenantSettings are the operator's settings for the tenant as its
+	// segment carries them (catalog.DecodeTenantSettings), zero when it
+	// carries none or they do not decode (settingsErr says why: the
+	// preparation's caller logs it): no prefix is then allowed.
+	tenantSettings catalog.TenantSettings
+	settingsErr    error
 
 	// bytes is what the state holds: Arrow buffers, messages and indexes.
 	bytes int64
@@ -111,12 +119,30 @@ func prepareTenant(seg *snapshot.Segment, batchBytes int, mem memory.Allocator) 
 	if ts.catalogs, err = encodeMessages(schema_ref.Catalogs, []arrow.RecordBatch{catalogsRecord(mem, tenant)}, mem); err != nil {
 		return nil, err
 	}
+	if raw := seg.Settings(); raw != nil {
+		if ts.tenantSettings, err = catalog.DecodeTenantSettings(raw); err != nil {
+			ts.tenantSettings, ts.settingsErr = catalog.TenantSettings{}, err
+		}
+	}
 	ts.bytes = ts.size(seg.Bytes)
 	return ts, nil
 }
 
+// settings returns the operator's settings for the tenant, as the
+// snapshot's segment carries them: the prefixes under which credentials
+// may be vended for its tables (issue 40). They are zero (no prefix
+// allowed) when the segment carries none, they do not decode, or the
+// tenant has no tables (emptyTenant). The prefixes are the caller's own
+// copy.
+func (ts *tenantState) settings() catalog.TenantSettings {
+	s := ts.tenantSettings
+	s.AllowedPrefixes = slices.Clone(s.AllowedPrefixes)
+	return s
+}
+
 // size counts the state's real bytes: the decoded segment's (its record
-// batches' bodies), the messages, and the index slices.
+// batches' bodies and its settings' bytes), the messages, the index slices
+// and the decoded settings.
 func (ts *tenantState) size(segment int64) int64 {
 	total := segment
 	for _, msgs := range [][][]byte{ts.tables, ts.tablesWithSchema, ts.dbSchemas, ts.catalogs} {
@@ -126,6 +152,10 @@ func (ts *tenantState) size(segment int64) int64 {
 	}
 	total += int64(len(ts.namespaces))*int64(unsafe.Sizeof("")+unsafe.Sizeof(rowRange{})) +
 		int64(len(ts.tableTypes))*int64(unsafe.Sizeof("")) + int64(ts.n+ts.numTombstones())*4 + int64(unsafe.Sizeof(*ts))
+	for _, p := range ts.tenantSettings.AllowedPrefixes {
+		total += int64(len(p)) + int64(unsafe.Sizeof(p))
+	}
+	total += int64(len(ts.tenantSettings.UpdatedBy))
 	return total
 }
 

@@ -341,6 +341,11 @@ func (s *Service) preparedTenant(ctx context.Context, v *View, tenant string) (*
 		if err != nil {
 			return nil, 0, err
 		}
+		if ts.settingsErr != nil {
+			// Once per preparation, not per request: none apply.
+			s.opts.Log.WarnContext(ctx, "tenant settings in the snapshot do not decode; no prefix is allowed", slog.String("tenant", tenant),
+				slog.Uint64("generation", v.Generation), slog.String("error", ts.settingsErr.Error()))
+		}
 		return ts, ts.bytes, nil
 	})
 	switch {
