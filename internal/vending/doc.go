@@ -42,11 +42,25 @@
 //     points a real sts.Client at a small AssumeRole endpoint speaking STS's
 //     Query protocol (form in, XML out).
 //
-// Nothing here is wired yet. What comes next: the surfaces (the Flight action
-// lake.credentials, the registration API's GET …/tables/{t}/credentials, the
-// `lake credentials` command, Iceberg REST's vended-credentials), the
-// operator's allowed prefixes stored in the catalog with their admin route and
-// command, the sts.Client built in each main and handed to NewSTS, the
-// versitygw-backed endpoint that enforces the session policy in tests, and on
-// AWS the data-reader role with its trust policy and permissions boundary.
+//   - Door is the one path every surface answers a table's access through
+//     (discovery's Flight action lake.credentials, the registration API's
+//     GET …/tables/{t}/credentials and so `lake credentials`, Iceberg REST's
+//     vended credentials): s3:// locations through the Vendor, a local path
+//     under local mode's --data-root as its own access ("the path is the
+//     access"), anything else refused; Code classifies its errors for a
+//     surface (location_not_allowed, vending_not_configured,
+//     vending_failed).
+//   - LogObserver and EventObserver record every vend: a log line, and an
+//     EventBridge event ("Credentials Vended", source lake.catalog) on the
+//     bus of the change events.
+//   - Config and Open: what a program reads (ConfigFromEnv: the variables
+//     the CDK stack sets; local mode's flags) and the Door it builds with
+//     the SDK's STS and EventBridge clients.
+//
+// Tests: the vending logic against a fake assumer; the STS adapter against
+// an AssumeRole endpoint speaking STS's Query protocol; and the enforced
+// suite (enforced_test.go), where testenv's STS stand-in turns lake's
+// session policy into a versitygw IAM user's inline policy and versitygw
+// evaluates it on every S3 request, so every allow and deny is the S3
+// server's own.
 package vending
