@@ -11,6 +11,7 @@
 //     any character an STS session tag value may not hold: the prefix is
 //     letters, digits and "_.:/=+-@"), at most MaxLocationLength (256)
 //     characters.
+//
 //   - SessionPolicy builds the inline session policy, read only, in
 //     Polaris's shape. For the longest location ParseLocation accepts (a
 //     63-character bucket, 256 characters in all) the policy is 1,163
@@ -18,13 +19,16 @@
 //     against STS's limit of 2,048 characters of plaintext: 43% margin. STS
 //     also limits the packed size of policy and tags together and reports it
 //     only in AssumeRole's answer, as a percentage (Credentials.PackedPolicySize).
+//
 //   - SessionName and SessionTags name the tenant, namespace and table in the
 //     assumed-role session, for CloudTrail; LocationTags name the bucket and
 //     prefix, which the reader role's own policy grants reads by (ABAC), so
 //     a session reads no more than its tags name even without the session
 //     policy.
+//
 //   - Guard is the confused-deputy check: a location is vendable only under a
 //     prefix an operator allowed for the tenant, never in lake's own buckets.
+//
 //   - Vendor puts them together: guard, AssumeRole of the data-reader role with
 //     the session policy, name and tags (15 min by default, 15 min to 12 h),
 //     a bounded LRU cache per (tenant, namespace, table, location) until 2 min
@@ -32,6 +36,7 @@
 //     per key at a time, and an Observer told of every successful vend (who,
 //     tenant, table, prefix, expiry). STS sits behind a small interface owned
 //     here (AssumeInput → Credentials).
+//
 //   - STS serves that interface with aws-sdk-go-v2's sts.Client (NewSTS takes
 //     anything with its AssumeRole method): role, session name, policy, tags
 //     and duration go out as AssumeRoleInput (with an optional ExternalId and
@@ -50,9 +55,11 @@
 //     access"), anything else refused; Code classifies its errors for a
 //     surface (location_not_allowed, vending_not_configured,
 //     vending_failed).
+//
 //   - LogObserver and EventObserver record every vend: a log line, and an
 //     EventBridge event ("Credentials Vended", source lake.catalog) on the
 //     bus of the change events.
+//
 //   - Config and Open: what a program reads (ConfigFromEnv: the variables
 //     the CDK stack sets; local mode's flags) and the Door it builds with
 //     the SDK's STS and EventBridge clients.
