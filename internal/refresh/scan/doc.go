@@ -1,6 +1,7 @@
 // Package scan reads the catalog out of a metastore into snapshot blobs,
-// for refresh: a full scan of the registrations and tombstones (Build), a
-// batch of changed keys read again and applied to the blob before (Apply),
+// for refresh: a full scan of the registrations, tombstones and tenant
+// settings (Build), a batch of changed keys read again and applied to the
+// blob before (Apply),
 // and registrations already in hand (WriteRegistrations). It turns the
 // catalog's records into the format's rows (snapshot.Table,
 // snapshot.Tombstone), carries each unchanged row's publication from the
