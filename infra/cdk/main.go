@@ -28,6 +28,11 @@
 //	                 (default 100)
 //	historyMaxAge    versions older than this are no longer kept: a
 //	                 duration of at least 1h (default: unset, by count alone)
+//	dataBuckets      S3 buckets tenants' tables may live in, comma-separated
+//	                 (or a JSON list in cdk.json), at most 20: lake vends
+//	                 table-scoped read credentials in these only, through
+//	                 the LakeDataReader role (default: none, vending off:
+//	                 no reader role, no LAKE_VENDING_* environment)
 package main
 
 import (
@@ -36,6 +41,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-cdk-go/awscdk/v2"
@@ -95,6 +101,36 @@ func contextInt(app awscdk.App, key string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// contextList reads a list of names from the context: a comma-separated
+// string from `-c key=a,b` (spaces around names trimmed), or a JSON list of
+// strings from cdk.json; nil when absent or empty.
+func contextList(app awscdk.App, key string) ([]string, error) {
+	var names []string
+	switch v := app.Node().TryGetContext(jsii.String(key)).(type) {
+	case nil:
+		return nil, nil
+	case string:
+		if strings.TrimSpace(v) == "" {
+			return nil, nil
+		}
+		names = strings.Split(v, ",")
+	case []any:
+		for _, e := range v {
+			name, ok := e.(string)
+			if !ok {
+				return nil, fmt.Errorf("cdk: context %s=%v: want names separated by commas, or a list of strings", key, v)
+			}
+			names = append(names, name)
+		}
+	default:
+		return nil, fmt.Errorf("cdk: context %s=%v: want names separated by commas, or a list of strings", key, v)
+	}
+	for i := range names {
+		names[i] = strings.TrimSpace(names[i])
+	}
+	return names, nil
+}
+
 // propsFromContext reads the stack's settings from the app's context (see
 // the package comment).
 func propsFromContext(app awscdk.App) (*LakeProps, error) {
@@ -121,6 +157,10 @@ func propsFromContext(app awscdk.App) (*LakeProps, error) {
 	if err != nil {
 		return nil, err
 	}
+	dataBuckets, err := contextList(app, "dataBuckets")
+	if err != nil {
+		return nil, err
+	}
 	return &LakeProps{
 		RegisterCode:          filepath.Join(lambdaDir, "register", "arm64"),
 		RefreshCode:           filepath.Join(lambdaDir, "refresh", "arm64"),
@@ -136,6 +176,7 @@ func propsFromContext(app awscdk.App) (*LakeProps, error) {
 		TombstoneRetention:    contextString(app, "tombstoneRetention", ""),
 		HistoryVersions:       contextString(app, "historyVersions", ""),
 		HistoryMaxAge:         contextString(app, "historyMaxAge", ""),
+		DataBuckets:           dataBuckets,
 	}, nil
 }
 

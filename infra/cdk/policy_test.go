@@ -112,21 +112,32 @@ func resolve(v any, refs map[string]string) (string, error) {
 	return "", fmt.Errorf("cannot resolve %v", v)
 }
 
-// registerAPIRoutes reads the routes from internal/registerapi's package
-// comment ("//	POST   /v1/…  register"), the routes the handler serves.
+// registerAPIRoutes reads the routes from internal/registerapi's route
+// comments ("//	POST   /v1/…  register", in the package comment and
+// beside each file's routes, such as vending.go's), the routes the handler
+// serves.
 func registerAPIRoutes(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "registerapi", "registerapi.go"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "internal", "registerapi", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var routes []string
-	for _, m := range regexp.MustCompile(`(?m)^//\t(GET|POST|PUT|DELETE) +(/v1/\S+)`).FindAllStringSubmatch(string(b), -1) {
-		routes = append(routes, m[1]+" "+m[2])
+	seen := map[string]bool{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`(?m)^//\t(GET|POST|PUT|DELETE) +(/v1/[^\s?]+)`).FindAllStringSubmatch(string(b), -1) {
+			seen[m[1]+" "+m[2]] = true
+		}
 	}
-	sort.Strings(routes)
+	routes := keys(seen)
 	if len(routes) == 0 {
-		t.Fatal("no routes found in internal/registerapi/registerapi.go's package comment")
+		t.Fatal("no routes found in internal/registerapi's route comments")
 	}
 	return routes
 }
@@ -134,7 +145,8 @@ func registerAPIRoutes(t *testing.T) []string {
 // The example producer policy, evaluated as IAM evaluates it against the
 // ARNs API Gateway builds for real requests (apiId/stage/METHOD/path):
 // every route of the policy's tenant matches, whatever the namespace or
-// table; no route of another tenant does, nor one of another API.
+// table; no route of another tenant does, nor one of another API, nor an
+// operator's admin route (/v1/admin/…) of any tenant.
 func TestProducerPolicyMatchesOnlyItsTenantsRoutes(t *testing.T) {
 	s := synth(t, LakeProps{Internal: true, ExampleProducerTenant: "acme"})
 	const apiID = "a1b2c3d4e5"
@@ -213,8 +225,9 @@ func TestProducerPolicyMatchesOnlyItsTenantsRoutes(t *testing.T) {
 		for _, route := range routeKeys {
 			t.Run(tt.name+"/"+route, func(t *testing.T) {
 				arn := requestARN(tt.api, route, tt.tenant)
-				if got := allowed(arn); got != tt.want {
-					t.Fatalf("policy %q allows %s: got %v, want %v", patterns, arn, got, tt.want)
+				want := tt.want && !strings.Contains(route, " /v1/admin/")
+				if got := allowed(arn); got != want {
+					t.Fatalf("policy %q allows %s: got %v, want %v", patterns, arn, got, want)
 				}
 			})
 		}
@@ -258,5 +271,164 @@ func TestProducerResourcePathRefusesTenantsNeedingEscapes(t *testing.T) {
 	}
 	if _, err := NewLakeStack(nil, "Lake", &LakeProps{Internal: true, ExampleProducerTenant: "a*"}); err == nil || errors.Is(err, ErrCleartextInternet) {
 		t.Fatalf("NewLakeStack with producer tenant a*: got %v, want the tenant refused", err)
+	}
+}
+
+// The policy variables of the reader role's attribute-based grant: the
+// session's lake:bucket and lake:prefix tags.
+const (
+	abacBucket = "${aws:PrincipalTag/" + tagBucket + "}"
+	abacPrefix = "${aws:PrincipalTag/" + tagPrefix + "}"
+)
+
+// readsObjects reports whether a statement's actions (Action, or
+// everything but NotAction) include s3:GetObject or s3:GetObjectVersion,
+// matching IAM's wildcards case-insensitively (s3:*, s3:Get*, *).
+func readsObjects(m map[string]any) bool {
+	matches := func(patterns []string) bool {
+		for _, p := range patterns {
+			for _, a := range []string{"s3:getobject", "s3:getobjectversion"} {
+				if globMatch([]rune(strings.ToLower(p)), []rune(a)) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	if not, ok := m["NotAction"]; ok {
+		return !matches(asStrings(not))
+	}
+	return matches(asStrings(m["Action"]))
+}
+
+// unscopedDataReaders walks every IAM role and policy of the template and
+// returns the roles (logical ids, sorted) granted s3:GetObject (or
+// GetObjectVersion, or a wildcard covering them) on anything but lake's
+// snapshot bucket without the grant being scoped by the session's tags: a
+// resource that is not lake's snapshot bucket must contain both
+// ${aws:PrincipalTag/lake:bucket} and ${aws:PrincipalTag/lake:prefix}.
+// Such a role could read tenant data with no session policy narrowing it.
+// Grants are a role's inline Policies, AWS::IAM::Policy and
+// AWS::IAM::ManagedPolicy resources naming it in Roles, and managed
+// policies of the template in its ManagedPolicyArns; a permissions
+// boundary grants nothing and is not one. NotResource and a managed policy
+// from outside the template count as unscoped.
+func unscopedDataReaders(t testing.TB, raw map[string]any) []string {
+	t.Helper()
+	resources := raw["Resources"].(map[string]any)
+	var snapshotBuckets []string
+	for id, r := range resources {
+		if r.(map[string]any)["Type"] == "AWS::S3::Bucket" && strings.HasPrefix(id, "Snapshots") {
+			snapshotBuckets = append(snapshotBuckets, `"`+id+`"`)
+		}
+	}
+	if len(snapshotBuckets) == 0 {
+		t.Fatal("no snapshot bucket in the template")
+	}
+	scoped := func(res string) bool {
+		if slices.ContainsFunc(snapshotBuckets, func(id string) bool { return strings.Contains(res, id) }) {
+			return true
+		}
+		return strings.Contains(res, abacBucket) && strings.Contains(res, abacPrefix)
+	}
+	// unscoped reports whether a policy document grants an unscoped read.
+	unscoped := func(doc any) bool {
+		d, _ := doc.(map[string]any)
+		for _, st := range asAny(d["Statement"]) {
+			m := st.(map[string]any)
+			if m["Effect"] != "Allow" || !readsObjects(m) {
+				continue
+			}
+			if _, ok := m["NotResource"]; ok {
+				return true
+			}
+			for _, res := range asStrings(m["Resource"]) {
+				if !scoped(res) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	bad := map[string]bool{}
+	refs := func(v any) []string {
+		var out []string
+		for _, r := range asAny(v) {
+			if m, ok := r.(map[string]any); ok && m["Ref"] != nil {
+				out = append(out, fmt.Sprint(m["Ref"]))
+			} else {
+				out = append(out, fmt.Sprint(r))
+			}
+		}
+		return out
+	}
+	for id, r := range resources {
+		res := r.(map[string]any)
+		p := props(res)
+		switch res["Type"] {
+		case "AWS::IAM::Role":
+			for _, pol := range asAny(p["Policies"]) {
+				if unscoped(pol.(map[string]any)["PolicyDocument"]) {
+					bad[id] = true
+				}
+			}
+			for _, arn := range refs(p["ManagedPolicyArns"]) {
+				pol, ok := resources[arn].(map[string]any)
+				if !ok || pol["Type"] != "AWS::IAM::ManagedPolicy" || unscoped(props(pol)["PolicyDocument"]) {
+					bad[id] = true
+				}
+			}
+		case "AWS::IAM::Policy", "AWS::IAM::ManagedPolicy":
+			if unscoped(p["PolicyDocument"]) {
+				for _, role := range refs(p["Roles"]) {
+					bad[role] = true
+				}
+			}
+		}
+	}
+	return keys(bad)
+}
+
+// unscopedDataReaders finds a role granted reads beyond the snapshot bucket
+// that its session's tags do not scope, however the grant reaches it, and
+// passes the reader's attribute-based grant, the snapshot reads and a
+// permissions boundary.
+func TestUnscopedDataReaders(t *testing.T) {
+	doc := func(effect, action string, res ...any) map[string]any {
+		return map[string]any{"Statement": []any{map[string]any{"Effect": effect, "Action": action, "Resource": res}}}
+	}
+	snapshot := map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{"SnapshotsD03D071C", "Arn"}}, "/snapshots/*"}}}
+	abac := "arn:aws:s3:::" + abacBucket + "/" + abacPrefix + "*"
+	role := func(p map[string]any) map[string]any {
+		return map[string]any{"Type": "AWS::IAM::Role", "Properties": p}
+	}
+	policy := func(typ string, d map[string]any, roles ...string) map[string]any {
+		var rs []any
+		for _, r := range roles {
+			rs = append(rs, map[string]any{"Ref": r})
+		}
+		return map[string]any{"Type": typ, "Properties": map[string]any{"PolicyDocument": d, "Roles": rs}}
+	}
+	raw := map[string]any{"Resources": map[string]any{
+		"SnapshotsD03D071C": map[string]any{"Type": "AWS::S3::Bucket"},
+		"Inline":            role(map[string]any{"Policies": []any{map[string]any{"PolicyDocument": doc("Allow", "s3:*", "*")}}}),
+		"Attached":          role(map[string]any{"ManagedPolicyArns": []any{map[string]any{"Ref": "Broad"}}}),
+		"Broad":             policy("AWS::IAM::ManagedPolicy", doc("Allow", "s3:GetObject", "arn:aws:s3:::acme-data/*")),
+		"ByPolicy":          role(nil),
+		"Wild":              policy("AWS::IAM::Policy", doc("Allow", "S3:Get*", abac, "arn:aws:s3:::acme-data/"+abacPrefix+"*"), "ByPolicy"),
+		"Outside":           role(map[string]any{"ManagedPolicyArns": []any{"arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"}}),
+		"Reader":            role(map[string]any{"PermissionsBoundary": map[string]any{"Ref": "Boundary"}}),
+		"Boundary":          policy("AWS::IAM::ManagedPolicy", doc("Allow", "s3:GetObject", "arn:aws:s3:::acme-data/*")),
+		"ReaderPolicy":      policy("AWS::IAM::Policy", doc("Allow", "s3:GetObjectVersion", abac), "Reader"),
+		"Snapshot":          role(nil),
+		"SnapshotPolicy":    policy("AWS::IAM::Policy", doc("Allow", "s3:GetObject", snapshot), "Snapshot"),
+		"Denier":            role(nil),
+		"DenyPolicy":        policy("AWS::IAM::Policy", doc("Deny", "s3:*", "*"), "Denier"),
+		"Writer":            role(nil),
+		"WritePolicy":       policy("AWS::IAM::Policy", doc("Allow", "s3:PutObject", "*"), "Writer"),
+	}}
+	got := unscopedDataReaders(t, raw)
+	if want := []string{"Attached", "ByPolicy", "Inline", "Outside"}; !slices.Equal(got, want) {
+		t.Fatalf("unscopedDataReaders = %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -133,6 +134,102 @@ type LakeProps struct {
 	// off), and an age bound on them (a duration of at least 1h). Empty
 	// leaves each unset: 7 days, 100 versions, no age bound.
 	TombstoneRetention, HistoryVersions, HistoryMaxAge string
+	// DataBuckets names the S3 buckets tenants' tables may live in, the
+	// only buckets lake vends table-scoped read credentials in (issue 40).
+	// Given, the stack creates the data-reader role (DataReaderRoleID)
+	// that discovery and the register function assume with a session
+	// policy and session tags naming one table's location, and gives both
+	// the LAKE_VENDING_* environment. Empty (the default) disables vending:
+	// no reader role, no vending environment. Each is a bucket name S3
+	// would create (validDataBucket), at most MaxDataBuckets of them; lake's
+	// own buckets are never read through the role whatever is named here
+	// (its permissions boundary denies them).
+	DataBuckets []string
+}
+
+// DataReaderRoleID is the construct id of the data-reader role.
+const DataReaderRoleID = "LakeDataReader"
+
+// DataReaderMaxSession is the longest session of the data-reader role.
+// Lake vends for 15 minutes by default (vending's DefaultDuration); a
+// request may ask for up to this.
+const DataReaderMaxSession = time.Hour
+
+// MaxDataBuckets bounds DataBuckets: each name goes into the reader role's
+// trust policy, its permissions boundary (two ARNs) and its own policy. The
+// trust policy is the tightest: IAM's default quota is 2,048 characters,
+// and with 20 names of 63 characters it takes 2,022
+// (TestDataReaderTrustFitsIAMLimit).
+const MaxDataBuckets = 20
+
+// The session tags lake's vending sets (internal/vending's TagTenant …
+// TagPrefix): the reader role's trust requires tenant, bucket and prefix,
+// and its own policy grants by bucket and prefix.
+const (
+	tagTenant    = "lake:tenant"
+	tagNamespace = "lake:namespace"
+	tagTable     = "lake:table"
+	tagBucket    = "lake:bucket"
+	tagPrefix    = "lake:prefix"
+)
+
+// validateDataBuckets checks DataBuckets: S3 bucket names, no duplicates,
+// at most MaxDataBuckets.
+func (p *LakeProps) validateDataBuckets() error {
+	if len(p.DataBuckets) > MaxDataBuckets {
+		return fmt.Errorf("cdk: dataBuckets: %d buckets, want at most %d", len(p.DataBuckets), MaxDataBuckets)
+	}
+	seen := map[string]bool{}
+	for _, b := range p.DataBuckets {
+		if !validDataBucket(b) {
+			return fmt.Errorf("cdk: dataBuckets: %q is not an S3 bucket name (3 to 63 lower-case letters, digits, '.' and '-', "+
+				"beginning and ending with a letter or digit)", b)
+		}
+		if seen[b] {
+			return fmt.Errorf("cdk: dataBuckets: %q named twice", b)
+		}
+		seen[b] = true
+	}
+	return nil
+}
+
+// validDataBucket reports whether name follows S3's general-purpose bucket
+// naming rules, as internal/vending's validBucket does for a table's
+// location (this module does not import lake's): 3–63 lower-case letters,
+// digits, "." and "-", beginning and ending with a letter or digit, no
+// "..", not an IP address, none of the reserved prefixes and suffixes. So
+// no name holds an IAM wildcard or policy variable.
+func validDataBucket(name string) bool {
+	if len(name) < 3 || len(name) > 63 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && c != '.' && c != '-' {
+			return false
+		}
+		if !alnum && (i == 0 || i == len(name)-1) {
+			return false
+		}
+	}
+	if strings.Contains(name, "..") {
+		return false
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		return false
+	}
+	for _, p := range []string{"xn--", "sthree-", "amzn-s3-demo-"} {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	for _, s := range []string{"-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3"} {
+		if strings.HasSuffix(name, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // validateMemory checks the catalog's memory settings as the register
@@ -189,7 +286,7 @@ func ProducerResourcePath(tenant string) (string, error) {
 // on an internet-facing load balancer (ErrCleartextInternet), an example
 // producer tenant that ProducerResourcePath refuses, a schedule that is not
 // whole minutes, or a stream batching window or batch size out of Lambda's
-// range.
+// range, or data buckets validateDataBuckets refuses.
 func (p *LakeProps) Validate() error {
 	if p.CertificateARN == "" && !p.Internal {
 		return ErrCleartextInternet
@@ -212,6 +309,9 @@ func (p *LakeProps) Validate() error {
 	case "", "none", "backward", "forward", "full":
 	default:
 		return fmt.Errorf("cdk: defaultCompatibility %q: want none, backward, forward or full", p.DefaultCompatibility)
+	}
+	if err := p.validateDataBuckets(); err != nil {
+		return err
 	}
 	return p.validateMemory()
 }
@@ -352,8 +452,10 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// only items whose key is a registration (tbl/…), a tenant's usage
 	// (quota/…), the change counter (meta/changes), a tombstone
 	// (dropped/…), an item of a tenant's index of dropped tables
-	// (droppedidx/…, what GET …/dropped reads with Gets, never a scan) or
-	// a version record (ver/…). It reads nothing of the snapshot.
+	// (droppedidx/…, what GET …/dropped reads with Gets, never a scan), a
+	// version record (ver/…) or a tenant's settings (tenant/…, the
+	// prefixes lake may vend under, written through an admin route). It
+	// reads nothing of the snapshot.
 	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName()}
 	for name, v := range map[string]string{"LAKE_DEFAULT_COMPATIBILITY": props.DefaultCompatibility, "LAKE_TOMBSTONE_RETENTION": props.TombstoneRetention,
 		"LAKE_HISTORY_VERSIONS": props.HistoryVersions, "LAKE_HISTORY_MAX_AGE": props.HistoryMaxAge} {
@@ -367,7 +469,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "droppedidx/*", "ver/*"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "droppedidx/*", "ver/*", "tenant/*"},
 		}},
 	}))
 
@@ -425,13 +527,13 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// the last published generation and, to purge orphaned history, the
 	// version records, the tenants' usage and the last sweep's time, and
 	// the tenants' index of dropped tables (the sweep adds the drops it
-	// lacks).
+	// lacks), and the tenants' settings (the prefixes lake may vend under).
 	refresh.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("ReadItems"),
 		Actions:   jsii.Strings("dynamodb:GetItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "ver/*", "quota/*", "meta/changes", "meta/generation", "meta/history-sweep", "droppedidx/*"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "ver/*", "quota/*", "meta/changes", "meta/generation", "meta/history-sweep", "droppedidx/*", "tenant/*"},
 		}},
 	}))
 	// What refresh writes: the last published generation (raised with a
@@ -577,6 +679,14 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		{tables + "/{table}/versions/{version}", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
 		{tables + "/{table}/diff", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
 		{"/v1/tenants/{tenant}/dropped", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
+		// Table-scoped read credentials (issue 40): 501 without vending.
+		{tables + "/{table}/credentials", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
+		// An operator's tenant settings (the prefixes lake may vend
+		// under): outside /v1/tenants/, so no tenant's policy (such as the
+		// example producer policy) reaches them, and the register function
+		// authorizes them apart from tenants' credentials.
+		{"/v1/admin/tenants/{tenant}/settings", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET, awsapigatewayv2.HttpMethod_PUT}},
+		{"/v1/admin/tenants/{tenant}/allowed-prefixes", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST, awsapigatewayv2.HttpMethod_DELETE}},
 	} {
 		api.AddRoutes(&awsapigatewayv2.AddRoutesOptions{
 			Path:        s(r.path),
@@ -629,6 +739,50 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("s3:GetObject"),
 		Resources: &[]*string{bucket.ArnForObjects(s(SnapshotKey)), bucket.ArnForObjects(s(SegmentsPrefix + "*"))},
 	}))
+	discoveryEnv := map[string]*string{
+		"LAKE_SNAPSHOT":      s("s3://" + *bucket.BucketName() + "/" + SnapshotKey),
+		"LAKE_LISTEN":        s(":50051"),
+		"LAKE_HTTP_LISTEN":   s(":8080"),
+		"LAKE_POLL_INTERVAL": s("2s"),
+		// The Go runtime collects before the task's 1,024 MiB limit.
+		"GOMEMLIMIT": s("900MiB"),
+	}
+	// Vending (issue 40), only with data buckets: discovery and the
+	// register function may assume the data-reader role (with the tags
+	// its trust requires) and put the vend audit events on the change bus
+	// (source lake.catalog, detail-type "Credentials Vended"); both are
+	// told the role, lake's own buckets (which the guard refuses before
+	// any AssumeRole) and the bus.
+	var reader awsiam.Role
+	if len(props.DataBuckets) > 0 {
+		// Every bucket the stack creates is lake's own.
+		own := []awss3.IBucket{bucket, logs}
+		reader = newDataReader(stack, props.DataBuckets, []awsiam.IRole{taskDef.TaskRole(), register.Role()}, own, nag)
+		for _, grant := range []func(awsiam.PolicyStatement){taskDef.AddToTaskRolePolicy, func(st awsiam.PolicyStatement) { register.AddToRolePolicy(st) }} {
+			grant(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       s("AssumeDataReader"),
+				Actions:   jsii.Strings("sts:AssumeRole", "sts:TagSession"),
+				Resources: &[]*string{reader.RoleArn()},
+			}))
+			grant(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       s("PutVendEvents"),
+				Actions:   jsii.Strings("events:PutEvents"),
+				Resources: &[]*string{changes.EventBusArn()},
+			}))
+		}
+		ownNames := make([]*string, len(own))
+		for i, b := range own {
+			ownNames[i] = b.BucketName()
+		}
+		for name, v := range map[string]*string{
+			"LAKE_VENDING_ROLE_ARN":    reader.RoleArn(),
+			"LAKE_VENDING_OWN_BUCKETS": awscdk.Fn_Join(s(","), &ownNames),
+			"LAKE_VENDING_EVENT_BUS":   changes.EventBusName(),
+		} {
+			discoveryEnv[name] = v
+			register.AddEnvironment(s(name), v, nil)
+		}
+	}
 	discoveryLogs := awslogs.NewLogGroup(stack, s("DiscoveryLogs"), &awslogs.LogGroupProps{
 		Retention: awslogs.RetentionDays_ONE_MONTH, RemovalPolicy: awscdk.RemovalPolicy_DESTROY,
 	})
@@ -640,16 +794,9 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 			// The build needs the Go module's sources only.
 			Exclude: jsii.Strings("*", "!go.mod", "!go.sum", "!pkg", "!internal", "!functions", "!cmd", "!.dockerignore"),
 		}),
-		Environment: &map[string]*string{
-			"LAKE_SNAPSHOT":      s("s3://" + *bucket.BucketName() + "/" + SnapshotKey),
-			"LAKE_LISTEN":        s(":50051"),
-			"LAKE_HTTP_LISTEN":   s(":8080"),
-			"LAKE_POLL_INTERVAL": s("2s"),
-			// The Go runtime collects before the task's 1,024 MiB limit.
-			"GOMEMLIMIT": s("900MiB"),
-		},
-		Secrets: &map[string]awsecs.Secret{"LAKE_JWT_HS256_SECRET": awsecs.Secret_FromSecretsManager(secret, nil)},
-		Logging: awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: s("discovery"), LogGroup: discoveryLogs}),
+		Environment: &discoveryEnv,
+		Secrets:     &map[string]awsecs.Secret{"LAKE_JWT_HS256_SECRET": awsecs.Secret_FromSecretsManager(secret, nil)},
+		Logging:     awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: s("discovery"), LogGroup: discoveryLogs}),
 		PortMappings: &[]*awsecs.PortMapping{
 			{ContainerPort: jsii.Number(50051)}, {ContainerPort: jsii.Number(8080)},
 		},
@@ -716,7 +863,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	nag(failures, "AwsSolutions-SQS3", "This queue is the refresh Lambda's on-failure destination (scheduled runs and stream batches), a dead-letter queue itself; a DLQ of it would add nothing.")
 	nag(producer, "AwsSolutions-IAM5", "The example policy scopes a producer to one tenant: the wildcards cover that tenant's namespaces and tables, the stage and the method, never another tenant's path.")
 	nag(secret, "AwsSolutions-SMG4", "Rotating the token-signing secret invalidates every issued token; rotate it deliberately (put-secret-value, then restart the service) as the README describes.")
-	nag(taskDef, "AwsSolutions-ECS2", "The environment holds only non-secret configuration (snapshot location, ports, poll interval); the signing secret is injected from Secrets Manager.")
+	nag(taskDef, "AwsSolutions-ECS2", "The environment holds only non-secret configuration (snapshot location, ports, poll interval, the data-reader role's ARN, lake's own bucket names, the change bus); the signing secret is injected from Secrets Manager.")
 	nag(taskDef, "AwsSolutions-IAM5", "ecr:GetAuthorizationToken, which pulling the image needs, cannot be scoped to a resource.", "Resource::*")
 	nag(taskDef, "AwsSolutions-IAM5", "The snapshot's segments are immutable objects named by their SHA-256: the statement reads their one prefix.",
 		map[string]any{"regex": "/^Resource::<Snapshots[0-9A-F]+\\.Arn>\\/snapshots\\/catalog\\.lakesnap\\.segments\\/\\*$/g"})
@@ -731,5 +878,127 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	out("RegistrationsTable", table.TableName(), "DynamoDB table of registrations")
 	out("TokenSecretArn", secret.SecretArn(), "Secrets Manager secret that signs discovery tokens (HS256)")
 	out("ExampleProducerPolicyArn", producer.ManagedPolicyArn(), "attach to a producer role to scope it to one tenant")
+	if reader != nil {
+		out("DataReaderRole", reader.RoleArn(), "role lake assumes to vend table-scoped read credentials in the data buckets")
+	}
 	return stack, nil
+}
+
+// nagFunc suppresses one cdk-nag rule on a construct (and its children)
+// with a reason, for the findings named by appliesTo if any.
+type nagFunc func(c constructs.IConstruct, id, reason string, appliesTo ...any)
+
+// newDataReader creates the data-reader role (DataReaderRoleID), the one
+// role through which lake reads tenants' table data: it vends its
+// sessions, each with a session policy and session tags naming one
+// table's location (internal/vending).
+//
+//   - Trust: only callers (discovery's task role, the register
+//     function's role) may assume it and tag the session, and only with
+//     the lake:tenant, lake:bucket and lake:prefix tags present, the
+//     bucket one of dataBuckets, the prefix ending in "/", and no tag keys
+//     but lake's five.
+//   - Its own policy is attribute-based: objects and listings under
+//     ${aws:PrincipalTag/lake:bucket}/${aws:PrincipalTag/lake:prefix}
+//     only, so a session reads no more than its tags name even without a
+//     session policy; s3:GetBucketLocation on the data buckets.
+//   - Its permissions boundary allows those four actions on the data
+//     buckets only, and denies every S3 action on own (every bucket the
+//     stack creates), so no session, whatever its tags, reads lake's own
+//     buckets or a bucket that is not a data bucket.
+//   - Sessions last at most DataReaderMaxSession.
+func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IRole, own []awss3.IBucket, nag nagFunc) awsiam.Role {
+	s := jsii.String
+	s3ARN := func(rest string) *string { return s("arn:" + *stack.Partition() + ":s3:::" + rest) }
+	var bucketARNs, objectARNs []*string
+	var objectFindings []any // cdk-nag's names of objectARNs
+	for _, b := range dataBuckets {
+		bucketARNs = append(bucketARNs, s3ARN(b))
+		objectARNs = append(objectARNs, s3ARN(b+"/*"))
+		objectFindings = append(objectFindings, "Resource::arn:<AWS::Partition>:s3:::"+b+"/*")
+	}
+	var ownARNs []*string
+	for _, b := range own {
+		ownARNs = append(ownARNs, b.BucketArn(), b.ArnForObjects(s("*")))
+	}
+	boundary := awsiam.NewManagedPolicy(stack, s(DataReaderRoleID+"Boundary"), &awsiam.ManagedPolicyProps{
+		Description: s("Permissions boundary of lake's data-reader role: reads in the data buckets, never in lake's own buckets."),
+		Statements: &[]awsiam.PolicyStatement{
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       s("DataObjects"),
+				Actions:   jsii.Strings("s3:GetObject", "s3:GetObjectVersion"),
+				Resources: &objectARNs,
+			}),
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       s("DataBuckets"),
+				Actions:   jsii.Strings("s3:ListBucket", "s3:GetBucketLocation"),
+				Resources: &bucketARNs,
+			}),
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       s("NeverLakesOwnBuckets"),
+				Effect:    awsiam.Effect_DENY,
+				Actions:   jsii.Strings("s3:*"),
+				Resources: &ownARNs,
+			}),
+		},
+	})
+	principals := make([]awsiam.IPrincipal, len(callers))
+	for i, r := range callers {
+		principals[i] = awsiam.NewArnPrincipal(r.RoleArn())
+	}
+	nag(boundary, "AwsSolutions-IAM5", "The boundary is the outer bound of the data-reader role, which grants nothing itself: the objects of the data buckets the operator named; "+
+		"the role's own policy narrows reads to the session's lake:bucket and lake:prefix tags, and each session's policy to one table's prefix.", objectFindings...)
+	reader := awsiam.NewRole(stack, s(DataReaderRoleID), &awsiam.RoleProps{
+		Description:         s("lake data reader: table-scoped read credentials vended by discovery and register (session policy and lake:* session tags)"),
+		AssumedBy:           principals[0], // replaced below
+		MaxSessionDuration:  awscdk.Duration_Seconds(jsii.Number(DataReaderMaxSession.Seconds())),
+		PermissionsBoundary: boundary,
+	})
+	// The trust policy is one statement naming every caller: a
+	// CompositePrincipal would repeat the conditions, with the list of
+	// data buckets, in a statement per caller, and a trust policy holds
+	// 2,048 characters by default.
+	trust := awsiam.NewPolicyDocument(&awsiam.PolicyDocumentProps{Statements: &[]awsiam.PolicyStatement{
+		awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+			Sid:        s("LakeVendsTaggedSessions"),
+			Actions:    jsii.Strings("sts:AssumeRole", "sts:TagSession"),
+			Principals: &principals,
+			Conditions: &map[string]any{
+				"Null": map[string]any{
+					"aws:RequestTag/" + tagTenant: "false",
+					"aws:RequestTag/" + tagBucket: "false",
+					"aws:RequestTag/" + tagPrefix: "false",
+				},
+				"StringEquals": map[string]any{"aws:RequestTag/" + tagBucket: dataBuckets},
+				// A prefix ends in "/", so the grant of prefix* never
+				// reaches a sibling ("sales" would reach "salesforce/").
+				"StringLike": map[string]any{"aws:RequestTag/" + tagPrefix: "?*/"},
+				"ForAllValues:StringEquals": map[string]any{
+					"aws:TagKeys": []string{tagTenant, tagNamespace, tagTable, tagBucket, tagPrefix},
+				},
+			},
+		}),
+	}})
+	reader.Node().DefaultChild().(awsiam.CfnRole).SetAssumeRolePolicyDocument(trust)
+	const bucketVar, prefixVar = "${aws:PrincipalTag/" + tagBucket + "}", "${aws:PrincipalTag/" + tagPrefix + "}"
+	reader.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("ReadTaggedPrefix"),
+		Actions:   jsii.Strings("s3:GetObject", "s3:GetObjectVersion"),
+		Resources: &[]*string{s3ARN(bucketVar + "/" + prefixVar + "*")},
+	}))
+	nag(reader, "AwsSolutions-IAM5", "Attribute-based: a session reads only the objects under the prefix its lake:prefix tag names in the bucket its lake:bucket tag names, "+
+		"tags the trust policy requires (the bucket one of the data buckets) and the boundary bounds; the trailing wildcard is the table's objects under its prefix.",
+		"Resource::arn:<AWS::Partition>:s3:::<aws:PrincipalTag/"+tagBucket+">/<aws:PrincipalTag/"+tagPrefix+">*")
+	reader.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        s("ListTaggedPrefix"),
+		Actions:    jsii.Strings("s3:ListBucket"),
+		Resources:  &[]*string{s3ARN(bucketVar)},
+		Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": prefixVar + "*"}},
+	}))
+	reader.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("LocateDataBuckets"),
+		Actions:   jsii.Strings("s3:GetBucketLocation"),
+		Resources: &bucketARNs,
+	}))
+	return reader
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -281,14 +282,19 @@ func TestResources(t *testing.T) {
 	}
 	sort.Strings(keysSeen)
 	wantRoutes := []string{
+		"DELETE /v1/admin/tenants/{tenant}/allowed-prefixes",
 		"DELETE /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
+		"GET /v1/admin/tenants/{tenant}/settings",
 		"GET /v1/tenants/{tenant}/dropped",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
+		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/credentials",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/diff",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions/{version}",
+		"POST /v1/admin/tenants/{tenant}/allowed-prefixes",
 		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables",
 		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/undrop",
+		"PUT /v1/admin/tenants/{tenant}/settings",
 		"PUT /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
 	}
 	if !slices.Equal(keysSeen, wantRoutes) {
@@ -635,10 +641,14 @@ func TestValidateStreamAndSchedule(t *testing.T) {
 	}
 }
 
-// Least privilege, read off the synthesized template. The report of every
-// statement per role is logged (go test -v).
+// testDataBuckets are the data buckets of the tests that turn vending on.
+var testDataBuckets = []string{"acme-data", "globex.lake-eu"}
+
+// Least privilege, read off the synthesized template, with vending on (the
+// most any role is granted; TestVendingOffByDefault covers it off). The
+// report of every statement per role is logged (go test -v).
 func TestLeastPrivilege(t *testing.T) {
-	s := synth(t, LakeProps{CertificateARN: testCertificate})
+	s := synth(t, LakeProps{CertificateARN: testCertificate, DataBuckets: testDataBuckets})
 	all := s.statements()
 	for _, role := range keys(all) {
 		for _, st := range all[role] {
@@ -647,8 +657,9 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	// register, statement by statement: get, put, update and delete the
 	// items of registrations, usage, the change counter, tombstones, the
-	// index of dropped tables (GET …/dropped) and version records on the
-	// table; nothing of the snapshot.
+	// index of dropped tables (GET …/dropped), version records and
+	// tenants' settings on the table; assume the data-reader role (GET
+	// …/credentials) and put its vend events; nothing of the snapshot.
 	register := ownLogsOnly(t, findRole(t, all, "RegisterServiceRole"), "RegisterLogs")
 	var registerShape []string
 	for _, st := range register {
@@ -656,7 +667,9 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	sort.Strings(registerShape)
 	if want := []string{
-		`[dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","quota/*","meta/changes","dropped/*","droppedidx/*","ver/*"]}}`,
+		`[dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","quota/*","meta/changes","dropped/*","droppedidx/*","ver/*","tenant/*"]}}`,
+		`[events:PutEvents] on [change bus]`,
+		`[sts:AssumeRole sts:TagSession] on [reader role]`,
 	}; !slices.Equal(registerShape, want) {
 		t.Fatalf("register statements:\n%s\nwant exactly:\n%s", strings.Join(registerShape, "\n"), strings.Join(want, "\n"))
 	}
@@ -677,7 +690,7 @@ func TestLeastPrivilege(t *testing.T) {
 	wantShape := []string{
 		`[dynamodb:DeleteItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["ver/*"]}}`,
 		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator] on [stream]`,
-		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","ver/*","quota/*","meta/changes","meta/generation","meta/history-sweep","droppedidx/*"]}}`,
+		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","ver/*","quota/*","meta/changes","meta/generation","meta/history-sweep","droppedidx/*","tenant/*"]}}`,
 		`[dynamodb:ListStreams] on [*]`,
 		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["meta/generation","meta/history-sweep","quota/*","ver/*","droppedidx/*"]}}`,
 		`[dynamodb:Scan] on [table]`,
@@ -689,12 +702,53 @@ func TestLeastPrivilege(t *testing.T) {
 	if !slices.Equal(gotShape, wantShape) {
 		t.Fatalf("refresh statements:\n%s\nwant exactly:\n%s", strings.Join(gotShape, "\n"), strings.Join(wantShape, "\n"))
 	}
+	// discovery: read the snapshot key and its segments, assume the
+	// data-reader role and nothing else (no wildcard), put vend events.
 	task := findRole(t, all, "DiscoveryTaskTaskRole")
-	if got := actionsOf(task); !slices.Equal(got, []string{"s3:GetObject"}) {
-		t.Fatalf("discovery task role actions = %v, want only s3:GetObject", got)
+	var taskShape []string
+	for _, st := range task {
+		taskShape = append(taskShape, shape(st))
 	}
-	if len(task) != 1 || shape(task[0]) != "[s3:GetObject] on [snapshot key segments]" {
-		t.Fatalf("discovery reads %v, want the snapshot key and its segments only", task[0].Resources)
+	sort.Strings(taskShape)
+	if want := []string{
+		`[events:PutEvents] on [change bus]`,
+		`[s3:GetObject] on [snapshot key segments]`,
+		`[sts:AssumeRole sts:TagSession] on [reader role]`,
+	}; !slices.Equal(taskShape, want) {
+		t.Fatalf("discovery task statements:\n%s\nwant exactly:\n%s", strings.Join(taskShape, "\n"), strings.Join(want, "\n"))
+	}
+	// Only discovery and register may assume a role, and only the reader.
+	for _, role := range keys(all) {
+		for _, st := range all[role] {
+			if !slices.ContainsFunc(st.Actions, func(a string) bool { return strings.HasPrefix(a, "sts:") }) {
+				continue
+			}
+			if !strings.HasPrefix(role, `{"Ref":"DiscoveryTaskTaskRole`) && !strings.HasPrefix(role, `{"Ref":"RegisterServiceRole`) {
+				t.Errorf("role %s may %v", role, st.Actions)
+			}
+			if len(st.Resources) != 1 || !strings.HasPrefix(st.Resources[0], `{"Fn::GetAtt":["`+DataReaderRoleID) {
+				t.Errorf("role %s may %v on %v, want the reader role's ARN only", role, st.Actions, st.Resources)
+			}
+		}
+	}
+	// The reader itself: by its session tags only, and the buckets'
+	// locations (TestDataReaderRole has its trust and boundary).
+	var readerShape []string
+	for _, st := range findRole(t, all, DataReaderRoleID) {
+		readerShape = append(readerShape, shape(st))
+	}
+	sort.Strings(readerShape)
+	if want := []string{
+		`[s3:GetBucketLocation] on [data bucket acme-data data bucket globex.lake-eu]`,
+		`[s3:GetObject s3:GetObjectVersion] on [tagged prefix]`,
+		`[s3:ListBucket] on [tagged bucket] if {"StringLike":{"s3:prefix":"${aws:PrincipalTag/lake:prefix}*"}}`,
+	}; !slices.Equal(readerShape, want) {
+		t.Fatalf("reader statements:\n%s\nwant exactly:\n%s", strings.Join(readerShape, "\n"), strings.Join(want, "\n"))
+	}
+	unscoped := unscopedDataReaders(t, s.raw)
+	t.Logf("lake roles that can read tenant data without a session policy: %d %v", len(unscoped), unscoped)
+	if len(unscoped) != 0 {
+		t.Fatalf("roles %v may read objects outside lake's snapshot bucket by more than the session's lake:bucket and lake:prefix tags", unscoped)
 	}
 	for role, st := range all {
 		if strings.Contains(role, "Discovery") {
@@ -732,6 +786,15 @@ func shape(st statement) string {
 			res = append(res, "change bus")
 		case strings.Contains(r, `"RefreshFailures`) && strings.HasSuffix(r, `"Arn"]}`):
 			res = append(res, "failure queue")
+		case strings.HasPrefix(r, `{"Fn::GetAtt":["`+DataReaderRoleID) && strings.HasSuffix(r, `"Arn"]}`):
+			res = append(res, "reader role")
+		case strings.HasSuffix(r, `":s3:::`+abacBucket+`/`+abacPrefix+`*"]]}`):
+			res = append(res, "tagged prefix")
+		case strings.HasSuffix(r, `":s3:::`+abacBucket+`"]]}`):
+			res = append(res, "tagged bucket")
+		case strings.Contains(r, `":s3:::`) && !strings.Contains(r, "${"):
+			_, name, _ := strings.Cut(r, `":s3:::`)
+			res = append(res, "data bucket "+strings.TrimSuffix(name, `"]]}`))
 		default:
 			res = append(res, r)
 		}
@@ -761,9 +824,21 @@ func ownLogsOnly(t *testing.T, st []statement, logGroup string) []statement {
 }
 
 // cdk-nag's AwsSolutions pack finds no unsuppressed error, and every
-// suppression carries a reason.
+// suppression carries a reason, with vending off and on.
 func TestCdkNag(t *testing.T) {
-	s := synth(t, LakeProps{CertificateARN: testCertificate})
+	for _, tt := range []struct {
+		name  string
+		props LakeProps
+	}{
+		{"vending off", LakeProps{CertificateARN: testCertificate}},
+		{"vending on", LakeProps{CertificateARN: testCertificate, DataBuckets: testDataBuckets}},
+	} {
+		t.Run(tt.name, func(t *testing.T) { cdkNag(t, tt.props) })
+	}
+}
+
+func cdkNag(t *testing.T, p LakeProps) {
+	s := synth(t, p)
 	errs := assertions.Annotations_FromStack(s.stack).FindError(jsii.String("*"), assertions.Match_StringLikeRegexp(jsii.String("AwsSolutions-.*")))
 	if len(*errs) > 0 {
 		b, _ := json.MarshalIndent(*errs, "", "  ")
@@ -859,4 +934,385 @@ func TestMemorySettingsReachRegister(t *testing.T) {
 			t.Errorf("Validate(%+v) = %v", good, err)
 		}
 	}
+}
+
+// vendingEnv is every LAKE_VENDING_* variable of the discovery container
+// and the register function, by "discovery"/"register" and name, values
+// as JSON.
+func vendingEnv(t *testing.T, s synthesized) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{"discovery": {}, "register": {}}
+	add := func(who, name string, v any) {
+		if strings.HasPrefix(name, "LAKE_VENDING_") {
+			b, _ := json.Marshal(v)
+			out[who][name] = string(b)
+		}
+	}
+	defs := s.resources("AWS::ECS::TaskDefinition")
+	for _, c := range asAny(props(defs[onlyID(t, defs)])["ContainerDefinitions"]) {
+		for _, e := range asAny(c.(map[string]any)["Environment"]) {
+			m := e.(map[string]any)
+			add("discovery", fmt.Sprint(m["Name"]), m["Value"])
+		}
+	}
+	for id, fn := range s.resources("AWS::Lambda::Function") {
+		env, _ := props(fn)["Environment"].(map[string]any)
+		vars, _ := env["Variables"].(map[string]any)
+		for name, v := range vars {
+			switch {
+			case strings.HasPrefix(id, "Register"):
+				add("register", name, v)
+			case strings.HasPrefix(name, "LAKE_VENDING_"):
+				t.Errorf("%s has %s", id, name)
+			}
+		}
+	}
+	return out
+}
+
+// Without data buckets (the default) lake vends nothing: no reader role,
+// no boundary, no output, no LAKE_VENDING_* environment, no sts: or vend
+// grant; discovery reads the snapshot and nothing else.
+func TestVendingOffByDefault(t *testing.T) {
+	s := synth(t, LakeProps{Internal: true})
+	for _, typ := range []string{"AWS::IAM::Role", "AWS::IAM::ManagedPolicy", "AWS::IAM::Policy"} {
+		for id := range s.resources(typ) {
+			if strings.HasPrefix(id, DataReaderRoleID) {
+				t.Errorf("%s %s without data buckets", typ, id)
+			}
+		}
+	}
+	if _, ok := s.raw["Outputs"].(map[string]any)["DataReaderRole"]; ok {
+		t.Error("output DataReaderRole without data buckets")
+	}
+	env := vendingEnv(t, s)
+	if len(env["discovery"]) != 0 || len(env["register"]) != 0 {
+		t.Errorf("vending environment %v without data buckets, want none", env)
+	}
+	all := s.statements()
+	for role, st := range all {
+		for _, a := range actionsOf(st) {
+			if strings.HasPrefix(a, "sts:") {
+				t.Errorf("role %s may %s without data buckets", role, a)
+			}
+		}
+	}
+	task := findRole(t, all, "DiscoveryTaskTaskRole")
+	if len(task) != 1 || shape(task[0]) != "[s3:GetObject] on [snapshot key segments]" {
+		t.Fatalf("discovery task statements %v, want s3:GetObject of the snapshot key and its segments only", task)
+	}
+	register := ownLogsOnly(t, findRole(t, all, "RegisterServiceRole"), "RegisterLogs")
+	if got := actionsOf(register); !slices.Equal(got, []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}) {
+		t.Fatalf("register actions %v without data buckets, want its table items only", got)
+	}
+}
+
+// With data buckets, the data-reader role: assumed, with tagged sessions,
+// by exactly discovery's task role and the register function's role, the
+// tags lake:tenant, lake:bucket (a data bucket) and lake:prefix (ending in
+// "/") required; sessions of at most an hour; its boundary allows the
+// four read actions in the data buckets only and denies every bucket the
+// stack creates; its own S3 grants are by the session's tags, but the
+// buckets' locations. The vending environment reaches discovery and
+// register, and the output names the role.
+func TestDataReaderRole(t *testing.T) {
+	s := synth(t, LakeProps{Internal: true, DataBuckets: testDataBuckets})
+	roles := s.resources("AWS::IAM::Role")
+	var readerID string
+	for id := range roles {
+		if strings.HasPrefix(id, DataReaderRoleID) {
+			if readerID != "" {
+				t.Fatalf("two reader roles: %s and %s", readerID, id)
+			}
+			readerID = id
+		}
+	}
+	if readerID == "" {
+		t.Fatalf("no %s role among %v", DataReaderRoleID, keys(roles))
+	}
+	reader := props(roles[readerID])
+	if got := fmt.Sprint(reader["MaxSessionDuration"]); got != "3600" {
+		t.Errorf("MaxSessionDuration = %s, want 3600 (1 h)", got)
+	}
+
+	// Trust: one statement, exactly the two callers, the tag conditions.
+	trust := asAny(reader["AssumeRolePolicyDocument"].(map[string]any)["Statement"])
+	if len(trust) != 1 {
+		t.Fatalf("trust has %d statements, want 1", len(trust))
+	}
+	st := trust[0].(map[string]any)
+	if got := asStrings(st["Action"]); st["Effect"] != "Allow" || !slices.Equal(got, []string{"sts:AssumeRole", "sts:TagSession"}) {
+		t.Errorf("trust allows %v (%v), want sts:AssumeRole and sts:TagSession", got, st["Effect"])
+	}
+	var principals []string
+	for _, p := range asAny(st["Principal"].(map[string]any)["AWS"]) {
+		att := asStrings(p.(map[string]any)["Fn::GetAtt"])
+		if len(att) != 2 || att[1] != "Arn" {
+			t.Fatalf("trust principal %v, want a role of the stack", p)
+		}
+		id, _, _ := strings.Cut(att[0], "Role")
+		principals = append(principals, id+"Role")
+	}
+	sort.Strings(principals)
+	if want := []string{"DiscoveryTaskTaskRole", "RegisterServiceRole"}; !slices.Equal(principals, want) || len(st["Principal"].(map[string]any)) != 1 {
+		t.Fatalf("trust principals %v (%v), want exactly %v", principals, st["Principal"], want)
+	}
+	for _, id := range asAny(st["Principal"].(map[string]any)["AWS"]) {
+		att := asStrings(id.(map[string]any)["Fn::GetAtt"])
+		if _, ok := roles[att[0]]; !ok {
+			t.Errorf("trust names %s, not a role of the stack", att[0])
+		}
+	}
+	cond, _ := json.Marshal(st["Condition"])
+	want := `{"ForAllValues:StringEquals":{"aws:TagKeys":["lake:tenant","lake:namespace","lake:table","lake:bucket","lake:prefix"]},` +
+		`"Null":{"aws:RequestTag/lake:bucket":"false","aws:RequestTag/lake:prefix":"false","aws:RequestTag/lake:tenant":"false"},` +
+		`"StringEquals":{"aws:RequestTag/lake:bucket":["acme-data","globex.lake-eu"]},` +
+		`"StringLike":{"aws:RequestTag/lake:prefix":"?*/"}}`
+	if string(cond) != want {
+		t.Errorf("trust conditions\n%s\nwant\n%s", cond, want)
+	}
+
+	// The boundary: attached, the data buckets' reads, lake's own buckets
+	// denied (every bucket of the stack, and its objects).
+	ref, _ := reader["PermissionsBoundary"].(map[string]any)["Ref"].(string)
+	boundary, ok := s.resources("AWS::IAM::ManagedPolicy")[ref]
+	if !ok {
+		t.Fatalf("PermissionsBoundary %v, want a managed policy of the stack", reader["PermissionsBoundary"])
+	}
+	if r := asAny(props(boundary)["Roles"]); len(r) != 0 {
+		t.Errorf("the boundary is attached to %v as a permission policy", r)
+	}
+	var allowShapes []string
+	denied := map[string]bool{}
+	for _, st := range asAny(props(boundary)["PolicyDocument"].(map[string]any)["Statement"]) {
+		m := st.(map[string]any)
+		acts := asStrings(m["Action"])
+		sort.Strings(acts)
+		sh := shape(statement{Actions: acts, Resources: asStrings(m["Resource"])})
+		switch m["Effect"] {
+		case "Allow":
+			allowShapes = append(allowShapes, sh)
+		case "Deny":
+			if !slices.Equal(acts, []string{"s3:*"}) {
+				t.Errorf("boundary denies %v, want s3:*", acts)
+			}
+			for _, r := range asStrings(m["Resource"]) {
+				denied[r] = true
+			}
+		}
+	}
+	sort.Strings(allowShapes)
+	if want := []string{
+		`[s3:GetBucketLocation s3:ListBucket] on [data bucket acme-data data bucket globex.lake-eu]`,
+		`[s3:GetObject s3:GetObjectVersion] on [data bucket acme-data/* data bucket globex.lake-eu/*]`,
+	}; !slices.Equal(allowShapes, want) {
+		t.Errorf("boundary allows\n%s\nwant exactly\n%s", strings.Join(allowShapes, "\n"), strings.Join(want, "\n"))
+	}
+	buckets := s.resources("AWS::S3::Bucket")
+	if len(buckets) < 2 {
+		t.Fatalf("buckets %v, want the snapshot and access-log buckets", keys(buckets))
+	}
+	for _, id := range keys(buckets) {
+		arn := `{"Fn::GetAtt":["` + id + `","Arn"]}`
+		objects := `{"Fn::Join":["",[` + arn + `,"/*"]]}`
+		if !denied[arn] || !denied[objects] {
+			t.Errorf("the boundary does not deny lake's own bucket %s and its objects (denies %v)", id, keys(denied))
+		}
+	}
+
+	// Its own policy: S3 by the session's tags, but GetBucketLocation.
+	own := s.statements()[`{"Ref":"`+readerID+`"}`]
+	if len(own) != 3 {
+		t.Fatalf("reader has %d statements, want 3", len(own))
+	}
+	for _, st := range own {
+		if slices.Equal(st.Actions, []string{"s3:GetBucketLocation"}) {
+			continue
+		}
+		for _, r := range st.Resources {
+			if !strings.Contains(r, abacBucket) || st.Actions[0] != "s3:ListBucket" && !strings.Contains(r, abacPrefix) {
+				t.Errorf("reader may %v on %s, not scoped by the session's tags", st.Actions, r)
+			}
+		}
+		if st.Actions[0] == "s3:ListBucket" && !strings.Contains(st.Condition, abacPrefix) {
+			t.Errorf("reader lists %v under %s, want s3:prefix scoped by the session's lake:prefix", st.Resources, st.Condition)
+		}
+	}
+
+	env := vendingEnv(t, s)
+	for _, who := range []string{"discovery", "register"} {
+		got := env[who]
+		if !strings.Contains(got["LAKE_VENDING_ROLE_ARN"], `{"Fn::GetAtt":["`+readerID+`","Arn"]}`) {
+			t.Errorf("%s's LAKE_VENDING_ROLE_ARN = %s, want the reader role's ARN", who, got["LAKE_VENDING_ROLE_ARN"])
+		}
+		if own := got["LAKE_VENDING_OWN_BUCKETS"]; !strings.HasPrefix(own, `{"Fn::Join":[","`) {
+			t.Errorf("%s's LAKE_VENDING_OWN_BUCKETS = %s, want lake's buckets joined by commas", who, own)
+		} else {
+			for _, id := range keys(buckets) {
+				if !strings.Contains(own, `{"Ref":"`+id+`"}`) {
+					t.Errorf("%s's LAKE_VENDING_OWN_BUCKETS = %s, want bucket %s among them", who, own, id)
+				}
+			}
+		}
+		if !strings.Contains(got["LAKE_VENDING_EVENT_BUS"], `{"Ref":"Changes`) {
+			t.Errorf("%s's LAKE_VENDING_EVENT_BUS = %s, want the change bus", who, got["LAKE_VENDING_EVENT_BUS"])
+		}
+		if len(got) != 3 {
+			t.Errorf("%s's vending environment %v, want exactly the three", who, keys(got))
+		}
+	}
+	// The reader's trust names the callers' roles, whose policies and
+	// environment name the reader: CloudFormation refuses a cycle, which
+	// synth does not see.
+	if cycle := dependencyCycle(s.raw); cycle != nil {
+		t.Errorf("the template's resources depend on each other in a cycle: %v", cycle)
+	}
+	out, _ := s.raw["Outputs"].(map[string]any)["DataReaderRole"].(map[string]any)
+	if b, _ := json.Marshal(out["Value"]); string(b) != `{"Fn::GetAtt":["`+readerID+`","Arn"]}` {
+		t.Errorf("output DataReaderRole = %s, want the reader role's ARN", b)
+	}
+}
+
+// -c dataBuckets=a,b (a string) or "dataBuckets": [...] in cdk.json name
+// the data buckets; Validate refuses a name S3 would not create, a
+// duplicate, or more than MaxDataBuckets.
+func TestDataBucketsFromContext(t *testing.T) {
+	tests := []struct {
+		name    string
+		context any
+		want    []string
+		valid   bool
+	}{
+		{"absent", nil, nil, true},
+		{"empty", "", nil, true},
+		{"-c one", "acme-data", []string{"acme-data"}, true},
+		{"-c two, spaced", "acme-data, globex.lake-eu", []string{"acme-data", "globex.lake-eu"}, true},
+		{"cdk.json list", []any{"acme-data", "globex.lake-eu"}, []string{"acme-data", "globex.lake-eu"}, true},
+		{"an empty name", "acme-data,,b2b", []string{"acme-data", "", "b2b"}, false},
+		{"upper case", "Acme-Data", []string{"Acme-Data"}, false},
+		{"a wildcard", "acme-*", []string{"acme-*"}, false},
+		{"a policy variable", "${aws:username}", []string{"${aws:username}"}, false},
+		{"an IP address", "10.0.0.1", []string{"10.0.0.1"}, false},
+		{"an ARN", "arn:aws:s3:::acme-data", []string{"arn:aws:s3:::acme-data"}, false},
+		{"twice", "acme-data,acme-data", []string{"acme-data", "acme-data"}, false},
+		{"too many", strings.Repeat("acme-data,", MaxDataBuckets) + "last-one", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := map[string]any{"internal": "true"}
+			if tt.context != nil {
+				ctx["dataBuckets"] = tt.context
+			}
+			app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: &ctx})
+			got, err := propsFromContext(app)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want != nil && !slices.Equal(got.DataBuckets, tt.want) {
+				t.Errorf("DataBuckets = %q, want %q", got.DataBuckets, tt.want)
+			}
+			if err := got.Validate(); (err == nil) != tt.valid {
+				t.Errorf("Validate() = %v, want ok %v", err, tt.valid)
+			}
+		})
+	}
+	for _, bad := range []any{42, []any{"acme-data", 7}, true} {
+		ctx := map[string]any{"internal": "true", "dataBuckets": bad}
+		app := awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir()), Context: &ctx})
+		if got, err := propsFromContext(app); err == nil {
+			t.Errorf("dataBuckets %v: got %q, want an error", bad, got.DataBuckets)
+		}
+	}
+}
+
+// A trust policy holds 2,048 characters (IAM's default quota, whitespace
+// not counted): the reader's, with MaxDataBuckets of the longest names and
+// role ARNs of the length CloudFormation names them (up to 64 characters
+// of name), fits.
+func TestDataReaderTrustFitsIAMLimit(t *testing.T) {
+	var buckets []string
+	for i := range MaxDataBuckets {
+		buckets = append(buckets, fmt.Sprintf("%02d", i)+strings.Repeat("b", 61))
+	}
+	s := synth(t, LakeProps{Internal: true, DataBuckets: buckets})
+	for id, r := range s.resources("AWS::IAM::Role") {
+		if !strings.HasPrefix(id, DataReaderRoleID) {
+			continue
+		}
+		b, _ := json.Marshal(props(r)["AssumeRolePolicyDocument"])
+		arn := `"arn:aws:iam::123456789012:role/` + strings.Repeat("r", 64) + `"`
+		doc := regexp.MustCompile(`\{"Fn::GetAtt":\["[A-Za-z0-9]+","Arn"\]\}`).ReplaceAllString(string(b), arn)
+		if strings.Contains(doc, "Fn::") {
+			t.Fatalf("unresolved trust policy %s", doc)
+		}
+		t.Logf("trust policy with %d data buckets: %d characters", len(buckets), len(doc))
+		if len(doc) > 2048 {
+			t.Fatalf("trust policy of %d characters with %d data buckets, over IAM's 2,048", len(doc), len(buckets))
+		}
+		return
+	}
+	t.Fatal("no reader role")
+}
+
+// dependencyCycle returns a cycle of the template's resources (by Ref,
+// Fn::GetAtt and DependsOn), or nil.
+func dependencyCycle(raw map[string]any) []string {
+	resources := raw["Resources"].(map[string]any)
+	edges := map[string][]string{}
+	var walk func(from string, v any)
+	walk = func(from string, v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["Ref"].(string); ok && resources[ref] != nil {
+				edges[from] = append(edges[from], ref)
+			}
+			if att := asStrings(x["Fn::GetAtt"]); len(att) > 0 && resources[att[0]] != nil {
+				edges[from] = append(edges[from], att[0])
+			}
+			for _, e := range x {
+				walk(from, e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(from, e)
+			}
+		}
+	}
+	for id, r := range resources {
+		walk(id, r.(map[string]any)["Properties"])
+		edges[id] = append(edges[id], asStrings(r.(map[string]any)["DependsOn"])...)
+	}
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var visit func(id string) []string
+	visit = func(id string) []string {
+		switch state[id] {
+		case open:
+			i := slices.Index(path, id)
+			return append(slices.Clone(path[i:]), id)
+		case done:
+			return nil
+		}
+		state[id] = open
+		path = append(path, id)
+		for _, next := range edges[id] {
+			if c := visit(next); c != nil {
+				return c
+			}
+		}
+		path = path[:len(path)-1]
+		state[id] = done
+		return nil
+	}
+	for _, id := range keys(resources) {
+		if c := visit(id); c != nil {
+			return c
+		}
+	}
+	return nil
 }
