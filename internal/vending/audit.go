@@ -94,6 +94,7 @@ type EventObserver struct {
 	once   sync.Once
 	put    atomic.Uint64
 	drop   atomic.Uint64
+	sync   bool
 }
 
 // NewEventObserver starts an EventObserver putting events on bus with client.
@@ -106,8 +107,23 @@ func NewEventObserver(client PutEventsAPI, bus string, log *slog.Logger) *EventO
 	return e
 }
 
+// NewSyncEventObserver returns an EventObserver that puts each event before
+// Vended returns, for a Lambda, whose process may be frozen as soon as it
+// answers (a queued event would wait for the next invocation, or be lost).
+// Close does nothing.
+func NewSyncEventObserver(client PutEventsAPI, bus string, log *slog.Logger) *EventObserver {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &EventObserver{client: client, bus: bus, log: log, sync: true}
+}
+
 // Vended implements Observer.
 func (e *EventObserver) Vended(ctx context.Context, v Vend) {
+	if e.sync {
+		e.send([]EventDetail{detailOf(v)})
+		return
+	}
 	select {
 	case e.queue <- detailOf(v):
 	default:
@@ -123,6 +139,9 @@ func (e *EventObserver) Dropped() uint64 { return e.drop.Load() }
 // Close puts the queued events (for at most 5 s) and stops the observer.
 // Vended must not be called after Close.
 func (e *EventObserver) Close() {
+	if e.sync {
+		return
+	}
 	e.once.Do(func() { close(e.queue) })
 	select {
 	case <-e.done:

@@ -53,6 +53,18 @@ func TestEventObserverPutsEveryVend(t *testing.T) {
 	}
 }
 
+// A synchronous observer (a Lambda's) has put the event when Vended returns.
+func TestSyncEventObserver(t *testing.T) {
+	bus := testenv.StartEventBridge(t)
+	client := eventbridge.New(eventbridge.Options{Region: "us-east-1", BaseEndpoint: aws.String(bus.URL),
+		Credentials: credentials.NewStaticCredentialsProvider("AK", "SK", "")})
+	obs := vending.NewSyncEventObserver(client, "lake-changes", nil)
+	obs.Vended(context.Background(), vend(0))
+	if n := len(bus.Entries()); n != 1 || obs.Put() != 1 {
+		t.Fatalf("entries = %d, put %d right after Vended; want 1, 1", n, obs.Put())
+	}
+}
+
 // A bus that cannot be reached loses the events, counted, and the vend
 // does not wait for it.
 func TestEventObserverCountsWhatItCannotPut(t *testing.T) {

@@ -37,6 +37,9 @@ type Config struct {
 	DataRoot string
 	// Hint ends the answer where vending is not configured.
 	Hint string
+	// SyncEvents puts each vend event before the vend answers (a Lambda:
+	// NewSyncEventObserver) instead of from a queue.
+	SyncEvents bool
 }
 
 // ConfigFromEnv reads LAKE_VENDING_ROLE_ARN, LAKE_VENDING_DURATION,
@@ -80,7 +83,11 @@ func Open(c Config, awsCfg aws.Config, log *slog.Logger) (door *Door, close func
 	})
 	obs := Observer(LogObserver{Log: log})
 	if c.EventBus != "" {
-		ev := NewEventObserver(eventbridge.NewFromConfig(awsCfg), c.EventBus, log)
+		newObserver := NewEventObserver
+		if c.SyncEvents {
+			newObserver = NewSyncEventObserver
+		}
+		ev := newObserver(eventbridge.NewFromConfig(awsCfg), c.EventBus, log)
 		obs, close = Observers(obs, ev), ev.Close
 	}
 	v, err := New(NewSTS(client), NewGuard(c.OwnBuckets), Options{RoleARN: c.RoleARN, Duration: c.Duration, Observer: obs})

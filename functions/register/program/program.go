@@ -28,6 +28,7 @@ import (
 	"github.com/lake-catalog/lake/internal/apierror"
 	"github.com/lake-catalog/lake/internal/lambdalog"
 	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
@@ -49,6 +50,20 @@ type Config struct {
 	// each registration are kept (LAKE_TOMBSTONE_RETENTION,
 	// LAKE_HISTORY_VERSIONS).
 	Memory registerapi.Memory
+	// Vending is how GET …/credentials vends (LAKE_VENDING_ROLE_ARN,
+	// LAKE_VENDING_DURATION, LAKE_VENDING_OWN_BUCKETS,
+	// LAKE_VENDING_EVENT_BUS: vending.ConfigFromEnv); without a role it
+	// answers 501 vending_not_configured.
+	Vending vending.Config
+}
+
+// DefaultVending is the vending configuration of an environment that sets
+// none of its variables: no role (501 vending_not_configured), and events
+// put before the answer, as a Lambda may be frozen as soon as it answers.
+func DefaultVending() vending.Config {
+	c, _ := vending.ConfigFromEnv(func(string) string { return "" })
+	c.SyncEvents = true
+	return c
 }
 
 // ConfigFromEnv reads and validates the register Lambda's environment.
@@ -61,6 +76,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if c.Quota, err = QuotaFromEnv(getenv); err != nil {
 		return c, err
 	}
+	if c.Vending, err = vending.ConfigFromEnv(getenv); err != nil {
+		return c, err
+	}
+	c.Vending.SyncEvents = DefaultVending().SyncEvents
 	if c.Memory, err = registerapi.MemoryFromEnv(getenv); err != nil {
 		return c, err
 	}
@@ -135,7 +154,14 @@ func NewHandler(ctx context.Context, cfg Config, log *slog.Logger, metrics io.Wr
 	}
 	cat := catalog.New(store, catalog.Options{Quota: cfg.Quota, DefaultCompatibility: cfg.DefaultCompatibility,
 		TombstoneRetention: cfg.Memory.TombstoneRetention, HistoryVersions: cfg.Memory.HistoryVersions, HistoryMaxAge: cfg.Memory.HistoryMaxAge})
-	api, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(IAMCaller), Log: log})
+	door, _, err := vending.Open(cfg.Vending, awsCfg, log)
+	if err != nil {
+		return nil, err
+	}
+	// API Gateway's IAM authorization decides who reaches the admin routes
+	// (/v1/admin/…): a producer's policy grants its tenant's paths only.
+	api, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(IAMCaller), AuthorizeAdmin: registerapi.AllowAll(IAMCaller),
+		Door: door, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lake-catalog/lake/functions/register/program"
 	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 	"github.com/lake-catalog/lake/pkg/metastore/memstore"
@@ -43,6 +45,14 @@ func TestConfigFromEnv(t *testing.T) {
 		// The snapshot is not read: GET …/dropped reads the catalog.
 		{name: "the snapshot's variables are not read", env: map[string]string{"LAKE_TABLE": "r", "LAKE_BUCKET": "b", "LAKE_SNAPSHOT_KEY": "k/blob", "LAKE_S3_PATH_STYLE": "yes"},
 			want: program.Config{Table: "r"}},
+		{name: "vending", env: map[string]string{"LAKE_TABLE": "r", "LAKE_VENDING_ROLE_ARN": "arn:aws:iam::1:role/reader", "LAKE_VENDING_OWN_BUCKETS": "snaps",
+			"LAKE_VENDING_EVENT_BUS": "changes", "LAKE_VENDING_DURATION": "1h"},
+			want: program.Config{Table: "r", Vending: func() vending.Config {
+				c := program.DefaultVending()
+				c.RoleARN, c.OwnBuckets, c.EventBus, c.Duration = "arn:aws:iam::1:role/reader", []string{"snaps"}, "changes", time.Hour
+				return c
+			}()}},
+		{name: "bad vending duration", env: map[string]string{"LAKE_TABLE": "r", "LAKE_VENDING_DURATION": "1m"}, wantErr: "LAKE_VENDING_DURATION"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -53,7 +63,10 @@ func TestConfigFromEnv(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got != tc.want {
+			if tc.want.Vending.RoleARN == "" {
+				tc.want.Vending = program.DefaultVending()
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("got %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
