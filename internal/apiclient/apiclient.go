@@ -1,8 +1,9 @@
 // Package apiclient is a client of lake's registration HTTP API (see
-// internal/registerapi; its bodies are pkg/wire's): register, read, update and drop tables, and local
-// mode's refresh. It authenticates with a bearer token (local mode) or signs
-// each request with AWS SigV4 (the AWS deployment's IAM-authorized API
-// Gateway).
+// internal/registerapi; its bodies are pkg/wire's): register, read, update
+// and drop tables, access to a table's files and an operator's tenant
+// settings (vending.go), and local mode's refresh. It authenticates with a
+// bearer token (local mode) or signs each request with AWS SigV4 (the AWS
+// deployment's IAM-authorized API Gateway).
 //
 // Every error the API answers comes back as an *Error whose kind is one of
 // the catalog's sentinels (catalog.ErrNotFound, catalog.ErrExists, …) or

@@ -28,6 +28,19 @@ var (
 	// base64, wrong content type, no such route): a bug in the client, not
 	// in what the user asked.
 	ErrBadRequest = errors.New("the registration API rejected the request")
+	// ErrLocationNotAllowed: lake vends no access to the table's location:
+	// it is outside the prefixes an operator allowed for its tenant, in
+	// one of lake's own buckets, or not a location lake vends for; the
+	// message names the reason.
+	ErrLocationNotAllowed = errors.New("location not allowed for vending")
+	// ErrVendingNotConfigured: this deployment vends no credentials.
+	ErrVendingNotConfigured = errors.New("credential vending is not configured")
+	// ErrVendingFailed: STS refused or failed the AssumeRole; the
+	// server's log says why.
+	ErrVendingFailed = errors.New("credential vending failed")
+	// ErrNotAdmin: an admin route called without an operator's
+	// credentials (a tenant's own token, say).
+	ErrNotAdmin = errors.New("operators only")
 )
 
 // Error is an error answer of the registration API: its HTTP status, its
@@ -81,6 +94,10 @@ var kinds = map[string]struct {
 	wire.CodeUnsupportedMediaType: {ErrBadRequest, true},
 	wire.CodeNoRoute:              {ErrBadRequest, true},
 	wire.CodeMethodNotAllowed:     {ErrBadRequest, true},
+	wire.CodeLocationNotAllowed:   {ErrLocationNotAllowed, true},
+	wire.CodeVendingNotConfigured: {ErrVendingNotConfigured, true},
+	wire.CodeVendingFailed:        {ErrVendingFailed, true},
+	wire.CodeNotAdmin:             {ErrNotAdmin, true},
 }
 
 // phrases say each kind to a user; the ref is said before it.
@@ -99,6 +116,10 @@ var phrases = map[error]string{
 	ErrForbidden:                   "not allowed",
 	ErrUnavailable:                 "the registration API is unavailable; retry",
 	ErrBadRequest:                  "the registration API rejected the request",
+	ErrLocationNotAllowed:          "location not allowed for vending",
+	ErrVendingNotConfigured:        "credential vending is not configured",
+	ErrVendingFailed:               "credential vending failed",
+	ErrNotAdmin:                    "operators only",
 }
 
 // Unwrap returns the error's kind: a catalog sentinel or one of this
