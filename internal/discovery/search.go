@@ -37,6 +37,12 @@ func (f *flightServer) DoAction(a *flight.Action, stream flight.FlightService_Do
 			return err
 		}
 		return stream.Send(&flight.Result{Body: body})
+	case wire.CredentialsActionType:
+		body, err := f.svc.credentials(stream.Context(), a.GetBody())
+		if err != nil {
+			return err
+		}
+		return stream.Send(&flight.Result{Body: body})
 	case wire.ListTablesActionType, wire.ListNamespacesActionType, wire.DroppedActionType, wire.ChangesActionType:
 		list := f.svc.listTables
 		switch a.GetType() {
@@ -66,6 +72,7 @@ func (f *flightServer) ListActions(e *flight.Empty, stream flight.FlightService_
 		{Type: wire.ListNamespacesActionType, Description: listNamespacesActionDescription},
 		{Type: wire.DroppedActionType, Description: droppedActionDescription},
 		{Type: wire.ChangesActionType, Description: changesActionDescription},
+		{Type: wire.CredentialsActionType, Description: credentialsActionDescription},
 	} {
 		if err := stream.Send(a); err != nil {
 			return err

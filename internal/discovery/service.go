@@ -95,6 +95,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/lake-catalog/lake/internal/sqlcatalog"
+	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/like"
 )
 
@@ -147,6 +148,10 @@ type Options struct {
 	// them. Tests pass a memory.CheckedAllocator and assert that nothing is
 	// left after each request.
 	Allocator memory.Allocator
+	// Door answers the Flight action lake.credentials (credentials.go):
+	// access to one of the caller's tables' files. nil answers
+	// UNIMPLEMENTED, saying vending is not configured.
+	Door *vending.Door
 }
 
 // DefaultRequestTimeout is the server-side deadline of a Flight call: far

@@ -46,7 +46,7 @@ type Config struct {
 // LAKE_VENDING_OWN_BUCKETS and LAKE_VENDING_EVENT_BUS.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := Config{RoleARN: strings.TrimSpace(getenv("LAKE_VENDING_ROLE_ARN")), EventBus: strings.TrimSpace(getenv("LAKE_VENDING_EVENT_BUS")),
-		Hint: "this deployment has no data-reader role: deploy with data buckets (context lakeDataBuckets)"}
+		Hint: "this deployment has no data-reader role: deploy with data buckets (cdk context dataBuckets)"}
 	if v := getenv("LAKE_VENDING_DURATION"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < MinDuration || d > MaxDuration {
