@@ -259,7 +259,7 @@ func (m *Metrics) observeSQL(outcome string, start time.Time) {
 var actionNames = map[string]bool{
 	wire.SearchActionType: true, wire.DescribeActionType: true,
 	wire.ListTablesActionType: true, wire.ListNamespacesActionType: true, wire.DroppedActionType: true, wire.ChangesActionType: true,
-	wire.CredentialsActionType: true,
+	wire.CredentialsActionType:                  true,
 	flightsql.CreatePreparedStatementActionType: true, flightsql.ClosePreparedStatementActionType: true,
 	flightsql.CreatePreparedSubstraitPlanActionType: true, flightsql.CancelQueryActionType: true,
 	flightsql.BeginTransactionActionType: true, flightsql.EndTransactionActionType: true,
