@@ -17,11 +17,29 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/config"
+
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/browser"
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/vending"
 )
+
+// openVending builds lake.credentials' Door: with a role, the AWS
+// configuration is loaded (the task role's credentials, the SDK's endpoint
+// variables such as AWS_ENDPOINT_URL_STS); without one, no AWS
+// configuration is needed.
+func openVending(ctx context.Context, c vending.Config, log *slog.Logger) (*vending.Door, func(), error) {
+	if c.RoleARN == "" {
+		return &vending.Door{Hint: c.Hint}, func() {}, nil
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("vending: load AWS config: %w", err)
+	}
+	return vending.Open(c, awsCfg, log)
+}
 
 // Flags is the discovery program's configuration: its flags, each with an
 // environment variable (a flag on the command line wins).
@@ -58,6 +76,10 @@ type Flags struct {
 	// BrowserListen is the catalog browser's HTTP address; "" serves
 	// none.
 	BrowserListen string
+	// Vending is how lake.credentials vends (-vending-role-arn,
+	// -vending-duration, -vending-own-buckets, -vending-event-bus); no
+	// role: lake.credentials answers UNIMPLEMENTED.
+	Vending vending.Config
 }
 
 // ParseFlags reads the program's flags from args, with defaults from
@@ -95,6 +117,10 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Fl
 	cache := fs.String("cache-bytes", env("LAKE_CACHE_BYTES", "0"), "bytes kept in memory of everything derived from the segments (prepared tenants, SQL engines and results, kept answers), all together; 0: 40% of the container's memory limit (cgroup, GOMEMLIMIT), 256 MiB without one [LAKE_CACHE_BYTES]")
 	batch := fs.String("batch-bytes", env("LAKE_BATCH_BYTES", strconv.Itoa(discovery.DefaultBatchBytes)), "bytes (names, schemas, offsets) per record batch at most [LAKE_BATCH_BYTES]")
 	reqTimeout := fs.String("request-timeout", env("LAKE_REQUEST_TIMEOUT", discovery.DefaultRequestTimeout.String()), "server-side deadline of every Flight SQL call (a client's shorter deadline still wins), 1s to 1h [LAKE_REQUEST_TIMEOUT]")
+	fs.StringVar(&c.Vending.RoleARN, "vending-role-arn", env("LAKE_VENDING_ROLE_ARN", ""), "the data-reader role lake.credentials assumes (STS AssumeRole with a session policy naming the table's prefix); empty: vending off [LAKE_VENDING_ROLE_ARN]")
+	vendDuration := fs.String("vending-duration", env("LAKE_VENDING_DURATION", ""), "how long vended credentials last, 15m to 12h and at most the role's maximum session (default 15m) [LAKE_VENDING_DURATION]")
+	ownBuckets := fs.String("vending-own-buckets", env("LAKE_VENDING_OWN_BUCKETS", ""), "lake's own buckets, comma-separated: never vended for, whatever a tenant is allowed [LAKE_VENDING_OWN_BUCKETS]")
+	fs.StringVar(&c.Vending.EventBus, "vending-event-bus", env("LAKE_VENDING_EVENT_BUS", ""), "EventBridge bus that gets a 'Credentials Vended' event for every vend; empty: the log line only [LAKE_VENDING_EVENT_BUS]")
 	pathStyle := fs.String("s3-path-style", env("LAKE_S3_PATH_STYLE", "false"), "path-style S3 addressing for S3-compatible servers [LAKE_S3_PATH_STYLE]")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -103,7 +129,13 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Fl
 		return c, fmt.Errorf("unexpected arguments %q: discovery takes only flags", fs.Args())
 	}
 	c.HS256Secret = getenv("LAKE_JWT_HS256_SECRET")
-	var err error
+	vc, err := vending.ConfigFromEnv(func(k string) string {
+		return map[string]string{"LAKE_VENDING_DURATION": *vendDuration, "LAKE_VENDING_OWN_BUCKETS": *ownBuckets}[k]
+	})
+	if err != nil {
+		return c, fmt.Errorf("-vending-duration: %w", err)
+	}
+	c.Vending.Duration, c.Vending.OwnBuckets, c.Vending.Hint = vc.Duration, vc.OwnBuckets, "start discovery with -vending-role-arn (the stack sets it when deployed with data buckets)"
 	if c.PollInterval, err = time.ParseDuration(*poll); err != nil || c.PollInterval < 100*time.Millisecond {
 		return c, fmt.Errorf("-poll-interval %q: want a duration of at least 100ms, such as 2s", *poll)
 	}
@@ -272,10 +304,15 @@ func run(ctx context.Context, c Flags, log *slog.Logger) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
+	door, closeDoor, err := openVending(ctx, c.Vending, log)
+	if err != nil {
+		return err
+	}
+	defer closeDoor()
 	srv, err := Start(ctx, Config{
 		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, AdminPprof: c.AdminPprof, Blobs: blobs, PollInterval: c.PollInterval,
 		MaxStaleness: c.MaxStaleness, SegmentRetryMax: c.SegmentRetryMax, Auth: validator, TLS: tlsCfg, Log: log,
-		Service: discovery.Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout},
+		Service: discovery.Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout, Door: door},
 	})
 	if err != nil {
 		return err
