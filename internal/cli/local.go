@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lake-catalog/lake/internal/local"
+	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
@@ -60,6 +61,9 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 				return err
 			}
 			opts.Config.Memory = memory
+			if d := opts.Config.Vending.Duration; d < vending.MinDuration || d > vending.MaxDuration {
+				return fmt.Errorf("--vending-duration %v: want %v to %v", d, vending.MinDuration, vending.MaxDuration)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -84,6 +88,10 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-bytes", catalog.DefaultMaxBytes, "most bytes one tenant's registrations may take together as stored (schemas, descriptions, properties, locations, names); -1: no limit")
 	fl.Int64Var(&opts.Config.Quota.MaxBytes, "tenant-max-schema-bytes", catalog.DefaultMaxBytes, "former name of --tenant-max-bytes")
 	_ = fl.MarkDeprecated("tenant-max-schema-bytes", "use --tenant-max-bytes (it counts whole registrations)")
+	fl.StringVar(&opts.Config.DataRoot, "data-root", env("LAKE_DATA_ROOT", ""), "folder whose tables (file:// locations, or absolute paths, under it) are readable through lake by path: lake credentials answers \"the path is the access\"; default none [LAKE_DATA_ROOT]")
+	fl.StringVar(&opts.Config.Vending.RoleARN, "vending-role-arn", env("LAKE_VENDING_ROLE_ARN", ""), "data-reader role to assume for s3:// tables (STS AssumeRole with a session policy naming the table's prefix, under the prefixes an operator allowed: lake tenant allow-prefix); default: s3:// vending off [LAKE_VENDING_ROLE_ARN]")
+	fl.StringVar(&opts.Config.Vending.STSEndpoint, "sts-endpoint", env("AWS_ENDPOINT_URL_STS", ""), "STS endpoint for --vending-role-arn (default: AWS's, from the region) [AWS_ENDPOINT_URL_STS]")
+	fl.DurationVar(&opts.Config.Vending.Duration, "vending-duration", vending.DefaultDuration, "how long vended credentials last, 15m to 12h")
 	return cmd
 }
 
@@ -105,6 +113,12 @@ func localRun(ctx context.Context, opts *LocalOptions) error {
 	}
 	if ep.Browser != "" {
 		fmt.Fprintf(out, "  catalog browser   %s\n", ep.Browser)
+	}
+	if opts.Config.DataRoot != "" {
+		fmt.Fprintf(out, "  data root         %s (tables located under it are readable by path)\n", opts.Config.DataRoot)
+	}
+	if opts.Config.Vending.RoleARN != "" {
+		fmt.Fprintf(out, "  vending           s3:// tables through %s, under each tenant's allowed prefixes (lake tenant)\n", opts.Config.Vending.RoleARN)
 	}
 	for _, t := range local.DevTenants() {
 		tok, err := in.Token(t, 24*time.Hour)

@@ -28,6 +28,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/lake-catalog/lake/functions/discovery/program"
@@ -38,6 +40,7 @@ import (
 	"github.com/lake-catalog/lake/internal/discovery"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
@@ -100,7 +103,16 @@ type Config struct {
 	// Quota bounds each tenant's tables and registration bytes (zero
 	// fields: the catalog's defaults).
 	Quota catalog.Quota
-	Log   *slog.Logger
+	// DataRoot is lake local --data-root: table locations under it
+	// (file:///… or an absolute path) are readable through lake by path,
+	// and `lake credentials` says so (access "path"); "" refuses every
+	// local path. It must be an existing folder.
+	DataRoot string
+	// Vending vends s3:// locations (--vending-role-arn, --sts-endpoint,
+	// --vending-duration); without a role they answer
+	// vending_not_configured. Start sets its DataRoot and Hint.
+	Vending vending.Config
+	Log     *slog.Logger
 }
 
 // ParseMemory reads lake local's --tombstone-retention, --history-versions
@@ -163,6 +175,7 @@ type Instance struct {
 	browserLn net.Listener
 	browse    *browser.Handler
 	kick      chan struct{}
+	closeDoor func() // stops the vend event observer
 	refreshMu sync.Mutex
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
@@ -294,9 +307,16 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if _, err := in.publisher.RunFull(rctx); err != nil {
 		cfg.Log.WarnContext(ctx, "local: first refresh", slog.String("error", err.Error()))
 	}
+	door, closeDoor, err := openVending(rctx, cfg)
+	if err != nil {
+		cancel()
+		store.Close()
+		return nil, err
+	}
+	in.closeDoor = closeDoor
 	in.disc, err = program.Start(rctx, program.Config{
 		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, AdminPprof: cfg.Pprof, Blobs: blobs, PollInterval: cfg.RefreshInterval,
-		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local"},
+		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local", Door: door},
 		WrapAdmin:  func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
 		Collectors: []prometheus.Collector{CatalogCollector(in.cat)},
 	})
@@ -316,6 +336,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	api, err := registerapi.New(in.cat, registerapi.Options{
 		Authorize:      tokenAuthorizer(validator),
 		AuthorizeAdmin: adminAuthorizer(validator),
+		Door:           door,
 		Log:            cfg.Log,
 		OnWrite:        in.requestRefresh,
 	})
@@ -612,6 +633,7 @@ func (in *Instance) closeParts() {
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	in.disc.Shutdown(sctx)
+	in.closeDoor()
 	in.store.Close()
 }
 
@@ -627,5 +649,39 @@ func (in *Instance) Close() {
 	in.cancel()
 	in.wg.Wait()
 	in.disc.Shutdown(sctx)
+	in.closeDoor()
 	in.store.Close()
+}
+
+// openVending builds the Door local mode's surfaces answer through: local
+// paths under cfg.DataRoot, and s3:// locations through STS when a role is
+// given (the AWS configuration from the environment, us-east-1 when it
+// names no region; --sts-endpoint overrides STS's endpoint).
+func openVending(ctx context.Context, cfg Config) (*vending.Door, func(), error) {
+	vc := cfg.Vending
+	vc.Hint = "start lake local with --vending-role-arn ARN (and --sts-endpoint URL, or AWS credentials for STS in the environment)"
+	if cfg.DataRoot != "" {
+		root, err := filepath.Abs(cfg.DataRoot)
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = os.Stat(root); err == nil && !fi.IsDir() {
+				err = errors.New("not a folder")
+			}
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("local: --data-root %s: %w", cfg.DataRoot, err)
+		}
+		vc.DataRoot = root
+	}
+	var awsCfg aws.Config
+	if vc.RoleARN != "" {
+		var err error
+		if awsCfg, err = config.LoadDefaultConfig(ctx); err != nil {
+			return nil, nil, fmt.Errorf("local: vending: load AWS config: %w", err)
+		}
+		if awsCfg.Region == "" {
+			awsCfg.Region = "us-east-1"
+		}
+	}
+	return vending.Open(vc, awsCfg, cfg.Log)
 }
