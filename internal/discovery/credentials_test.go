@@ -126,6 +126,10 @@ func TestCredentialsAction(t *testing.T) {
 	if n := a.calls.Load(); n != 1 {
 		t.Fatalf("AssumeRole calls = %d, want 1: refusals assume nothing", n)
 	}
+	// A table vending refuses is listed and described as always.
+	if _, d, err := e.describe(acme, `{"namespace":"sales","table":"stolen"}`); err != nil || d.Location != "s3://tenant-data/globex/orders/" {
+		t.Fatalf("describe of a table vending refuses: %+v, %v", d, err)
+	}
 }
 
 // A discovery without vending says so (UNIMPLEMENTED), after checking the
