@@ -64,6 +64,12 @@ type Factory struct {
 
 	// APIClient returns a registration API client acting as tenant.
 	APIClient func(ctx context.Context, tenant string) (*apiclient.Client, error)
+	// AdminClient returns a registration API client acting as an operator,
+	// for the admin routes (/v1/admin/*, a tenant's allowed prefixes):
+	// with --sigv4 it signs as APIClient does (on AWS, IAM decides who may
+	// call them); else it sends --token, or signs a token for
+	// local.AdminTenant with aud local.AdminAudience (subject --as).
+	AdminClient func(ctx context.Context) (*apiclient.Client, error)
 	// FlightClient returns a discovery client acting as tenant.
 	FlightClient func(tenant string) (*flightclient.Client, error)
 	// AWSConfig loads the AWS configuration (SigV4, S3, Lambda).
@@ -82,6 +88,7 @@ func NewFactory(getenv func(string) string, stdout, stderr io.Writer) *Factory {
 		return cfg, nil
 	}
 	f.APIClient = f.defaultAPIClient
+	f.AdminClient = f.defaultAdminClient
 	f.FlightClient = f.defaultFlightClient
 	return f
 }
@@ -194,6 +201,18 @@ func (f *Factory) signingSecret() ([]byte, error) {
 // bearer returns --token, or mints a one-hour token for tenant with the
 // signing secret.
 func (f *Factory) bearer(tenant string) (string, error) {
+	return f.signedBearer(auth.TokenClaims{Tenant: tenant})
+}
+
+// adminBearer returns --token, or mints a one-hour operator's token (aud
+// local.AdminAudience, tenant local.AdminTenant) with the signing secret.
+func (f *Factory) adminBearer() (string, error) {
+	return f.signedBearer(auth.TokenClaims{Tenant: local.AdminTenant, Audience: local.AdminAudience})
+}
+
+// signedBearer returns --token, or mints a one-hour token of c (subject
+// --as) with the signing secret.
+func (f *Factory) signedBearer(c auth.TokenClaims) (string, error) {
 	if f.Token != "" {
 		return f.Token, nil
 	}
@@ -201,10 +220,21 @@ func (f *Factory) bearer(tenant string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return auth.IssueHS256(secret, auth.TokenClaims{Tenant: tenant, Subject: f.As, TTL: time.Hour, Now: f.Now()})
+	c.Subject, c.TTL, c.Now = f.As, time.Hour, f.Now()
+	return auth.IssueHS256(secret, c)
 }
 
 func (f *Factory) defaultAPIClient(ctx context.Context, tenant string) (*apiclient.Client, error) {
+	return f.newAPIClient(ctx, func() (string, error) { return f.bearer(tenant) })
+}
+
+func (f *Factory) defaultAdminClient(ctx context.Context) (*apiclient.Client, error) {
+	return f.newAPIClient(ctx, f.adminBearer)
+}
+
+// newAPIClient returns a registration API client at --api signing with
+// SigV4 (--sigv4) or sending the token bearer returns.
+func (f *Factory) newAPIClient(ctx context.Context, bearer func() (string, error)) (*apiclient.Client, error) {
 	var opts apiclient.Options
 	if f.SigV4 {
 		cfg, err := f.AWSConfig(ctx)
@@ -216,7 +246,7 @@ func (f *Factory) defaultAPIClient(ctx context.Context, tenant string) (*apiclie
 		}
 	} else {
 		var err error
-		if opts.Token, err = f.bearer(tenant); err != nil {
+		if opts.Token, err = bearer(); err != nil {
 			return nil, err
 		}
 	}

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/cli"
+	"github.com/lake-catalog/lake/internal/local"
 )
 
 // `lake token --ttl` is bounded by the longest lifetime discovery accepts
@@ -70,6 +72,34 @@ func TestTokenSubject(t *testing.T) {
 			}
 			if id, err := v.Identity(strings.TrimSpace(out)); err != nil || id.Subject != tt.want {
 				t.Fatalf("subject %q, %v; want %q", id.Subject, err, tt.want)
+			}
+		})
+	}
+}
+
+// lake token --admin prints an operator's token: aud and tenant
+// lake-admin (local.AdminAudience, local.AdminTenant), subject --as or
+// else lake-admin; --tenant is not needed.
+func TestTokenAdmin(t *testing.T) {
+	t.Parallel()
+	v := tokenValidator(t)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"default", []string{"token", "--admin"}, local.AdminTenant},
+		{"--as", []string{"token", "--admin", "--as", "ops"}, "ops"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			f := cli.NewFactory(func(k string) string { return map[string]string{"LAKE_JWT_HS256_SECRET": tokenSecret}[k] }, &out, &errOut)
+			if code := cli.Run(context.Background(), f, tt.args); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			id, err := v.Identity(strings.TrimSpace(out.String()))
+			if err != nil || id.Tenant != local.AdminTenant || id.Subject != tt.want || !slices.Equal(id.Audience, []string{local.AdminAudience}) {
+				t.Fatalf("got %+v, %v; want tenant and aud %s, subject %s", id, err, local.AdminAudience, tt.want)
 			}
 		})
 	}
