@@ -46,7 +46,8 @@ type IAMS3 struct {
 	// Socket is the IAM service's private endpoint the gateway calls.
 	Socket string
 	// IAM is the IAM service's process.
-	IAM *Process
+	IAM     *Process
+	sockDir string // the socket's folder, removed by Close
 }
 
 // StartIAMS3 starts the standalone IAM service and a gateway backed by it on
@@ -56,57 +57,87 @@ type IAMS3 struct {
 // does not start.
 func StartIAMS3(tb testing.TB) *IAMS3 {
 	tb.Helper()
-	bin, err := tool("versitygw", "LAKE_VERSITYGW")
+	s, err := LaunchIAMS3(tb.TempDir())
+	if s != nil {
+		tb.Cleanup(func() {
+			if tb.Failed() {
+				for _, p := range []struct {
+					name string
+					p    *Process
+				}{{"versitygw gateway", s.Process}, {"versitygw iam", s.IAM}} {
+					if p.p != nil {
+						tb.Logf("%s output:\n%s", p.name, p.p.Output())
+					}
+				}
+			}
+			s.Close()
+		})
+	}
 	if err != nil {
 		Unavailable(tb, "%v", err)
 	}
+	return s
+}
+
+// LaunchIAMS3 starts the IAM service and the gateway with their data under
+// root (which must exist), for a program outside a test (the benchmark
+// driver); StartIAMS3 is the tests' form. On an error the returned IAMS3,
+// when not nil, holds what started: Close it. Close stops both.
+func LaunchIAMS3(root string) (*IAMS3, error) {
+	bin, err := tool("versitygw", "LAKE_VERSITYGW")
+	if err != nil {
+		return nil, err
+	}
 	// A unix socket path must stay under 108 bytes: a folder of its own
-	// under the system temp folder, not tb.TempDir (named after the test).
+	// under the system temp folder, not root (a test's is named after it).
 	sockDir, err := os.MkdirTemp("", "lake-iam-")
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	tb.Cleanup(func() { os.RemoveAll(sockDir) })
 	s := &IAMS3{
-		S3:     S3{Access: "lakeroot", Secret: "lakeroot-secret-for-tests", Dir: tb.TempDir()},
-		IAMDir: tb.TempDir(),
-		Socket: filepath.Join(sockDir, "iam.sock"),
+		S3:      S3{Access: "lakeroot", Secret: "lakeroot-secret-for-tests", Dir: filepath.Join(root, "s3")},
+		IAMDir:  filepath.Join(root, "iam"),
+		Socket:  filepath.Join(sockDir, "iam.sock"),
+		sockDir: sockDir,
 	}
-	tb.Cleanup(func() {
-		for _, p := range []struct {
-			name string
-			p    *Process
-		}{{"versitygw gateway", s.Process}, {"versitygw iam", s.IAM}} {
-			if p.p == nil {
-				continue
-			}
-			p.p.Kill()
-			if tb.Failed() {
-				tb.Logf("%s output:\n%s", p.name, p.p.Output())
-			}
+	for _, d := range []string{s.Dir, s.IAMDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return s, err
 		}
-	})
-
+	}
 	iamAddr, err := s.launch(bin, &s.IAM, func(addr string) []string {
 		return []string{"--port", addr, "--access", s.Access, "--secret", s.Secret,
 			"iam", "--dir", s.IAMDir, "--private-ports", s.Socket}
 	})
 	if err != nil {
-		Unavailable(tb, "versitygw iam: %v", err)
+		return s, fmt.Errorf("versitygw iam: %w", err)
 	}
 	s.IAMEndpoint = "http://" + iamAddr
 	if err := waitFile(s.IAM, s.Socket, 30*time.Second); err != nil {
-		Unavailable(tb, "versitygw iam: %v", err)
+		return s, fmt.Errorf("versitygw iam: %w", err)
 	}
 	gwAddr, err := s.launch(bin, &s.Process, func(addr string) []string {
 		return []string{"--port", addr, "--access", s.Access, "--secret", s.Secret,
 			"--iam-standalone-endpoint", s.Socket, "posix", s.Dir}
 	})
 	if err != nil {
-		Unavailable(tb, "versitygw gateway: %v", err)
+		return s, fmt.Errorf("versitygw gateway: %w", err)
 	}
 	s.Endpoint = "http://" + gwAddr
-	return s
+	return s, nil
+}
+
+// Close stops the gateway and the IAM service and removes the socket's
+// folder.
+func (s *IAMS3) Close() {
+	for _, p := range []*Process{s.Process, s.IAM} {
+		if p != nil {
+			p.Kill()
+		}
+	}
+	if s.sockDir != "" {
+		os.RemoveAll(s.sockDir)
+	}
 }
 
 // launch starts bin with the arguments args gives for a free loopback

@@ -148,17 +148,25 @@ type STSTag struct {
 // service, for tb alone.
 func StartSTS(tb testing.TB, iams3 *IAMS3) *STS {
 	tb.Helper()
-	s := &STS{
+	s := NewSTS(iams3)
+	srv := httptest.NewServer(s)
+	tb.Cleanup(srv.Close)
+	s.URL = srv.URL
+	return s
+}
+
+// NewSTS returns an AssumeRole stand-in minting users in iams3's IAM
+// service, as an http.Handler for the caller to serve (set URL to where it
+// is served), for a program outside a test (the benchmark driver);
+// StartSTS serves one for a test.
+func NewSTS(iams3 *IAMS3) *STS {
+	return &STS{
 		RoleARN:            DefaultRoleARN,
 		MaxSessionDuration: 12 * time.Hour,
 		PackedPolicyLimit:  stsMaxPolicy,
 		iams3:              iams3,
 		iam:                iams3.IAMClient(),
 	}
-	srv := httptest.NewServer(s)
-	tb.Cleanup(srv.Close)
-	s.URL = srv.URL
-	return s
 }
 
 // Requests returns a copy of every AssumeRole request received so far, in
