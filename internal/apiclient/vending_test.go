@@ -149,7 +149,7 @@ func TestCredentials(t *testing.T) {
 		{"no token on the admin routes", func() error { _, err := newClient(t, url, "").TenantSettings(ctx, "acme"); return err },
 			apiclient.ErrUnauthenticated, 401, "unauthenticated", "missing or invalid credentials"},
 		{"a prefix lake cannot vend under", func() error { _, err := ops.AllowPrefix(ctx, "acme", "s3://data"); return err },
-			apiclient.ErrBadRequest, 400, "invalid_request", "the registration API rejected the request: allowed prefix: "},
+			apiclient.ErrBadRequest, 400, "invalid_request", `the registration API rejected the request: allowed prefix "s3://data": prefix is empty`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

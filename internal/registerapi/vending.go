@@ -132,8 +132,11 @@ func (h *Handler) settings(w http.ResponseWriter, r *http.Request) {
 // canonical form.
 func (h *Handler) allowedPrefix(p string) (string, error) {
 	loc, err := vending.ParseLocation(p)
+	if le, ok := errors.AsType[*vending.LocationError](err); ok {
+		return "", badRequest(wire.CodeInvalidRequest, "allowed prefix %q: %v", p, le.Err)
+	}
 	if err != nil {
-		return "", badRequest(wire.CodeInvalidRequest, "allowed prefix: %v", err)
+		return "", badRequest(wire.CodeInvalidRequest, "allowed prefix %q: %v", p, err)
 	}
 	if h.opts.Door != nil && h.opts.Door.Vendor != nil && h.opts.Door.Vendor.OwnBucket(loc.Bucket) {
 		return "", badRequest(wire.CodeInvalidRequest, "allowed prefix %q: %v", p, vending.ErrOwnBucket)
@@ -143,12 +146,7 @@ func (h *Handler) allowedPrefix(p string) (string, error) {
 
 // updateSettings changes the path's tenant's settings with fn and answers
 // the settings as stored.
-func (h *Handler) updateSettings(w http.ResponseWriter, r *http.Request, fn func(*catalog.TenantSettings) error) {
-	caller, err := h.authorizeAdmin(r)
-	if err != nil {
-		h.fail(w, r, catalog.TableRef{}, err)
-		return
-	}
+func (h *Handler) updateSettings(w http.ResponseWriter, r *http.Request, caller string, fn func(*catalog.TenantSettings) error) {
 	tenant := r.PathValue("tenant")
 	s, err := h.cat.UpdateTenantSettings(r.Context(), tenant, caller, fn)
 	if errors.Is(err, catalog.ErrInvalidSettings) {
@@ -167,6 +165,11 @@ func (h *Handler) updateSettings(w http.ResponseWriter, r *http.Request, fn func
 }
 
 func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.authorizeAdmin(r)
+	if err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
 	var req wire.TenantSettings
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, catalog.TableRef{}, err)
@@ -185,13 +188,18 @@ func (h *Handler) putSettings(w http.ResponseWriter, r *http.Request) {
 		}
 		prefixes = append(prefixes, c)
 	}
-	h.updateSettings(w, r, func(s *catalog.TenantSettings) error {
+	h.updateSettings(w, r, caller, func(s *catalog.TenantSettings) error {
 		s.AllowedPrefixes = prefixes
 		return nil
 	})
 }
 
 func (h *Handler) allowPrefix(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.authorizeAdmin(r)
+	if err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
 	var req wire.AllowPrefixRequest
 	if err := decodeBody(r, &req); err != nil {
 		h.fail(w, r, catalog.TableRef{}, err)
@@ -202,7 +210,7 @@ func (h *Handler) allowPrefix(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, catalog.TableRef{}, err)
 		return
 	}
-	h.updateSettings(w, r, func(s *catalog.TenantSettings) error {
+	h.updateSettings(w, r, caller, func(s *catalog.TenantSettings) error {
 		if !slices.Contains(s.AllowedPrefixes, c) {
 			s.AllowedPrefixes = append(s.AllowedPrefixes, c)
 		}
@@ -211,6 +219,11 @@ func (h *Handler) allowPrefix(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) disallowPrefix(w http.ResponseWriter, r *http.Request) {
+	caller, err := h.authorizeAdmin(r)
+	if err != nil {
+		h.fail(w, r, catalog.TableRef{}, err)
+		return
+	}
 	p := r.URL.Query().Get("prefix")
 	if p == "" {
 		h.fail(w, r, catalog.TableRef{}, badRequest(wire.CodeInvalidQuery, "?prefix= names the prefix to allow no more"))
@@ -222,7 +235,7 @@ func (h *Handler) disallowPrefix(w http.ResponseWriter, r *http.Request) {
 	if loc, err := vending.ParseLocation(p); err == nil {
 		c = loc.String()
 	}
-	h.updateSettings(w, r, func(s *catalog.TenantSettings) error {
+	h.updateSettings(w, r, caller, func(s *catalog.TenantSettings) error {
 		s.AllowedPrefixes = slices.DeleteFunc(s.AllowedPrefixes, func(x string) bool { return x == c || x == p })
 		return nil
 	})

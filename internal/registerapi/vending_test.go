@@ -85,6 +85,10 @@ func TestAdminRoutesSetAllowedPrefixes(t *testing.T) {
 	if r := add("s3://tenant-data/acme/", "Authorization", "Bearer acme-producer"); r.status != http.StatusForbidden || errorCode(t, r) != wire.CodeNotAdmin {
 		t.Fatalf("tenant's own token: %d %s, want 403 not_admin", r.status, r.body)
 	}
+	// Refused before the body is looked at: a tenant learns nothing of the rules.
+	if r := add("not a prefix", "Authorization", "Bearer acme-producer"); r.status != http.StatusForbidden || errorCode(t, r) != wire.CodeNotAdmin {
+		t.Fatalf("tenant's own token, bad prefix: %d %s, want 403 not_admin", r.status, r.body)
+	}
 	if r := do(t, h, "GET", adminBase+"/settings", "", nil); r.status != http.StatusForbidden || errorCode(t, r) != wire.CodeNotAdmin {
 		t.Fatalf("GET without operator: %d %s, want 403 not_admin", r.status, r.body)
 	}
