@@ -47,7 +47,7 @@ func TestDamageIsRejected(t *testing.T) {
 
 func TestFixtureDamageIsRejected(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap", "v7.lakesnap"} {
+	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap", "v7.lakesnap", "v8.lakesnap"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			t.Fatal(err)
@@ -108,7 +108,7 @@ func TestErrorsSayThePackageOnce(t *testing.T) {
 			copy(b, snapshot.Magic)
 			b[8] = 2
 			return b
-		}(), snapshot.ErrVersion, "snapshot: unsupported blob version: version 2, this build reads 4 to 7"},
+		}(), snapshot.ErrVersion, "snapshot: unsupported blob version: version 2, this build reads 4 to 8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -121,7 +121,7 @@ func TestErrorsSayThePackageOnce(t *testing.T) {
 }
 
 func FuzzOpen(f *testing.F) {
-	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap", "v7.lakesnap"} {
+	for _, name := range []string{"v4.lakesnap", "v5.lakesnap", "v6.lakesnap", "v7.lakesnap", "v8.lakesnap"} {
 		if b, err := os.ReadFile(filepath.Join("testdata", name)); err == nil {
 			f.Add(b)
 		}

@@ -30,7 +30,7 @@
 // A caller that fetches segments on its own terms gives them with
 // Reader.Attach (discovery, before it serves, so serving does no I/O).
 //
-// # Format version 7
+// # Format version 8
 //
 // A blob is a manifest and one segment per tenant. The manifest is
 // self-contained and checksummed without the segments; each segment is
@@ -45,7 +45,7 @@
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"
-//	8      2     format version: 7
+//	8      2     format version: 8
 //	10     2     codec: 1 = zstd
 //	12     8     generation
 //	20     8     created at, Unix nanoseconds
@@ -80,14 +80,17 @@
 // a tenant uncompressed, of which the address is the only part that does
 // not compress.
 //
-// Version 6 is version 7 without the settings in its segments (below).
+// Version 7 is version 8 without the creation ids and field ids in its
+// segments' tables (below). Version 6 is version 7 without the settings in
+// its segments.
 // Version 5 is version 6 without the published columns in its segments.
 // Version 4 is version 5 with the index stored uncompressed from offset
 // 120 (no size field) and published in the one-file form only. The reader
 // reads a segment of any of these forms whatever the manifest's version,
-// so a writer carries an older segment over as it is; its rows read as
-// published at the tenant's generation (its index entry's) and it carries
-// no settings.
+// so a writer carries an older segment over as it is; its rows read with
+// an empty creation id and no field ids (before version 8), as published
+// at the tenant's generation (its index entry's; before version 6), and
+// it carries no settings (before version 7).
 //
 // A segment is one zstd frame. Uncompressed it holds three Arrow IPC
 // streams, each preceded by its length (u64), each with one record batch,
@@ -97,8 +100,10 @@
 //     int32 into the segment's schemas; null when the schema is
 //     unavailable), location, version, created_at, updated_at,
 //     description, properties (map<string,string>, null when none),
-//     updated_by, op, published; sorted by (namespace, name). No tenant
-//     column: the index names the tenant.
+//     updated_by, op, published, creation_id (version 8; empty when the
+//     registration has none), field_ids (version 8; binary, null when the
+//     table has no field ids, below); sorted by (namespace, name). No
+//     tenant column: the index names the tenant.
 //   - schemas (SchemasSchema): each distinct Arrow IPC schema message of
 //     the tenant's tables, once.
 //   - tombstones (TombstonesSchema): the tenant's dropped tables still in
@@ -118,6 +123,17 @@
 //     corrupt. A tenant with settings but neither tables nor tombstones
 //     has no segment, so no settings in the blob.
 //
+// field_ids (version 8) are the Iceberg field ids the catalog recorded
+// for the table's schema, one per path in the schema's depth-first path
+// order, and the last column id, in one value per row: uvarint count, each
+// id as a zigzag varint of its difference from the id before it (the
+// first from 0), then the last column id as a zigzag varint of its
+// difference from the last id (from 0 when there are none). Ids assigned
+// in order (1 to N) take a byte each, so a table of N paths adds about
+// N+2 bytes and its creation id 16 before compression; a value that is
+// truncated, has bytes left over or leaves the int32 range is corrupt.
+// The format does not check the ids against the schema.
+//
 // published (u64) is the generation of the blob in which the row last
 // changed, at most its tenant's generation: the change feed's order. A
 // writer stamps a row new or changed in its blob with the blob's
@@ -135,16 +151,19 @@
 //
 // # Versions and the deploy order
 //
-// The writer writes version 7 only. The reader reads versions 4 to 7, so
+// The writer writes version 8 only. The reader reads versions 4 to 8, so
 // a discovery of this release serves what the previous refresh published
 // (a segment before version 7 carries no settings: nothing may be vended
-// for its tenant until refresh republishes it). Deploy discovery first,
-// then refresh (the CDK stack orders the refresh function after the
-// discovery service): an older discovery that meets a version 7 manifest
-// rejects it as an unknown version and keeps serving its last good
-// snapshot (it never serves a blob it cannot read), so deploying refresh
-// first is safe but stalls discovery at the last version 6 snapshot until
-// it is upgraded too. A refresh of this release that finds a blob of an
-// older version republishes it from a full scan as version 7, each row
-// keeping the generation it read as.
+// for its tenant until refresh republishes it; one before version 8 no
+// creation ids or field ids). Deploy discovery first, then refresh (the
+// CDK stack orders the refresh function after the discovery service): an
+// older discovery that meets a version 8 manifest rejects it as an
+// unknown version and keeps serving its last good snapshot (it never
+// serves a blob it cannot read), so deploying refresh first is safe but
+// stalls discovery at the last version 7 snapshot until it is upgraded
+// too. A refresh of this release that finds a blob of an older version
+// republishes it from a full scan as version 8, its rows published again
+// at the new generation: a row of an older segment lacks the creation id
+// and field ids its version 8 row has, so it is a changed row, and a
+// change feed follower is given it again (never fewer).
 package snapshot

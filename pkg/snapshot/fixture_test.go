@@ -15,11 +15,11 @@ import (
 	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v7.lakesnap with the writer, from the fixture catalog's rows (fixtureRows)")
+var update = flag.Bool("update", false, "rewrite testdata/v8.lakesnap with the writer, from the fixture catalog's rows (fixtureRows)")
 
 func TestFixturesOpen(t *testing.T) {
-	// Not parallel: with -update it rewrites testdata/v7.lakesnap, which other tests read.
-	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version6, snapshot.Version} {
+	// Not parallel: with -update it rewrites testdata/v8.lakesnap, which other tests read.
+	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version6, snapshot.Version7, snapshot.Version} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
 			fixtureOpens(t, v)
@@ -61,7 +61,7 @@ func fixtureOpens(t *testing.T, version uint16) {
 	}
 	// Settings from version 7: acme's as stored, none for the others.
 	var want []byte
-	if version >= snapshot.Version {
+	if version >= snapshot.Version7 {
 		want = fixtureSettings(t)
 	}
 	if got := acme.Settings(); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
@@ -69,6 +69,19 @@ func fixtureOpens(t *testing.T, version uint16) {
 	}
 	if got := snapshottest.Tenant(t, r, "globex").Settings(); got != nil {
 		t.Fatalf("globex settings %q, want none", got)
+	}
+	// Creation ids and field ids from version 8: each row's as fixtureIDs
+	// gives them, none before.
+	for i, name := range snapshottest.Names(acme) {
+		got := acme.Table(i)
+		var want snapshot.Table
+		if version >= snapshot.Version {
+			want = fixtureIDs(name)
+		}
+		if got.CreationID != want.CreationID || !slices.Equal(got.FieldIDs, want.FieldIDs) || got.LastColumnID != want.LastColumnID {
+			t.Fatalf("acme %s: creation id %q, field ids %v (last %d); want %q, %v (last %d)", name, got.CreationID, got.FieldIDs,
+				got.LastColumnID, want.CreationID, want.FieldIDs, want.LastColumnID)
+		}
 	}
 	if initech := snapshottest.Tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {
 		t.Fatalf("initech from the v4 fixture: %d tables, %d tombstones", initech.NumTables(), initech.Tombstones.Name.Len())

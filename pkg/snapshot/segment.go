@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -37,6 +38,8 @@ var TablesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "updated_by", Type: arrow.BinaryTypes.String},
 	{Name: "op", Type: arrow.BinaryTypes.String},
 	{Name: "published", Type: arrow.PrimitiveTypes.Uint64},
+	{Name: "creation_id", Type: arrow.BinaryTypes.String},
+	{Name: "field_ids", Type: arrow.BinaryTypes.Binary, Nullable: true},
 }, nil)
 
 // SchemasSchema is the schema of a segment's distinct table schemas.
@@ -56,15 +59,18 @@ var TombstonesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "published", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
 
-// tablesSchema5 and tombstonesSchema5 are a segment's schemas before format
-// version 6: the same without the last column, published.
+// tablesSchema7 is a segment's tables schema in format versions 6 and 7:
+// TablesSchema without its last two columns, creation_id and field_ids.
+// tablesSchema5 and tombstonesSchema5 are a segment's schemas before
+// version 6: those of version 7 without their last column, published.
 var (
-	tablesSchema5     = withoutLast(TablesSchema)
-	tombstonesSchema5 = withoutLast(TombstonesSchema)
+	tablesSchema7     = withoutLast(TablesSchema, 2)
+	tablesSchema5     = withoutLast(TablesSchema, 3)
+	tombstonesSchema5 = withoutLast(TombstonesSchema, 1)
 )
 
-func withoutLast(s *arrow.Schema) *arrow.Schema {
-	return arrow.NewSchema(s.Fields()[:s.NumFields()-1], nil)
+func withoutLast(s *arrow.Schema, n int) *arrow.Schema {
+	return arrow.NewSchema(s.Fields()[:s.NumFields()-n], nil)
 }
 
 // Table is one table of a tenant as the writer takes it and Segment.Table
@@ -87,6 +93,18 @@ type Table struct {
 	// changed: the change feed's order. Zero when the writer is to stamp
 	// it with its own generation (a row new or changed in this blob).
 	Published uint64
+	// CreationID is the registration's creation id (catalog's
+	// Registration.CreationID): it changes when the name is registered
+	// anew, never on an update. Empty for a registration made before lake
+	// recorded one, and for a row of a segment before version 8.
+	CreationID string
+	// FieldIDs are the Iceberg field ids the catalog recorded for the
+	// table's schema, one per path in the schema's depth-first path order,
+	// and LastColumnID the highest id it ever assigned. Both empty for a
+	// table without a schema or without ids, and for a row of a segment
+	// before version 8. The format does not check them against the schema.
+	FieldIDs     []int32
+	LastColumnID int32
 }
 
 // HasSchema reports whether the table's schema is available.
@@ -123,6 +141,82 @@ type TableColumns struct {
 	// version 6 has no such column; its rows read as published at the
 	// tenant's generation (Entry.Generation).
 	Published *array.Uint64
+	// CreationID is each row's Table.CreationID; FieldIDs each row's
+	// Table.FieldIDs and Table.LastColumnID, encoded (null when both are
+	// empty; FieldIDsOf reads them). A segment written before version 8
+	// has neither column: its rows read with an empty creation id and no
+	// field ids.
+	CreationID *array.String
+	FieldIDs   *array.Binary
+}
+
+// FieldIDsOf returns row i's field ids, a new slice the caller owns, and
+// its last column id (Table.FieldIDs, Table.LastColumnID); none when the
+// row has none. The segment's reader checked every row's encoding.
+func (c TableColumns) FieldIDsOf(i int) (ids []int32, last int32) {
+	if c.FieldIDs.IsNull(i) {
+		return nil, 0
+	}
+	ids, last, _ = decodeFieldIDs(c.FieldIDs.Value(i))
+	return ids, last
+}
+
+// appendFieldIDs appends the encoding of a row's field ids: the count
+// (uvarint), each id as the difference from the one before it (the first
+// from 0; zigzag varint), then the last column id as the difference from
+// the last id (from 0 when there are none). Ids assigned in order take a
+// byte each.
+func appendFieldIDs(b []byte, ids []int32, last int32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	prev := int64(0)
+	for _, id := range ids {
+		b = binary.AppendVarint(b, int64(id)-prev)
+		prev = int64(id)
+	}
+	return binary.AppendVarint(b, int64(last)-prev)
+}
+
+// decodeFieldIDs reads appendFieldIDs's encoding, refusing one that is
+// truncated, runs past its bytes or leaves the int32 range.
+func decodeFieldIDs(b []byte) ([]int32, int32, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n >= uint64(len(b)) { // each id and the last take a byte at least
+		return nil, 0, fmt.Errorf("field ids: bad count")
+	}
+	b = b[k:]
+	ids := make([]int32, 0, n)
+	prev := int64(0)
+	next := func() (int32, error) {
+		d, k := binary.Varint(b)
+		if k <= 0 {
+			return 0, fmt.Errorf("field ids: truncated")
+		}
+		b = b[k:]
+		v := prev + d
+		if d < math.MinInt32-math.MaxInt32 || d > math.MaxInt32-math.MinInt32 || v < math.MinInt32 || v > math.MaxInt32 {
+			return 0, fmt.Errorf("field ids: %d out of range", v)
+		}
+		prev = v
+		return int32(v), nil
+	}
+	for range n {
+		id, err := next()
+		if err != nil {
+			return nil, 0, err
+		}
+		ids = append(ids, id)
+	}
+	last, err := next()
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case len(b) != 0:
+		return nil, 0, fmt.Errorf("field ids: %d bytes after the last column id", len(b))
+	}
+	if n == 0 {
+		ids = nil
+	}
+	return ids, last, nil
 }
 
 // TombstoneColumns are the columns of a segment's tombstones record batch
@@ -183,7 +277,8 @@ func (s *Segment) Table(i int) Table {
 		Version: c.Version.Value(i), CreatedAt: c.CreatedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
 		UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), Description: strings.Clone(c.Description.Value(i)),
 		Properties: s.Properties(i), UpdatedBy: strings.Clone(c.UpdatedBy.Value(i)), Op: strings.Clone(c.Op.Value(i)),
-		Published: c.Published.Value(i)}
+		Published: c.Published.Value(i), CreationID: strings.Clone(c.CreationID.Value(i))}
+	t.FieldIDs, t.LastColumnID = c.FieldIDsOf(i)
 	if !s.Tables.SchemaRef.IsNull(i) && t.SchemaIPC == nil {
 		t.SchemaIPC = []byte{}
 	}
@@ -289,8 +384,10 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone,
 	created, updated := tb.Field(6).(*array.TimestampBuilder), tb.Field(7).(*array.TimestampBuilder)
 	desc, props := tb.Field(8).(*array.StringBuilder), tb.Field(9).(*array.MapBuilder)
 	by, op, pub := tb.Field(10).(*array.StringBuilder), tb.Field(11).(*array.StringBuilder), tb.Field(12).(*array.Uint64Builder)
+	cid, fids := tb.Field(13).(*array.StringBuilder), tb.Field(14).(*array.BinaryBuilder)
 	keys, items := props.KeyBuilder().(*array.StringBuilder), props.ItemBuilder().(*array.StringBuilder)
 	schemas := sb.Field(0).(*array.BinaryBuilder)
+	var idBuf []byte
 	seen := map[string]int32{}
 	unavailable := 0
 	for i := range tables {
@@ -327,6 +424,13 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone,
 		by.Append(t.UpdatedBy)
 		op.Append(t.Op)
 		pub.Append(t.Published)
+		cid.Append(t.CreationID)
+		if len(t.FieldIDs) == 0 && t.LastColumnID == 0 {
+			fids.AppendNull()
+		} else {
+			idBuf = appendFieldIDs(idBuf[:0], t.FieldIDs, t.LastColumnID)
+			fids.Append(idBuf)
+		}
 	}
 	if err := stream(tb.NewRecordBatch()); err != nil {
 		return nil, 0, err
@@ -411,9 +515,11 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		recs  [3]arrow.RecordBatch
 		forms [3]int // which of its schemas each stream has
 	)
-	// The tables and the tombstones of version 6, or of the versions
-	// before, without their published columns.
-	for k, want := range [][]*arrow.Schema{{TablesSchema, tablesSchema5}, {SchemasSchema}, {TombstonesSchema, tombstonesSchema5}} {
+	// The tables of version 8, of versions 6 and 7 (without creation_id
+	// and field_ids) or of the versions before (without published too),
+	// and the tombstones of version 6 on or of the versions before
+	// (without published).
+	for k, want := range [][]*arrow.Schema{{TablesSchema, tablesSchema7, tablesSchema5}, {SchemasSchema}, {TombstonesSchema, tombstonesSchema5}} {
 		if len(rest) < 8 {
 			return seg, fmt.Errorf("stream %d truncated", k)
 		}
@@ -431,10 +537,11 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		seg.Bytes += int64(n)
 		rest = rest[n:]
 	}
+	before6, v8 := forms[0] == 2, forms[0] == 0
 	// Before version 7 the streams end the segment; from it, the settings
 	// (u64 length, then the bytes) follow them and end it.
 	if len(rest) != 0 {
-		if forms[0] == 1 {
+		if before6 {
 			return seg, fmt.Errorf("%d bytes after the last stream of a segment before version 6", len(rest))
 		}
 		if len(rest) < 8 {
@@ -453,21 +560,29 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 			seg.Bytes += int64(n)
 		}
 	}
-	switch before := forms[0] == 1; {
-	case before != (forms[2] == 1):
+	switch {
+	case before6 != (forms[2] == 1):
 		return seg, fmt.Errorf("the tables and the tombstones are of different format versions")
-	case before:
+	case before6:
 		// Every row as published at the tenant's generation.
-		recs[0] = withPublished(recs[0], TablesSchema, e.Generation, mem)
+		recs[0] = withPublished(recs[0], tablesSchema7, e.Generation, mem)
 		recs[2] = withPublished(recs[2], TombstonesSchema, e.Generation, mem)
 		seg.recs[0], seg.recs[2] = recs[0], recs[2]
 		seg.Bytes += 8 * (recs[0].NumRows() + recs[2].NumRows())
+	}
+	if !v8 {
+		// Every row without a creation id or field ids.
+		var added int64
+		recs[0], added = withoutIDs(recs[0], mem)
+		seg.recs[0] = recs[0]
+		seg.Bytes += added
 	}
 	tc := recs[0].Columns()
 	seg.Tables = TableColumns{Namespace: tc[0].(*array.String), Name: tc[1].(*array.String), TableType: tc[2].(*array.String),
 		SchemaRef: tc[3].(*array.Int32), Location: tc[4].(*array.String), Version: tc[5].(*array.Int64),
 		CreatedAt: tc[6].(*array.Timestamp), UpdatedAt: tc[7].(*array.Timestamp), Description: tc[8].(*array.String),
-		Properties: tc[9].(*array.Map), UpdatedBy: tc[10].(*array.String), Op: tc[11].(*array.String), Published: tc[12].(*array.Uint64)}
+		Properties: tc[9].(*array.Map), UpdatedBy: tc[10].(*array.String), Op: tc[11].(*array.String), Published: tc[12].(*array.Uint64),
+		CreationID: tc[13].(*array.String), FieldIDs: tc[14].(*array.Binary)}
 	seg.Schemas = recs[1].Column(0).(*array.Binary)
 	dc := recs[2].Columns()
 	seg.Tombstones = TombstoneColumns{Namespace: dc[0].(*array.String), Name: dc[1].(*array.String), Version: dc[2].(*array.Int64),
@@ -490,6 +605,32 @@ func withPublished(rec arrow.RecordBatch, schema *arrow.Schema, gen uint64, mem 
 	pub := b.NewArray()
 	defer pub.Release()
 	return array.NewRecordBatch(schema, append(slices.Clone(rec.Columns()), pub), rec.NumRows())
+}
+
+// withoutIDs returns rec (the tables of a segment before version 8, with
+// published) with the last two columns, creation_id empty and field_ids
+// null in every row, as TablesSchema, and the bytes they add; it releases
+// rec.
+func withoutIDs(rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, int64) {
+	defer rec.Release()
+	n := int(rec.NumRows())
+	cb, fb := array.NewStringBuilder(mem), array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+	defer cb.Release()
+	defer fb.Release()
+	cb.AppendEmptyValues(n)
+	fb.AppendNulls(n)
+	cid, fids := cb.NewArray(), fb.NewArray()
+	defer cid.Release()
+	defer fids.Release()
+	var added int64
+	for _, a := range []arrow.Array{cid, fids} {
+		for _, b := range a.Data().Buffers() {
+			if b != nil {
+				added += int64(b.Len())
+			}
+		}
+	}
+	return array.NewRecordBatch(TablesSchema, append(slices.Clone(rec.Columns()), cid, fids), rec.NumRows()), added
 }
 
 // readStream reads one IPC stream of exactly one record batch of one of
@@ -578,6 +719,11 @@ func checkSegment(e Entry, s *Segment) error {
 		// change feed's cursor past rows published later.
 		if p := c.Published.Value(i); p > e.Generation {
 			return fmt.Errorf("table %s.%s published at generation %d, after the tenant's %d", ns, name, p, e.Generation)
+		}
+		if c.FieldIDs.IsValid(i) {
+			if _, _, err := decodeFieldIDs(c.FieldIDs.Value(i)); err != nil {
+				return fmt.Errorf("table %s.%s: %v", ns, name, err)
+			}
 		}
 	}
 	if unavailable != e.SchemaUnavailable {

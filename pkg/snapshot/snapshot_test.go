@@ -30,8 +30,10 @@ type rows struct {
 // version 6 fixture holds them: acme's three tables (orders described,
 // with properties and the rich schema; customers and people sharing a
 // schema) and a live tombstone, globex's ledger and a legacy table without
-// a schema, and initech's tombstone alone; and, as the version 7 fixture
-// holds them, acme's settings (fixtureSettings; the others have none).
+// a schema, and initech's tombstone alone; as the version 7 fixture holds
+// them, acme's settings (fixtureSettings; the others have none); and, as
+// the version 8 fixture holds them, each table's creation id and field ids
+// (fixtureIDs).
 // They are unpublished (Published zero), so a writer stamps them with its
 // generation. Each call returns rows of their own.
 func fixtureRows(tb testing.TB) map[string]rows {
@@ -48,6 +50,8 @@ func fixtureRows(tb testing.TB) map[string]rows {
 		for i := range seg.NumTables() {
 			t := seg.Table(i)
 			t.Published = 0
+			ids := fixtureIDs(t.Namespace + "." + t.Name)
+			t.CreationID, t.FieldIDs, t.LastColumnID = ids.CreationID, ids.FieldIDs, ids.LastColumnID
 			rs.tables = append(rs.tables, t)
 		}
 		for i := range seg.Tombstones.Name.Len() {
@@ -73,6 +77,25 @@ func fixtureSettings(tb testing.TB) []byte {
 		tb.Fatal(err)
 	}
 	return b
+}
+
+// fixtureIDs are a fixture table's creation id and field ids (by
+// namespace.name): orders' ids after an evolution (a field dropped, one
+// added), customers' and people's assigned in order, globex's legacy table
+// without a schema none, and its ledger a creation id alone (a table whose
+// schema has no ids recorded).
+func fixtureIDs(table string) snapshot.Table {
+	switch table {
+	case "sales.orders":
+		return snapshot.Table{CreationID: "a1b2c3d4e5f60718", FieldIDs: []int32{1, 2, 3, 5, 6, 4, 9, 8}, LastColumnID: 10}
+	case "sales.customers":
+		return snapshot.Table{CreationID: "0f1e2d3c4b5a6978", FieldIDs: []int32{1, 2, 3}, LastColumnID: 3}
+	case "hr.people":
+		return snapshot.Table{CreationID: "8796a5b4c3d2e1f0", FieldIDs: []int32{1, 2, 3}, LastColumnID: 3}
+	case "finance.ledger":
+		return snapshot.Table{CreationID: "00112233aabbccdd"}
+	}
+	return snapshot.Table{}
 }
 
 // built is a written blob with its one-file form.
@@ -157,7 +180,7 @@ func fixtureCarriesOver(t *testing.T, name string) {
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t)).Blob
-	for _, v := range []uint16{1, 2, 3, 8, 0xffff} {
+	for _, v := range []uint16{1, 2, 3, 9, 0xffff} {
 		bad := slices.Clone(b)
 		bad[8], bad[9] = byte(v), byte(v>>8)
 		if _, err := snapshot.Open(bad, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrVersion) || errors.Is(err, snapshot.ErrCorrupt) {

@@ -34,7 +34,7 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 }
 
-// Writer writes a version 7 blob, one tenant at a time in strictly
+// Writer writes a version 8 blob, one tenant at a time in strictly
 // ascending name order: every blob, whether built from a full scan or from
 // a previous blob and a batch of changes, is written by it. Its first error
 // sticks, as pebble's sstable.Writer's does: every later AddTenant,
@@ -103,7 +103,9 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 // whose Published is zero is stamped with the writer's Generation (in
 // place); one published after it is an error. Every name is validated;
 // two tables of one name are an error. The tables' schema bytes must have
-// been checked to decode. The settings are the bytes of the tenant's
+// been checked to decode; their creation ids and field ids are written as
+// given (the writer does not check the ids against the schema). The
+// settings are the bytes of the tenant's
 // settings item as stored, carried verbatim (the writer does not read
 // them; nil or empty: none), at most MaxSettingsBytes (more is an error).
 // A tenant with neither tables nor tombstones is left out, its settings
