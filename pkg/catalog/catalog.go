@@ -363,6 +363,7 @@ func (c *Catalog) update(ctx context.Context, ref TableRef, key string, spec Tab
 		next.createdAt = cur.createdAt
 		next.creationID = cur.creationID
 		next.version = cur.version + 1
+		next = next.withFieldIDsAfter(cur)
 		next = next.withChange(OpUpdate, callerOf(ctx))
 		val, err := encodeRegistration(next)
 		if err != nil {

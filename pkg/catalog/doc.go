@@ -10,6 +10,16 @@
 // written before that field existed decode with no schema and show up in a
 // snapshot as "schema unavailable".
 //
+// Each registration with a schema also records the Iceberg field ids of
+// its fields (package icebergschema; JSON member iceberg_field_ids):
+// fresh when the table is registered, and assigned by every update from
+// the version before, so a field keeps its id while its path and shape
+// last and a new one gets an id never given before. The version records
+// and tombstones keep each version's ids, an undrop restores them, and
+// their bytes count in the quota as the rest of the registration's do.
+// Registration.FieldIDs returns them (for a registration written before
+// they were recorded, the fresh ids of its schema).
+//
 // Names (tenant, namespace, table) are checked by one validator,
 // ValidateName, wherever they enter: TableRef.Validate and Key, ParseKey,
 // the snapshot blob reader and writer, the registration API, the CLI and a token's tenant claim.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/lake-catalog/lake/pkg/icebergschema"
 	"github.com/lake-catalog/lake/pkg/schemadiff"
 )
 
@@ -78,6 +79,11 @@ type Registration struct {
 	compatibility schemadiff.Mode
 	// protected refuses the table's drop until it is unset.
 	protected bool
+	// fieldIDs is the Iceberg field ids of the schema's fields
+	// (icebergschema), assigned from the previous version's by every
+	// register and update; nil in registrations without a schema and in
+	// those written before ids were recorded. Never modified.
+	fieldIDs *icebergschema.FieldIDs
 }
 
 // The operations that change a registration, as Registration.Op and the
@@ -230,6 +236,7 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 		return Registration{}, err
 	}
 	now = now.UTC().Truncate(time.Microsecond)
+	ids := icebergschema.Assign(nil, icebergschema.FieldIDs{}, spec.Schema)
 	return Registration{
 		location:      spec.Location,
 		tableType:     spec.TableType,
@@ -242,6 +249,7 @@ func NewRegistration(spec TableSpec, now time.Time) (Registration, error) {
 		properties:    cloneProperties(spec.Properties),
 		compatibility: mode,
 		protected:     spec.Protected != nil && *spec.Protected,
+		fieldIDs:      &ids,
 	}, nil
 }
 
@@ -334,6 +342,54 @@ func (r Registration) Schema() (*arrow.Schema, error) {
 	return DecodeSchema(r.schemaIPC)
 }
 
+// FieldIDs returns the Iceberg field ids of the registration's schema
+// (icebergschema.FieldIDs: one per icebergschema.Paths of the schema, and
+// the table's last column id), false when it has no usable schema. They
+// are the ids recorded with this version: fresh for the version that
+// registered the table, and for every later one icebergschema.Assign's
+// from the version before (an undrop restores the dropped version's). A
+// registration written before ids were recorded has the fresh assignment
+// of its schema, which is what the next update assigns from. The caller
+// owns the returned slice.
+func (r Registration) FieldIDs() (icebergschema.FieldIDs, bool) {
+	if r.schemaIPC == nil {
+		return icebergschema.FieldIDs{}, false
+	}
+	if r.fieldIDs != nil {
+		return icebergschema.FieldIDs{IDs: slices.Clone(r.fieldIDs.IDs), LastColumnID: r.fieldIDs.LastColumnID}, true
+	}
+	s, err := r.Schema()
+	if err != nil {
+		return icebergschema.FieldIDs{}, false
+	}
+	return icebergschema.Assign(nil, icebergschema.FieldIDs{}, s), true
+}
+
+// withFieldIDsAfter returns r, the next version of prev, with the field
+// ids of its schema assigned from prev's: prev's own when the schema bytes
+// are the same, icebergschema.Assign's from prev's schema and ids
+// otherwise, the fresh ones NewRegistration gave when prev has no schema.
+func (r Registration) withFieldIDsAfter(prev Registration) Registration {
+	ids, ok := prev.FieldIDs()
+	switch {
+	case !ok:
+		return r
+	case bytes.Equal(prev.schemaIPC, r.schemaIPC):
+		r.fieldIDs = &ids
+		return r
+	}
+	schema, err := r.Schema()
+	if err != nil {
+		return r
+	}
+	// A previous schema that no longer decodes matches nothing; its last
+	// column id still holds.
+	prevSchema, _ := prev.Schema()
+	next := icebergschema.Assign(prevSchema, ids, schema)
+	r.fieldIDs = &next
+	return r
+}
+
 // ErrSchemaUnavailable: the table's registration carries no usable schema
 // (written before schemas were stored, or with bytes that do not decode).
 var ErrSchemaUnavailable = errors.New("schema unavailable")
@@ -371,24 +427,54 @@ type registrationJSON struct {
 	Compatibility string `json:"compatibility,omitempty"`
 	// Protected is absent when false.
 	Protected bool `json:"protected,omitempty"`
+	// IcebergFieldIDs is the schema's Iceberg field ids; absent without a
+	// schema and in registrations written before ids were recorded.
+	IcebergFieldIDs *fieldIDsJSON `json:"iceberg_field_ids,omitempty"`
+}
+
+// fieldIDsJSON is icebergschema.FieldIDs as stored: ids in
+// icebergschema.Paths order, each from 1 to last_column_id, none twice.
+type fieldIDsJSON struct {
+	IDs          []int32 `json:"ids"`
+	LastColumnID int32   `json:"last_column_id"`
+}
+
+// check refuses ids that cannot number a schema's fields.
+func (f *fieldIDsJSON) check() error {
+	seen := make(map[int32]bool, len(f.IDs))
+	for _, id := range f.IDs {
+		switch {
+		case id <= 0 || id > f.LastColumnID:
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("iceberg field id %d outside 1 to last column id %d", id, f.LastColumnID)}
+		case seen[id]:
+			return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("iceberg field id %d given twice", id)}
+		}
+		seen[id] = true
+	}
+	return nil
 }
 
 // MarshalJSON writes the stored shape, schema_ipc as standard base64.
 func (r Registration) MarshalJSON() ([]byte, error) {
+	var ids *fieldIDsJSON
+	if r.fieldIDs != nil && r.schemaIPC != nil {
+		ids = &fieldIDsJSON{IDs: r.fieldIDs.IDs, LastColumnID: r.fieldIDs.LastColumnID}
+	}
 	return json.Marshal(registrationJSON{
-		Location:      r.location,
-		TableType:     r.tableType,
-		CreatedAt:     r.createdAt,
-		UpdatedAt:     r.updatedAt,
-		Version:       r.version,
-		CreationID:    r.creationID,
-		SchemaIPC:     r.schemaIPC,
-		Description:   r.description,
-		Properties:    r.properties,
-		UpdatedBy:     r.updatedBy,
-		Op:            r.op,
-		Compatibility: string(r.compatibility),
-		Protected:     r.protected,
+		Location:        r.location,
+		TableType:       r.tableType,
+		CreatedAt:       r.createdAt,
+		UpdatedAt:       r.updatedAt,
+		Version:         r.version,
+		CreationID:      r.creationID,
+		SchemaIPC:       r.schemaIPC,
+		Description:     r.description,
+		Properties:      r.properties,
+		UpdatedBy:       r.updatedBy,
+		Op:              r.op,
+		Compatibility:   string(r.compatibility),
+		Protected:       r.protected,
+		IcebergFieldIDs: ids,
 	})
 }
 
@@ -396,7 +482,11 @@ func (r Registration) MarshalJSON() ([]byte, error) {
 // required; schema_ipc is optional (absent: no schema) and may be base64 or,
 // as the Rust predecessor wrote it, an array of byte values; unknown fields
 // are ignored; a missing table type, update time or version takes its
-// default; a missing description or properties is none.
+// default; a missing description or properties is none; iceberg field ids
+// are kept only with a schema (without them FieldIDs assigns fresh ones),
+// and refused when they cannot number a schema (one not positive, above
+// the last column id or given twice; their count is the schema's paths'
+// as written, which ToIceberg checks).
 func (r *Registration) UnmarshalJSON(b []byte) error {
 	var w registrationJSON
 	if err := json.Unmarshal(b, &w); err != nil {
@@ -423,6 +513,13 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 	if m := schemadiff.Mode(w.Compatibility); m != "" && (m == schemadiff.None || !m.Valid()) {
 		return &Error{Kind: ErrInvalidRegistration, Detail: fmt.Sprintf("unknown compatibility %q", w.Compatibility)}
 	}
+	var ids *icebergschema.FieldIDs
+	if w.IcebergFieldIDs != nil && w.SchemaIPC != nil {
+		if err := w.IcebergFieldIDs.check(); err != nil {
+			return err
+		}
+		ids = &icebergschema.FieldIDs{IDs: w.IcebergFieldIDs.IDs, LastColumnID: w.IcebergFieldIDs.LastColumnID}
+	}
 	*r = Registration{
 		location:      w.Location,
 		tableType:     w.TableType,
@@ -437,6 +534,7 @@ func (r *Registration) UnmarshalJSON(b []byte) error {
 		op:            w.Op,
 		compatibility: schemadiff.Mode(w.Compatibility),
 		protected:     w.Protected,
+		fieldIDs:      ids,
 	}
 	return nil
 }
