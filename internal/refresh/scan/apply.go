@@ -283,13 +283,15 @@ func writesSince(before *snapshot.Table, had bool, t *snapshot.Table) int {
 }
 
 // sameRow reports whether two rows of one table encode the same in a
-// blob (times at the blob's microseconds; Published aside).
+// blob (times at the blob's microseconds; Published aside), their creation
+// ids and field ids included.
 func sameRow(a, b *snapshot.Table) bool {
 	return a.Namespace == b.Namespace && a.Name == b.Name && a.Location == b.Location && a.TableType == b.TableType &&
 		a.Version == b.Version && a.CreatedAt.UnixMicro() == b.CreatedAt.UnixMicro() &&
 		a.UpdatedAt.UnixMicro() == b.UpdatedAt.UnixMicro() && bytes.Equal(a.SchemaIPC, b.SchemaIPC) &&
 		(a.SchemaIPC == nil) == (b.SchemaIPC == nil) && a.Description == b.Description &&
-		maps.Equal(a.Properties, b.Properties) && a.UpdatedBy == b.UpdatedBy && a.Op == b.Op
+		maps.Equal(a.Properties, b.Properties) && a.UpdatedBy == b.UpdatedBy && a.Op == b.Op &&
+		a.CreationID == b.CreationID && slices.Equal(a.FieldIDs, b.FieldIDs) && a.LastColumnID == b.LastColumnID
 }
 
 // sameTombstone reports whether two tombstones of one registration encode

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
@@ -229,13 +230,19 @@ func carry(ctx context.Context, base *snapshot.Reader, tenant string, tables []s
 
 // holdsTable reports whether row i of seg holds t as a blob encodes it
 // (times at the blob's microseconds; its name and publication aside):
-// sameRow against a segment's row, read in place.
+// sameRow against a segment's row, read in place. A row of a segment
+// before version 8 has no creation id or field ids, so it holds no table
+// that has them.
 func holdsTable(seg *snapshot.Segment, i int, t *snapshot.Table) bool {
 	c := seg.Tables
 	if c.TableType.Value(i) != t.TableType || c.Location.Value(i) != t.Location || c.Version.Value(i) != t.Version ||
 		int64(c.CreatedAt.Value(i)) != t.CreatedAt.UnixMicro() || int64(c.UpdatedAt.Value(i)) != t.UpdatedAt.UnixMicro() ||
 		c.Description.Value(i) != t.Description || c.UpdatedBy.Value(i) != t.UpdatedBy || c.Op.Value(i) != t.Op ||
-		c.SchemaRef.IsNull(i) != (t.SchemaIPC == nil) || !bytes.Equal(seg.Schema(i), t.SchemaIPC) {
+		c.SchemaRef.IsNull(i) != (t.SchemaIPC == nil) || !bytes.Equal(seg.Schema(i), t.SchemaIPC) ||
+		c.CreationID.Value(i) != t.CreationID {
+		return false
+	}
+	if ids, last := c.FieldIDsOf(i); !slices.Equal(ids, t.FieldIDs) || last != t.LastColumnID {
 		return false
 	}
 	m := c.Properties
@@ -300,15 +307,18 @@ type tenantRows struct {
 	tombstones []snapshot.Tombstone
 }
 
-// rowCache makes rows of registrations, keeping each distinct string and
-// schema once and checking each distinct schema once.
+// rowCache makes rows of registrations, keeping each distinct string,
+// schema and list of field ids once and checking each distinct schema
+// once.
 type rowCache struct {
 	strs    map[string]string
 	schemas map[string][]byte // nil value: does not decode
+	ids     map[string][]int32
+	key     []byte // fieldIDs' scratch
 }
 
 func newRowCache() *rowCache {
-	return &rowCache{strs: map[string]string{}, schemas: map[string][]byte{}}
+	return &rowCache{strs: map[string]string{}, schemas: map[string][]byte{}, ids: map[string][]int32{}}
 }
 
 func (c *rowCache) intern(s string) string {
@@ -324,10 +334,15 @@ func (c *rowCache) intern(s string) string {
 
 // table is a registration's row. Its schema bytes are kept when they
 // decode (checked once per distinct bytes), else the schema is unavailable.
+// It carries the registration's creation id and, with a schema kept, its
+// Iceberg field ids (catalog.Registration.FieldIDs: those recorded, or the
+// fresh ones of a registration made before ids were recorded); a table
+// whose schema is unavailable has none.
 func (c *rowCache) table(ref catalog.TableRef, reg catalog.Registration) snapshot.Table {
 	t := snapshot.Table{Namespace: c.intern(ref.Namespace), Name: ref.Name, TableType: c.intern(reg.TableType()),
 		Location: reg.Location(), Version: reg.Version(), CreatedAt: reg.CreatedAt(), UpdatedAt: reg.UpdatedAt(),
-		Description: reg.Description(), Properties: reg.Properties(), UpdatedBy: c.intern(reg.UpdatedBy()), Op: c.intern(reg.Op())}
+		Description: reg.Description(), Properties: reg.Properties(), UpdatedBy: c.intern(reg.UpdatedBy()), Op: c.intern(reg.Op()),
+		CreationID: reg.CreationID()}
 	if !reg.HasSchema() {
 		return t
 	}
@@ -336,17 +351,39 @@ func (c *rowCache) table(ref catalog.TableRef, reg catalog.Registration) snapsho
 		if _, err := catalog.DecodeSchema(raw); err == nil {
 			t.SchemaIPC = raw
 		}
-		return t
-	}
-	kept, ok := c.schemas[string(raw)]
-	if !ok {
-		if _, err := catalog.DecodeSchema(raw); err == nil {
-			kept = raw
+	} else {
+		kept, ok := c.schemas[string(raw)]
+		if !ok {
+			if _, err := catalog.DecodeSchema(raw); err == nil {
+				kept = raw
+			}
+			c.schemas[string(raw)] = kept
 		}
-		c.schemas[string(raw)] = kept
+		t.SchemaIPC = kept
 	}
-	t.SchemaIPC = kept
+	if t.SchemaIPC != nil {
+		if ids, ok := reg.FieldIDs(); ok {
+			t.FieldIDs, t.LastColumnID = c.fieldIDs(ids.IDs), ids.LastColumnID
+		}
+	}
 	return t
+}
+
+// fieldIDs returns ids, or an equal list it returned before (most tables
+// of a tenant have ids 1 to N of a few N).
+func (c *rowCache) fieldIDs(ids []int32) []int32 {
+	if c == nil || len(ids) == 0 {
+		return ids
+	}
+	c.key = c.key[:0]
+	for _, id := range ids {
+		c.key = binary.LittleEndian.AppendUint32(c.key, uint32(id))
+	}
+	if kept, ok := c.ids[string(c.key)]; ok {
+		return kept
+	}
+	c.ids[string(c.key)] = ids
+	return ids
 }
 
 // tombstone is a tombstone's row.
