@@ -18,19 +18,19 @@ type FieldIDs struct {
 }
 
 // Assign returns the field ids of s, the table's next schema, given the
-// previous schema prevSchema and its ids prev (see the package comment):
-//
-//   - fresh, when prevSchema is nil or prev is the zero FieldIDs: 1 to N
-//     in Paths order, LastColumnID N;
-//   - otherwise a field of s whose path is in prevSchema with the same
-//     shape keeps its id, and every other field gets the next id after
-//     prev.LastColumnID, in Paths order. A field removed and added back
-//     is new: the id it had is never given again.
+// previous schema prevSchema and its ids prev (see the package comment): a
+// field of s whose path is in prevSchema with the same shape keeps its id,
+// and every other field gets the next id after prev.LastColumnID, in Paths
+// order. A field removed and added back is new: the id it had is never
+// given again. With prevSchema nil or prev without ids nothing matches, so
+// Assign(nil, FieldIDs{}, s) is the fresh assignment: 1 to N in Paths
+// order, LastColumnID N.
 //
 // Ids in prev that cannot be the ids of prevSchema (another count than its
-// paths, not positive, repeated) match nothing; prev.LastColumnID is still
-// the floor of the new ids. Assign is deterministic: the same arguments
-// give the same ids. It does not modify prev; the caller owns the result.
+// paths) match nothing, an id not positive matches no field and one given
+// twice only the first field in Paths order; prev.LastColumnID is still the floor of the new ids. Assign is
+// deterministic: the same arguments give the same ids. It does not modify
+// prev; the caller owns the result.
 func Assign(prevSchema *arrow.Schema, prev FieldIDs, s *arrow.Schema) FieldIDs {
 	var root []*node
 	if prevSchema != nil && len(prev.IDs) > 0 {
