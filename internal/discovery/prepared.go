@@ -27,7 +27,9 @@ import (
 // reads, sorted by (namespace, name), as the snapshot reader decoded them:
 // the tables record batch's columns, and the segment's distinct schemas
 // (SchemaRef indexes Schemas per row and is null where the schema is
-// unavailable).
+// unavailable). They include each row's creation id and encoded Iceberg
+// field ids (CreationID, FieldIDs: empty and null in a segment before
+// format version 8), read by creationID and fieldIDs.
 type segmentColumns struct {
 	snapshot.TableColumns
 	Schemas *array.Binary
@@ -141,8 +143,9 @@ func (ts *tenantState) settings() catalog.TenantSettings {
 }
 
 // size counts the state's real bytes: the decoded segment's (its record
-// batches' bodies and its settings' bytes), the messages, the index slices
-// and the decoded settings.
+// batches' bodies, the creation id and field id columns among them, and
+// its settings' bytes: snapshot.Segment.Bytes), the messages, the index
+// slices and the decoded settings.
 func (ts *tenantState) size(segment int64) int64 {
 	total := segment
 	for _, msgs := range [][][]byte{ts.tables, ts.tablesWithSchema, ts.dbSchemas, ts.catalogs} {
@@ -189,6 +192,24 @@ func (ts *tenantState) properties(i int) map[string]string {
 	}
 	return out
 }
+
+// creationID returns row i's creation id, the registration's
+// (catalog.Registration.CreationID): it names one registration of the
+// table's name, so the Iceberg front-end derives the table's uuid from it.
+// Empty for a registration made before lake recorded one, and for every
+// row of a segment before snapshot format version 8 (refresh republishes
+// such a blob as version 8). The string is read-only memory of the
+// segment's column, valid for as long as the state.
+func (ts *tenantState) creationID(i int) string { return ts.cols.CreationID.Value(i) }
+
+// fieldIDs returns row i's Iceberg field ids as the catalog recorded them
+// (catalog.Registration.FieldIDs: one per icebergschema.Paths of the
+// table's schema, in that order; fresh ones, 1 to N, for a registration
+// made before ids were recorded) and its last column id. None (nil, 0) for
+// a table without a schema, and for every row of a segment before snapshot
+// format version 8. The ids are decoded from the segment's column on each
+// call: a new slice, the caller's own.
+func (ts *tenantState) fieldIDs(i int) (ids []int32, last int32) { return ts.cols.FieldIDsOf(i) }
 
 // schemaLen is row i's schema IPC length, or -1 when unavailable.
 func (ts *tenantState) schemaLen(i int) int {
