@@ -162,8 +162,9 @@
 // serves a blob it cannot read), so deploying refresh first is safe but
 // stalls discovery at the last version 7 snapshot until it is upgraded
 // too. A refresh of this release that finds a blob of an older version
-// republishes it from a full scan as version 8, its rows published again
-// at the new generation: a row of an older segment lacks the creation id
-// and field ids its version 8 row has, so it is a changed row, and a
-// change feed follower is given it again (never fewer).
+// republishes it from a full scan as version 8. A row that gains a
+// creation id or field ids is a changed row, published again at the new
+// generation, so a change feed follower is given it again (never fewer);
+// refresh reads an older manifest alone as no base at all, so every row
+// of it is.
 package snapshot
