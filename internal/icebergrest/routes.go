@@ -1,0 +1,280 @@
+package icebergrest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/lake-catalog/lake/internal/vending"
+	"github.com/lake-catalog/lake/pkg/wire"
+)
+
+// config answers GET /v1/config: the prefix is the caller's tenant, and a
+// warehouse, when given, must be it.
+func (h *Handler) config(w http.ResponseWriter, r *http.Request, tenant string) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeError(w, badRequest("malformed query string"))
+		return
+	}
+	if wh := q.Get("warehouse"); wh != "" && wh != tenant {
+		writeError(w, &apiError{http.StatusForbidden, typeForbidden, "the warehouse is not the caller's tenant"})
+		return
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Defaults  map[string]string `json:"defaults"`
+		Overrides map[string]string `json:"overrides"`
+		Endpoints []string          `json:"endpoints"`
+	}{map[string]string{}, map[string]string{"prefix": tenant}, endpoints})
+}
+
+// listNamespaces answers GET …/namespaces. Lake namespaces are one level:
+// under an existing parent there are none.
+func (h *Handler) listNamespaces(ctx context.Context, w http.ResponseWriter, tenant string, q url.Values) *apiError {
+	p, e := parsePage(q, kindNamespaces)
+	if e != nil {
+		return e
+	}
+	type response struct {
+		Namespaces    [][]string `json:"namespaces"`
+		NextPageToken string     `json:"next-page-token,omitempty"`
+	}
+	if parent := q.Get("parent"); parent != "" {
+		ns, e := namespace(parent)
+		if e != nil {
+			return e
+		}
+		if _, ok, err := h.src.Tables(ctx, tenant, ns); err != nil {
+			return h.sourceError(ctx, err)
+		} else if !ok {
+			return errNoSuchNamespace
+		}
+		writeJSON(w, http.StatusOK, response{Namespaces: [][]string{}})
+		return nil
+	}
+	names, err := h.src.Namespaces(ctx, tenant)
+	if err != nil {
+		return h.sourceError(ctx, err)
+	}
+	out, next := page(names, p, kindNamespaces)
+	rsp := response{Namespaces: make([][]string, len(out)), NextPageToken: next}
+	for i, n := range out {
+		rsp.Namespaces[i] = []string{n}
+	}
+	writeJSON(w, http.StatusOK, rsp)
+	return nil
+}
+
+// loadNamespace answers GET and HEAD …/namespaces/{namespace}.
+func (h *Handler) loadNamespace(ctx context.Context, w http.ResponseWriter, tenant, ns string, head bool) *apiError {
+	_, ok, err := h.src.Tables(ctx, tenant, ns)
+	if err != nil {
+		return h.sourceError(ctx, err)
+	}
+	if !ok {
+		return errNoSuchNamespace
+	}
+	if head {
+		w.WriteHeader(http.StatusNoContent)
+		return nil
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Namespace  []string          `json:"namespace"`
+		Properties map[string]string `json:"properties"`
+	}{[]string{ns}, map[string]string{}})
+	return nil
+}
+
+// identifier is TableIdentifier.
+type identifier struct {
+	Namespace []string `json:"namespace"`
+	Name      string   `json:"name"`
+}
+
+// listTables answers GET …/namespaces/{namespace}/tables: a missing
+// namespace is 404, never an empty list.
+func (h *Handler) listTables(ctx context.Context, w http.ResponseWriter, tenant, ns string, q url.Values) *apiError {
+	p, e := parsePage(q, kindTables)
+	if e != nil {
+		return e
+	}
+	names, ok, err := h.src.Tables(ctx, tenant, ns)
+	if err != nil {
+		return h.sourceError(ctx, err)
+	}
+	if !ok {
+		return errNoSuchNamespace
+	}
+	out, next := page(names, p, kindTables)
+	rsp := struct {
+		Identifiers   []identifier `json:"identifiers"`
+		NextPageToken string       `json:"next-page-token,omitempty"`
+	}{Identifiers: make([]identifier, len(out)), NextPageToken: next}
+	for i, n := range out {
+		rsp.Identifiers[i] = identifier{Namespace: []string{ns}, Name: n}
+	}
+	writeJSON(w, http.StatusOK, rsp)
+	return nil
+}
+
+// table returns the table, or which of namespace and table is missing.
+func (h *Handler) table(ctx context.Context, tenant, ns, name string) (Table, *apiError) {
+	t, ok, err := h.src.Table(ctx, tenant, ns, name)
+	if err != nil {
+		return Table{}, h.sourceError(ctx, err)
+	}
+	if ok {
+		return t, nil
+	}
+	if _, ok, err := h.src.Tables(ctx, tenant, ns); err != nil {
+		return Table{}, h.sourceError(ctx, err)
+	} else if !ok {
+		return Table{}, errNoSuchNamespace
+	}
+	return Table{}, errNoSuchTable
+}
+
+// tableExists answers HEAD …/tables/{table}.
+func (h *Handler) tableExists(ctx context.Context, w http.ResponseWriter, tenant, ns, name string) *apiError {
+	if _, e := h.table(ctx, tenant, ns, name); e != nil {
+		return e
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// storageCredential is StorageCredential.
+type storageCredential struct {
+	Prefix string            `json:"prefix"`
+	Config map[string]string `json:"config"`
+}
+
+// loadTable answers GET …/tables/{table}: LoadTableResult. With
+// X-Iceberg-Access-Delegation: vended-credentials, the table's credentials
+// come in config and storage-credentials; a deployment without vending
+// answers without them.
+func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.Request, tenant, ns, name string, q url.Values) *apiError {
+	switch q.Get("snapshots") {
+	case "", "all", "refs":
+	default:
+		return badRequest(`invalid snapshots: want "all" or "refs"`)
+	}
+	t, e := h.table(ctx, tenant, ns, name)
+	if e != nil {
+		return e
+	}
+	md, err := buildMetadata(tenant, ns, name, t)
+	if err != nil {
+		h.log.ErrorContext(ctx, "icebergrest: load table", "tenant", tenant, "namespace", ns, "table", name, "err", err)
+		return errInternal
+	}
+	rsp := struct {
+		MetadataLocation   string              `json:"metadata-location"`
+		Metadata           json.RawMessage     `json:"metadata"`
+		Config             map[string]string   `json:"config"`
+		StorageCredentials []storageCredential `json:"storage-credentials,omitempty"`
+	}{
+		MetadataLocation: metadataLocation(tenant, ns, name, t),
+		Metadata:         md,
+		Config:           map[string]string{},
+	}
+	if wantsVended(r.Header) {
+		c, err := h.src.Credentials(ctx, tenant, ns, name)
+		switch {
+		case err == nil:
+			sc := storageCredentialOf(c, t.Location)
+			rsp.Config = sc.Config
+			rsp.StorageCredentials = []storageCredential{sc}
+		case vending.Code(err) == wire.CodeVendingNotConfigured && !errors.Is(err, ErrUnavailable):
+			// No vending here: the metadata alone.
+		default:
+			return h.credentialsError(ctx, err)
+		}
+	}
+	writeJSON(w, http.StatusOK, rsp)
+	return nil
+}
+
+// wantsVended reports whether X-Iceberg-Access-Delegation (a comma list)
+// asks for vended credentials.
+func wantsVended(hd http.Header) bool {
+	for _, v := range hd.Values("X-Iceberg-Access-Delegation") {
+		for m := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(m) == "vended-credentials" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// credentials answers GET …/tables/{table}/credentials:
+// LoadCredentialsResponse.
+func (h *Handler) credentials(ctx context.Context, w http.ResponseWriter, tenant, ns, name string) *apiError {
+	t, e := h.table(ctx, tenant, ns, name)
+	if e != nil {
+		return e
+	}
+	c, err := h.src.Credentials(ctx, tenant, ns, name)
+	if err != nil {
+		return h.credentialsError(ctx, err)
+	}
+	writeJSON(w, http.StatusOK, struct {
+		StorageCredentials []storageCredential `json:"storage-credentials"`
+	}{[]storageCredential{storageCredentialOf(c, t.Location)}})
+	return nil
+}
+
+// storageCredentialOf is c in iceberg-go's and pyiceberg's S3 property
+// names. A path access (local mode) needs no keys: its config is empty.
+func storageCredentialOf(c wire.Credentials, location string) storageCredential {
+	prefix := c.Location
+	if prefix == "" {
+		prefix = location
+	}
+	cfg := map[string]string{}
+	if c.Access == wire.AccessVended {
+		cfg["s3.access-key-id"] = c.AccessKeyID
+		cfg["s3.secret-access-key"] = c.SecretAccessKey
+		cfg["s3.session-token"] = c.SessionToken
+		if !c.Expiration.IsZero() {
+			cfg["s3.session-token-expires-at-ms"] = strconv.FormatInt(c.Expiration.UnixMilli(), 10)
+		}
+	}
+	if c.Region != "" {
+		cfg["client.region"] = c.Region
+	}
+	return storageCredential{Prefix: prefix, Config: cfg}
+}
+
+// credentialsError maps a Credentials error (vending.Code's classes).
+func (h *Handler) credentialsError(ctx context.Context, err error) *apiError {
+	if errors.Is(err, ErrUnavailable) {
+		return h.sourceError(ctx, err)
+	}
+	switch vending.Code(err) {
+	case wire.CodeLocationNotAllowed:
+		return &apiError{http.StatusForbidden, typeForbidden, "the table's location is not one credentials are vended for"}
+	case wire.CodeVendingNotConfigured:
+		return &apiError{http.StatusNotImplemented, typeUnsupported, "credential vending is not configured"}
+	}
+	h.log.WarnContext(ctx, "icebergrest: vend credentials", "err", err)
+	return errUnavailable("credential vending failed; retry")
+}
+
+// sourceError maps a Source error: ErrUnavailable is 503, anything else
+// 500 and logged (deadline included: the request's budget ran out).
+func (h *Handler) sourceError(ctx context.Context, err error) *apiError {
+	if errors.Is(err, ErrUnavailable) {
+		return errUnavailable("the catalog is unavailable; retry")
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return errUnavailable("the request ran out of time; retry")
+	}
+	h.log.ErrorContext(ctx, "icebergrest: source", "err", err)
+	return errInternal
+}
