@@ -135,6 +135,10 @@ func newFakeSource(tb testing.TB) *fakeSource {
 				"elsewhere": small("s3://other/sales/elsewhere/"),
 				"stsdown":   small("s3://acme-data/sales/stsdown/"),
 				"plain":     small("s3://acme-data/sales/plain/"),
+				"nanos": {
+					Location: "s3://acme-data/sales/nanos/", Version: 1, LastColumnID: 1,
+					Schema: iceberg.NewSchema(1, iceberg.NestedField{ID: 1, Name: "at", Type: iceberg.PrimitiveTypes.TimestampNs}),
+				},
 			},
 			"big":   big,
 			"empty": {},
@@ -502,6 +506,26 @@ func TestLoadTableRaw(t *testing.T) {
 		if _, ok := props["format-version"]; ok {
 			t.Errorf("properties %v hold the reserved format-version", props)
 		}
+	}
+}
+
+// A schema with a type format version 2 lacks is served as version 3.
+func TestLoadTableFormatVersion3(t *testing.T) {
+	srv := newServer(t)
+	status, _, body := call(t, srv, "GET", "/v1/acme/namespaces/sales/tables/nanos", "tok-acme", nil)
+	if status != 200 {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var got struct {
+		Metadata struct {
+			FormatVersion int `json:"format-version"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Metadata.FormatVersion != 3 {
+		t.Errorf("format-version %d, want 3", got.Metadata.FormatVersion)
 	}
 }
 
