@@ -50,7 +50,9 @@ type Table struct {
 	// Location is the table's base location ("s3://bucket/prefix/").
 	Location string
 	// Schema is the current schema with its field ids; its ID is the
-	// table's Version (or 0). Required.
+	// table's Version (or 0). Required: Iceberg cannot describe a table
+	// without one (a legacy registration), so a Source should not list
+	// such tables; loadTable answers one 500 with a message saying so.
 	Schema *iceberg.Schema
 	// LastColumnID is the highest field id ever assigned (at least the
 	// schema's highest); the handler uses the larger of the two.

@@ -135,6 +135,7 @@ func newFakeSource(tb testing.TB) *fakeSource {
 				"elsewhere": small("s3://other/sales/elsewhere/"),
 				"stsdown":   small("s3://acme-data/sales/stsdown/"),
 				"plain":     small("s3://acme-data/sales/plain/"),
+				"legacy":    {Location: "s3://acme-data/sales/legacy/", Version: 1},
 				"nanos": {
 					Location: "s3://acme-data/sales/nanos/", Version: 1, LastColumnID: 1,
 					Schema: iceberg.NewSchema(1, iceberg.NestedField{ID: 1, Name: "at", Type: iceberg.PrimitiveTypes.TimestampNs}),
@@ -252,6 +253,7 @@ func TestErrors(t *testing.T) {
 		{"location not allowed", "GET", "/v1/acme/namespaces/sales/tables/elsewhere/credentials", "tok-acme", 403, "ForbiddenException"},
 		{"vending not configured", "GET", "/v1/globex/namespaces/hr/tables/people/credentials", "tok-globex", 501, "UnsupportedOperationException"},
 		{"vending failed", "GET", "/v1/acme/namespaces/sales/tables/stsdown/credentials", "tok-acme", 503, "ServiceUnavailableException"},
+		{"table without a schema", "GET", "/v1/acme/namespaces/sales/tables/legacy", "tok-acme", 500, "InternalServerError"},
 		{"credentials of a missing table", "GET", "/v1/acme/namespaces/sales/tables/nope/credentials", "tok-acme", 404, "NoSuchTableException"},
 	}
 	for _, tt := range tests {

@@ -167,6 +167,9 @@ func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.
 	if e != nil {
 		return e
 	}
+	if t.Schema == nil {
+		return &apiError{http.StatusInternalServerError, typeInternal, "the table has no schema to describe"}
+	}
 	md, err := buildMetadata(tenant, ns, name, t)
 	if err != nil {
 		h.log.ErrorContext(ctx, "icebergrest: load table", "tenant", tenant, "namespace", ns, "table", name, "err", err)
