@@ -81,6 +81,13 @@ type Authenticator func(r *http.Request) (tenant string, err error)
 // cure; the handler answers it 503 ServiceUnavailableException.
 var ErrUnavailable = errors.New("unavailable; retry")
 
+// ErrNotRepresentable marks a Source error for a table Iceberg cannot
+// describe (a column whose Arrow type has no Iceberg type, a table without
+// a schema): the handler answers 400 BadRequestException with the error's
+// message, which names the column and its type. Listings still name the
+// table; Flight SQL serves its exact schema.
+var ErrNotRepresentable = errors.New("cannot be served over Iceberg REST")
+
 // Page sizes of listings (see the package documentation).
 const (
 	DefaultPageSize = 100

@@ -278,6 +278,9 @@ func (h *Handler) sourceError(ctx context.Context, err error) *apiError {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return errUnavailable("the request ran out of time; retry")
 	}
+	if errors.Is(err, ErrNotRepresentable) {
+		return badRequest(err.Error())
+	}
 	h.log.ErrorContext(ctx, "icebergrest: source", "err", err)
 	return errInternal
 }

@@ -1,0 +1,148 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/google/uuid"
+
+	"github.com/lake-catalog/lake/internal/icebergrest"
+	"github.com/lake-catalog/lake/internal/vending"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/icebergschema"
+	"github.com/lake-catalog/lake/pkg/wire"
+)
+
+// Iceberg returns the Iceberg REST front-end's Source over this service:
+// every answer comes from the caller's prepared tenant in memory, as the
+// Flight SQL answers do (the same cache, the same degraded-tenant rules,
+// no metadata I/O), and credentials from Options.Door as lake.credentials
+// vends them. The front-end (internal/icebergrest) owns the protocol; this
+// is the core's side of it.
+func (s *Service) Iceberg() icebergrest.Source { return icebergSource{s} }
+
+type icebergSource struct{ s *Service }
+
+// state is the tenant's prepared state; before the first snapshot, and for
+// a degraded tenant, an error wrapping icebergrest.ErrUnavailable.
+func (src icebergSource) state(ctx context.Context, tenant string) (*tenantState, error) {
+	s := src.s
+	v := s.view.Load()
+	if v == nil {
+		return nil, fmt.Errorf("%w: the catalog snapshot is not loaded yet", icebergrest.ErrUnavailable)
+	}
+	if err := v.unavailable(tenant); err != nil {
+		return nil, fmt.Errorf("%w: %v", icebergrest.ErrUnavailable, err)
+	}
+	ts, err := s.tenantState(ctx, v, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", icebergrest.ErrUnavailable, err)
+	}
+	return ts, nil
+}
+
+func (src icebergSource) Namespaces(ctx context.Context, tenant string) ([]string, error) {
+	ts, err := src.state(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(ts.namespaces), nil
+}
+
+func (src icebergSource) Tables(ctx context.Context, tenant, namespace string) ([]string, bool, error) {
+	ts, err := src.state(ctx, tenant)
+	if err != nil {
+		return nil, false, err
+	}
+	k, ok := slices.BinarySearch(ts.namespaces, namespace)
+	if !ok {
+		return nil, false, nil
+	}
+	span := ts.nsSpan[k]
+	names := make([]string, 0, span.hi-span.lo)
+	for i := span.lo; i < span.hi; i++ {
+		names = append(names, ts.cols.Name.Value(i))
+	}
+	return names, true, nil
+}
+
+func (src icebergSource) Table(ctx context.Context, tenant, namespace, name string) (icebergrest.Table, bool, error) {
+	ts, err := src.state(ctx, tenant)
+	if err != nil {
+		return icebergrest.Table{}, false, err
+	}
+	i, ok := ts.find(namespace, name)
+	if !ok {
+		return icebergrest.Table{}, false, nil
+	}
+	c := ts.cols
+	ipc := ts.schema(i)
+	if ipc == nil {
+		return icebergrest.Table{}, false, fmt.Errorf("%s.%s has no stored schema (registered before lake kept schemas; backfill it): %w", namespace, name, icebergrest.ErrNotRepresentable)
+	}
+	sc, err := catalog.DecodeSchema(ipc)
+	if err != nil {
+		return icebergrest.Table{}, false, fmt.Errorf("%s.%s: stored schema: %w", namespace, name, err)
+	}
+	ids, last := ts.fieldIDs(i)
+	fids := icebergschema.FieldIDs{IDs: ids, LastColumnID: last}
+	if len(ids) == 0 {
+		// A segment before format 8: the catalog's fresh assignment, which
+		// is what Registration.FieldIDs answers for a registration
+		// without recorded ids.
+		fids = icebergschema.Assign(nil, icebergschema.FieldIDs{}, sc)
+	}
+	version := c.Version.Value(i)
+	schema, err := icebergschema.ToIceberg(sc, fids, int(version))
+	if ue, ok := errors.AsType[*icebergschema.UnsupportedError](err); ok {
+		return icebergrest.Table{}, false, fmt.Errorf("%s.%s: column %q has Arrow type %s, which Iceberg cannot represent (%s); Flight SQL serves its exact schema: %w",
+			namespace, name, ue.Path, ue.ArrowType, ue.Reason, icebergrest.ErrNotRepresentable)
+	}
+	if err != nil {
+		return icebergrest.Table{}, false, fmt.Errorf("%s.%s: %w", namespace, name, err)
+	}
+	mapping, err := icebergschema.NameMapping(sc, fids)
+	if err != nil {
+		return icebergrest.Table{}, false, fmt.Errorf("%s.%s: name mapping: %w", namespace, name, err)
+	}
+	t := icebergrest.Table{
+		Location: c.Location.Value(i), Schema: schema, LastColumnID: int(fids.LastColumnID), Properties: ts.properties(i),
+		Description: c.Description.Value(i), UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), Version: version,
+		NameMapping: mapping,
+	}
+	if id := ts.creationID(i); id != "" {
+		t.UUID = tableUUID(tenant, namespace, name, id).String()
+	}
+	return t, true, nil
+}
+
+// tableUUID is a table's Iceberg table-uuid: a name-based (SHA-1) UUID of
+// its tenant, namespace, name and creation id, so it is the same in every
+// task, restart and refresh, and differs once the table is dropped and
+// registered again.
+func tableUUID(tenant, namespace, name, creationID string) uuid.UUID {
+	return uuid.NewSHA1(lakeUUIDSpace, []byte(tenant+"\x00"+namespace+"\x00"+name+"\x00"+creationID))
+}
+
+// lakeUUIDSpace is the name space of lake's table UUIDs.
+var lakeUUIDSpace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/lake-catalog/lake/iceberg-table"))
+
+func (src icebergSource) Credentials(ctx context.Context, tenant, namespace, name string) (wire.Credentials, error) {
+	ts, err := src.state(ctx, tenant)
+	if err != nil {
+		return wire.Credentials{}, err
+	}
+	i, ok := ts.find(namespace, name)
+	if !ok {
+		return wire.Credentials{}, fmt.Errorf("%w: %s.%s is gone", icebergrest.ErrUnavailable, namespace, name)
+	}
+	door := src.s.opts.Door
+	if door == nil {
+		return wire.Credentials{}, vending.ErrNotConfigured
+	}
+	return door.Credentials(ctx, vending.TableRequest{Who: "iceberg:" + tenant, Tenant: tenant, Namespace: namespace, Table: name,
+		Location: ts.cols.Location.Value(i), Allowed: ts.settings().AllowedPrefixes})
+}
