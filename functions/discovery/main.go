@@ -30,6 +30,7 @@
 //	-cache-bytes            LAKE_CACHE_BYTES            everything kept derived from segments: prepared tenants, SQL engines and results, answers (default 0: 40% of the memory limit)
 //	-s3-path-style          LAKE_S3_PATH_STYLE          path-style S3 addressing (default false)
 //	-browser-listen         LAKE_BROWSER_LISTEN         catalog browser page and API, plaintext HTTP; not with TLS (default off)
+//	-iceberg-listen         LAKE_ICEBERG_LISTEN         Iceberg REST catalog (read side), TLS with -tls-cert (default off)
 //	-vending-role-arn       LAKE_VENDING_ROLE_ARN       data-reader role lake.credentials assumes (default: vending off)
 //	-vending-duration       LAKE_VENDING_DURATION       vended credentials' lifetime, 15m to 12h (default 15m)
 //	-vending-own-buckets    LAKE_VENDING_OWN_BUCKETS    lake's own buckets, never vended for (comma-separated)

@@ -76,6 +76,9 @@ type Flags struct {
 	// BrowserListen is the catalog browser's HTTP address; "" serves
 	// none.
 	BrowserListen string
+	// IcebergListen serves the Iceberg REST catalog (-iceberg-listen); ""
+	// serves none.
+	IcebergListen string
 	// Vending is how lake.credentials vends (-vending-role-arn,
 	// -vending-duration, -vending-own-buckets, -vending-event-bus); no
 	// role: lake.credentials answers UNIMPLEMENTED.
@@ -99,6 +102,7 @@ func ParseFlags(args []string, getenv func(string) string, output io.Writer) (Fl
 	fs.StringVar(&c.AdminListen, "admin-listen", env("LAKE_ADMIN_LISTEN", "127.0.0.1:8081"), "HTTP address for /healthz, /status and /metrics, which show the blob location, errors and catalog-wide counts: keep it unreachable from the load balancer and clients; - disables [LAKE_ADMIN_LISTEN]")
 	fs.BoolVar(&c.AdminPprof, "admin-pprof", env("LAKE_ADMIN_PPROF", "") == "true", "also serve Go's profiles (net/http/pprof) under /debug/pprof/ on -admin-listen, for operators; off by default [LAKE_ADMIN_PPROF=true]")
 	fs.StringVar(&c.BrowserListen, "browser-listen", env("LAKE_BROWSER_LISTEN", ""), "HTTP address for the catalog browser (page and JSON API; every answer asks this server with the token the page sends); plaintext HTTP: put it on a private address or behind a TLS listener; not with -tls-cert; default off; - disables [LAKE_BROWSER_LISTEN]")
+	fs.StringVar(&c.IcebergListen, "iceberg-listen", env("LAKE_ICEBERG_LISTEN", ""), "Iceberg REST catalog (read side) listen address: engines' catalog uri, warehouse = the tenant, the same bearer tokens; TLS with -tls-cert; default off; - disables [LAKE_ICEBERG_LISTEN]")
 	fs.StringVar(&c.Snapshot, "snapshot", env("LAKE_SNAPSHOT", ""), "snapshot blob: s3://bucket/key, file:///path or a path (required) [LAKE_SNAPSHOT]")
 	poll := fs.String("poll-interval", env("LAKE_POLL_INTERVAL", DefaultPollInterval.String()), "how often to check the blob for a new version: a conditional GET, answered 304 with no body while it is unchanged [LAKE_POLL_INTERVAL]")
 	staleness := fs.String("max-staleness", env("LAKE_MAX_STALENESS", ""), "health turns unhealthy (/healthz 503, gRPC NOT_SERVING) when the last successful poll is older than this; requests are still answered from the last good snapshot; more than -poll-interval; 0 disables (default 5m, or 3 × -poll-interval when that is longer) [LAKE_MAX_STALENESS]")
@@ -309,8 +313,12 @@ func run(ctx context.Context, c Flags, log *slog.Logger) error {
 		return err
 	}
 	defer closeDoor()
+	if c.IcebergListen == "-" {
+		c.IcebergListen = ""
+	}
 	srv, err := Start(ctx, Config{
-		Listen: c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, AdminPprof: c.AdminPprof, Blobs: blobs, PollInterval: c.PollInterval,
+		IcebergListen: c.IcebergListen,
+		Listen:        c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, AdminPprof: c.AdminPprof, Blobs: blobs, PollInterval: c.PollInterval,
 		MaxStaleness: c.MaxStaleness, SegmentRetryMax: c.SegmentRetryMax, Auth: validator, TLS: tlsCfg, Log: log,
 		Service: discovery.Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout, Door: door},
 	})

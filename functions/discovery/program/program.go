@@ -30,8 +30,10 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/lake-catalog/lake/internal/auth"
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/icebergrest"
 )
 
 // Config assembles a discovery server.
@@ -71,6 +73,13 @@ type Config struct {
 	// segment is fetched again (Source.SegmentRetryMax); 0 means
 	// DefaultSegmentRetryMax.
 	SegmentRetryMax time.Duration
+	// IcebergListen serves the Iceberg REST catalog (internal/icebergrest,
+	// read side) from the same in-memory snapshot, over TLS when TLS is
+	// set; "" disables it.
+	IcebergListen string
+	// WrapIceberg, when set, wraps the IcebergListen handler (local mode's
+	// Host check).
+	WrapIceberg func(http.Handler) http.Handler
 	// Auth validates bearer tokens.
 	Auth discovery.Authenticator
 	// TLS, when set, serves gRPC over TLS.
@@ -102,7 +111,9 @@ type Server struct {
 	health      *health.Server
 	grpc        *grpc.Server
 	http, admin *http.Server
+	iceberg     *http.Server
 	gl, hl, al  net.Listener
+	il          net.Listener
 	cancel      context.CancelFunc
 	done        sync.WaitGroup
 
@@ -174,6 +185,12 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.admin = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = s.admin.Serve(s.al) }()
 	}
+	if cfg.IcebergListen != "" {
+		if err := s.serveIceberg(); err != nil {
+			s.closeListeners()
+			return nil, err
+		}
+	}
 	go func() { _ = s.grpc.Serve(s.gl) }()
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
@@ -192,8 +209,64 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}()
 	}
 	cfg.Log.InfoContext(ctx, "discovery listening", slog.String("flight_sql", s.gl.Addr().String()),
-		slog.String("http", s.HTTPAddr()), slog.String("admin", s.AdminAddr()), slog.String("snapshot", cfg.Blobs.Location()), slog.Bool("tls", cfg.TLS != nil))
+		slog.String("http", s.HTTPAddr()), slog.String("admin", s.AdminAddr()), slog.String("iceberg", s.IcebergAddr()),
+		slog.String("snapshot", cfg.Blobs.Location()), slog.Bool("tls", cfg.TLS != nil))
 	return s, nil
+}
+
+// serveIceberg listens on IcebergListen and serves the Iceberg REST
+// catalog from the service's memory, authenticated by the same bearer
+// tokens as Flight SQL (the tenant comes from the token alone).
+func (s *Server) serveIceberg() error {
+	cfg := s.cfg
+	var h http.Handler
+	h, err := icebergrest.New(icebergrest.Options{Source: s.svc.Iceberg(), Logger: cfg.Log, Authenticate: func(r *http.Request) (string, error) {
+		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
+		if !ok {
+			return "", errors.New("no bearer token")
+		}
+		return cfg.Auth.Tenant(tok)
+	}})
+	if err != nil {
+		return err
+	}
+	if cfg.WrapIceberg != nil {
+		h = cfg.WrapIceberg(h)
+	}
+	if s.il, err = net.Listen("tcp", cfg.IcebergListen); err != nil {
+		return fmt.Errorf("discovery: listen %s: %w", cfg.IcebergListen, err)
+	}
+	s.iceberg = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, TLSConfig: cfg.TLS}
+	go func() {
+		if cfg.TLS != nil {
+			_ = s.iceberg.ServeTLS(s.il, "", "")
+			return
+		}
+		_ = s.iceberg.Serve(s.il)
+	}()
+	return nil
+}
+
+// closeListeners closes the listeners Start opened, when it fails.
+func (s *Server) closeListeners() {
+	for _, l := range []net.Listener{s.gl, s.hl, s.al} {
+		if l != nil {
+			l.Close()
+		}
+	}
+	for _, h := range []*http.Server{s.http, s.admin} {
+		if h != nil {
+			h.Close()
+		}
+	}
+}
+
+// IcebergAddr is the Iceberg REST listen address, or "".
+func (s *Server) IcebergAddr() string {
+	if s.il == nil {
+		return ""
+	}
+	return s.il.Addr().String()
 }
 
 // updateHealth tells the gRPC health service whether the source can serve
@@ -266,7 +339,7 @@ func (s *Server) Shutdown(ctx context.Context) {
 	case <-ctx.Done():
 		s.grpc.Stop()
 	}
-	for _, h := range []*http.Server{s.http, s.admin} {
+	for _, h := range []*http.Server{s.http, s.admin, s.iceberg} {
 		if h != nil {
 			_ = h.Shutdown(ctx)
 		}
