@@ -74,6 +74,7 @@ start it registers a small demo catalog. Ctrl-C stops it; the data stays in --da
 	fl.StringVar(&opts.Config.APIListen, "api-listen", env("LAKE_API_LISTEN", "127.0.0.1:8181"), "registration API listen address [LAKE_API_LISTEN]")
 	fl.StringVar(&opts.Config.FlightListen, "flight-listen", env("LAKE_FLIGHT_LISTEN", "127.0.0.1:50051"), "Flight SQL listen address [LAKE_FLIGHT_LISTEN]")
 	fl.StringVar(&opts.Config.HTTPListen, "http-listen", env("LAKE_HTTP_LISTEN", "127.0.0.1:8182"), "health and metrics listen address; - disables [LAKE_HTTP_LISTEN]")
+	fl.StringVar(&opts.Config.IcebergListen, "iceberg-listen", env("LAKE_ICEBERG_LISTEN", "127.0.0.1:8184"), "Iceberg REST catalog listen address, for engines (Spark, Trino, PyIceberg, DuckDB): catalog uri http://ADDR, warehouse = the tenant, a dev token as the bearer token; - disables [LAKE_ICEBERG_LISTEN]")
 	fl.StringVar(&opts.Config.BrowserListen, "browser-listen", env("LAKE_BROWSER_LISTEN", "127.0.0.1:8183"), "catalog browser (web page) listen address; loopback unless --allow-remote-browser; - disables [LAKE_BROWSER_LISTEN]")
 	fl.BoolVar(&opts.Config.AllowRemoteBrowser, "allow-remote-browser", false, "let --browser-listen be an address off loopback: whoever reaches it gets read-only dev tokens (a warning is logged)")
 	fl.StringSliceVar(&opts.Config.AllowHosts, "allow-host", nil, "Host names the listeners answer besides localhost, 127.0.0.1, [::1] and the addresses they listen on; only with a listener off loopback")
@@ -113,6 +114,9 @@ func localRun(ctx context.Context, opts *LocalOptions) error {
 	}
 	if ep.Browser != "" {
 		fmt.Fprintf(out, "  catalog browser   %s\n", ep.Browser)
+	}
+	if ep.Iceberg != "" {
+		fmt.Fprintf(out, "  Iceberg REST      %s  (catalog uri; warehouse = the tenant; token = a dev token)\n", ep.Iceberg)
 	}
 	if opts.Config.DataRoot != "" {
 		fmt.Fprintf(out, "  data root         %s (tables located under it are readable by path)\n", opts.Config.DataRoot)

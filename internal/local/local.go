@@ -73,6 +73,11 @@ type Config struct {
 	// Pprof adds Go's profiles under /debug/pprof/ to HTTPListen, for
 	// profiling a running local mode (behind the same Host check).
 	Pprof bool
+	// IcebergListen serves the Iceberg REST catalog (read side) for
+	// engines: catalog uri http://<it>, warehouse = the tenant, the same
+	// tokens. "" or "-" serves none (an embedder opts in; `lake local`
+	// listens on 127.0.0.1:8184 by default).
+	IcebergListen string
 	// BrowserListen serves the read-only catalog browser (internal/browser).
 	// Default 127.0.0.1:8183; "-" disables it. An address that is not
 	// loopback is refused unless AllowRemoteBrowser: the browser mints dev
@@ -145,6 +150,9 @@ func (c *Config) defaults() {
 	}
 	if c.BrowserListen == "" {
 		c.BrowserListen = "127.0.0.1:8183"
+	}
+	if c.IcebergListen == "-" {
+		c.IcebergListen = ""
 	}
 	if c.BrowserListen == "-" {
 		c.BrowserListen = ""
@@ -257,7 +265,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		}
 		cfg.Log.WarnContext(ctx, "local: the catalog browser listens off loopback: anyone who reaches it gets read-only dev tokens for the dev tenants", slog.String("listen", cfg.BrowserListen))
 	}
-	hosts, err := allowedHosts(cfg.AllowHosts, cfg.APIListen, cfg.BrowserListen, cfg.HTTPListen)
+	hosts, err := allowedHosts(cfg.AllowHosts, cfg.APIListen, cfg.BrowserListen, cfg.HTTPListen, cfg.IcebergListen)
 	if err != nil {
 		return nil, err
 	}
@@ -317,8 +325,10 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	in.disc, err = program.Start(rctx, program.Config{
 		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, AdminPprof: cfg.Pprof, Blobs: blobs, PollInterval: cfg.RefreshInterval,
 		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local", Door: door},
-		WrapAdmin:  func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
-		Collectors: []prometheus.Collector{CatalogCollector(in.cat)},
+		WrapAdmin:     func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
+		IcebergListen: cfg.IcebergListen,
+		WrapIceberg:   func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
+		Collectors:    []prometheus.Collector{CatalogCollector(in.cat)},
 	})
 	if err != nil {
 		cancel()
@@ -604,6 +614,9 @@ type Endpoints struct {
 	API, FlightSQL, HTTP string
 	// Browser is the catalog browser's URL; empty when disabled.
 	Browser string
+	// Iceberg is the Iceberg REST catalog's URI (an engine's catalog
+	// uri); empty when disabled.
+	Iceberg string
 }
 
 // Endpoints returns where the parts listen.
@@ -611,6 +624,9 @@ func (in *Instance) Endpoints() Endpoints {
 	ep := Endpoints{API: "http://" + in.apiLn.Addr().String(), FlightSQL: "grpc://" + in.disc.Addr(), HTTP: in.disc.AdminAddr()}
 	if in.browserLn != nil {
 		ep.Browser = "http://" + in.browserLn.Addr().String() + "/"
+	}
+	if a := in.disc.IcebergAddr(); a != "" {
+		ep.Iceberg = "http://" + a
 	}
 	return ep
 }

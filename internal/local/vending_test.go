@@ -188,3 +188,29 @@ func TestLocalVendsThroughSTS(t *testing.T) {
 		t.Fatal("the credentials read another table's object")
 	}
 }
+
+// --iceberg-listen serves the Iceberg REST catalog on loopback with the dev
+// tokens; a Host that is not loopback is refused, as on every local
+// listener.
+func TestLocalIcebergListener(t *testing.T) {
+	in, err := local.Start(context.Background(), local.Config{
+		DataDir: filepath.Join(t.TempDir(), "data"), APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "-",
+		IcebergListen: "127.0.0.1:0", RefreshInterval: time.Hour, Demo: true, Log: slog.New(slog.DiscardHandler),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(in.Close)
+	uri := in.Endpoints().Iceberg
+	if uri == "" {
+		t.Fatal("no Iceberg endpoint")
+	}
+	acme, _ := in.Token("acme", time.Hour)
+	code, b := call(t, "GET", uri+"/v1/acme/namespaces", acme, nil)
+	if code != http.StatusOK || !strings.Contains(string(b), `["sales"]`) {
+		t.Fatalf("namespaces: %d %s", code, b)
+	}
+	if code, b := send(t, "GET", uri+"/v1/acme/namespaces", "evil.example", map[string]string{"Authorization": "Bearer " + acme}); code != http.StatusForbidden && code != http.StatusMisdirectedRequest {
+		t.Fatalf("a non-loopback Host: %d %s", code, b)
+	}
+}
