@@ -155,8 +155,8 @@ type storageCredential struct {
 
 // loadTable answers GET …/tables/{table}: LoadTableResult. With
 // X-Iceberg-Access-Delegation: vended-credentials, the table's credentials
-// come in config and storage-credentials; a deployment without vending
-// answers without them.
+// come in config and storage-credentials; a deployment without vending, or
+// a table lake vends nothing for, is answered without them.
 func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.Request, tenant, ns, name string, q url.Values) *apiError {
 	switch q.Get("snapshots") {
 	case "", "all", "refs":
@@ -192,8 +192,11 @@ func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.
 			sc := storageCredentialOf(c, t.Location)
 			rsp.Config = sc.Config
 			rsp.StorageCredentials = []storageCredential{sc}
-		case vending.Code(err) == wire.CodeVendingNotConfigured && !errors.Is(err, ErrUnavailable):
-			// No vending here: the metadata alone.
+		case !errors.Is(err, ErrUnavailable) && (vending.Code(err) == wire.CodeVendingNotConfigured || vending.Code(err) == wire.CodeLocationNotAllowed):
+			// No vending here, or none for this table (its location is
+			// outside its tenant's allowed prefixes): the metadata alone,
+			// as a table is listed and described whatever vending says;
+			// GET …/credentials answers the refusal itself.
 		default:
 			return h.credentialsError(ctx, err)
 		}
