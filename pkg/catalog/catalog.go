@@ -661,7 +661,7 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 			// history goes with the tombstone.
 			c.planHistoryDelete(ctx, p, d.Ref, d.Registration.creationID, d.Registration.version)
 		}
-		p.sides = append(p.sides, c.indexRemove(d.Ref, d.Registration.creationID))
+		p.sides = append(p.sides, c.indexRemove(d.Ref, d.Registration.creationID, d.Registration.version))
 		err = c.commit(ctx, p)
 		if !committed(err) {
 			continue // moved meanwhile
@@ -740,7 +740,7 @@ func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (
 		c.planLegacyExpiry(ctx, p, ref, d.Registration.creationID, d.Registration.version)
 	}
 	p.sides = append(p.sides, write{part: PartTombstone, op: opDelete, key: tombKey, old: raw, usage: usage{0, -registrationBytes(tombKey, raw)}, mayLose: true},
-		c.indexRemove(ref, creationID))
+		c.indexRemove(ref, creationID, d.Registration.version))
 	err = c.commit(ctx, p)
 	switch {
 	case committed(err):

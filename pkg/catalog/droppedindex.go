@@ -107,11 +107,15 @@ func (c *Catalog) indexAdd(d Tombstone, tombKey string) write {
 }
 
 // indexRemove is the side write that removes the tombstone ref/creationID
-// from its tenant's index (nothing when it is not there).
-func (c *Catalog) indexRemove(ref TableRef, creationID string) write {
+// of the given version from its tenant's index (nothing when it is not
+// there). An entry of a later version is another drop's: a drop of the
+// table restored by an undrop writes its tombstone at the same key, and
+// its entry, possibly before the undrop's own side writes run; removing it
+// would hide that drop from Dropped until the sweep repaired the index.
+func (c *Catalog) indexRemove(ref TableRef, creationID string, version int64) write {
 	sub := ref.Namespace + "/" + ref.Name + "/" + creationID
 	return c.indexEdit(droppedIndexKey(ref), func(es []droppedEntry) []droppedEntry {
-		return slices.DeleteFunc(es, func(x droppedEntry) bool { return x.Key == sub })
+		return slices.DeleteFunc(es, func(x droppedEntry) bool { return x.Key == sub && x.Version <= version })
 	})
 }
 
