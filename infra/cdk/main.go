@@ -2,7 +2,8 @@
 //
 // Context values (cdk deploy -c key=value):
 //
-//	certificateArn   ACM certificate for a TLS listener on 443 (default: TCP 50051,
+//	certificateArn   ACM certificate for TLS listeners on 443 (Flight SQL) and
+//	                 8443 (Iceberg REST catalog) (default: TCP 50051 and 8184,
 //	                 allowed only with internal=true)
 //	internal         true: an internal load balancer, reachable only from the VPC
 //	                 (default false: internet-facing, which needs certificateArn)

@@ -81,6 +81,16 @@ const (
 	streamMaxRecordAge = 6 * time.Hour
 )
 
+// Discovery's Iceberg REST catalog (the read side, issue 41): the
+// container serves it in plain HTTP on IcebergPort (LAKE_ICEBERG_LISTEN);
+// the load balancer listens for it with TLS on IcebergTLSPort given a
+// certificate, terminating TLS and forwarding TCP to IcebergPort, or, when
+// internal without one, with TCP on IcebergPort itself.
+const (
+	IcebergPort    = 8184
+	IcebergTLSPort = 8443
+)
+
 // LakeProps configures the stack.
 type LakeProps struct {
 	awscdk.StackProps
@@ -103,9 +113,10 @@ type LakeProps struct {
 	// gets, 1 to MaxStreamBatchSize. Zero means DefaultStreamBatchSize
 	// (100).
 	StreamBatchSize int
-	// CertificateARN, when set, gives the load balancer a TLS listener on
-	// 443; otherwise it listens on TCP 50051, which NewLakeStack allows
-	// only with Internal.
+	// CertificateARN, when set, gives the load balancer TLS listeners on
+	// 443 (Flight SQL) and IcebergTLSPort (8443, the Iceberg REST
+	// catalog); otherwise it listens on TCP 50051 and IcebergPort (8184),
+	// which NewLakeStack allows only with Internal.
 	CertificateARN string
 	// Internal makes the load balancer internal (reachable from the VPC and
 	// what is connected to it) instead of internet-facing. Without a
@@ -262,7 +273,7 @@ func (p *LakeProps) validateMemory() error {
 // ErrCleartextInternet is NewLakeStack's answer to a deployment that
 // would put discovery's plaintext listener on the internet.
 var ErrCleartextInternet = errors.New("cdk: without a certificate, discovery would take bearer tokens in cleartext " +
-	"on an internet-facing load balancer: pass -c certificateArn=<ACM certificate ARN> for TLS on 443, " +
+	"on an internet-facing load balancer: pass -c certificateArn=<ACM certificate ARN> for TLS on 443 and 8443, " +
 	"or -c internal=true for an internal load balancer reachable only from the VPC")
 
 // ProducerResourcePath is the execute-api resource path of every route of
@@ -283,7 +294,8 @@ func ProducerResourcePath(tenant string) (string, error) {
 }
 
 // Validate reports what NewLakeStack would refuse: a plaintext listener
-// on an internet-facing load balancer (ErrCleartextInternet), an example
+// (Flight SQL's or the Iceberg catalog's) on an internet-facing load
+// balancer (ErrCleartextInternet), an example
 // producer tenant that ProducerResourcePath refuses, a schedule that is not
 // whole minutes, or a stream batching window or batch size out of Lambda's
 // range, or data buckets validateDataBuckets refuses.
@@ -746,6 +758,9 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		"LAKE_POLL_INTERVAL": s("2s"),
 		// The Go runtime collects before the task's 1,024 MiB limit.
 		"GOMEMLIMIT": s("900MiB"),
+		// The Iceberg REST catalog, in plain HTTP inside the task: the
+		// load balancer terminates TLS.
+		"LAKE_ICEBERG_LISTEN": s(":" + strconv.Itoa(IcebergPort)),
 	}
 	// Vending (issue 40), only with data buckets: discovery and the
 	// register function may assume the data-reader role (with the tags
@@ -798,15 +813,16 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Secrets:     &map[string]awsecs.Secret{"LAKE_JWT_HS256_SECRET": awsecs.Secret_FromSecretsManager(secret, nil)},
 		Logging:     awsecs.LogDriver_AwsLogs(&awsecs.AwsLogDriverProps{StreamPrefix: s("discovery"), LogGroup: discoveryLogs}),
 		PortMappings: &[]*awsecs.PortMapping{
-			{ContainerPort: jsii.Number(50051)}, {ContainerPort: jsii.Number(8080)},
+			{ContainerPort: jsii.Number(50051)}, {ContainerPort: jsii.Number(8080)}, {ContainerPort: jsii.Number(IcebergPort)},
 		},
 		ReadonlyRootFilesystem: jsii.Bool(true),
 		User:                   s("65532"),
 	})
 	serviceSG := awsec2.NewSecurityGroup(stack, s("DiscoverySG"), &awsec2.SecurityGroupProps{
-		Vpc: vpc, Description: s("discovery tasks: Flight SQL and health from inside the VPC (the load balancer)"), AllowAllOutbound: jsii.Bool(true),
+		Vpc: vpc, Description: s("discovery tasks: Flight SQL, Iceberg REST and health from inside the VPC (the load balancer)"), AllowAllOutbound: jsii.Bool(true),
 	})
 	serviceSG.AddIngressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(50051)), s("Flight SQL from the load balancer"), nil)
+	serviceSG.AddIngressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(IcebergPort)), s("Iceberg REST catalog from the load balancer"), nil)
 	serviceSG.AddIngressRule(awsec2.Peer_Ipv4(vpc.VpcCidrBlock()), awsec2.Port_Tcp(jsii.Number(8080)), s("health checks from the load balancer"), nil)
 	service := awsecs.NewFargateService(stack, s("Discovery"), &awsecs.FargateServiceProps{
 		Cluster:              cluster,
@@ -835,30 +851,53 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		VpcSubnets: &awsec2.SubnetSelection{SubnetType: awsec2.SubnetType_PUBLIC},
 	})
 	nlb.LogAccessLogs(nlbLogs, s("nlb"))
-	var listener awselasticloadbalancingv2.NetworkListener
+	var cert awscertificatemanager.ICertificate
 	if props.CertificateARN != "" {
-		cert := awscertificatemanager.Certificate_FromCertificateArn(stack, s("Certificate"), s(props.CertificateARN))
-		listener = nlb.AddListener(s("FlightSqlTls"), &awselasticloadbalancingv2.BaseNetworkListenerProps{
-			Port: jsii.Number(443), Protocol: awselasticloadbalancingv2.Protocol_TLS,
-			Certificates: &[]awselasticloadbalancingv2.IListenerCertificate{awselasticloadbalancingv2.ListenerCertificate_FromCertificateManager(cert)},
-			SslPolicy:    awselasticloadbalancingv2.SslPolicy_RECOMMENDED_TLS,
-			AlpnPolicy:   awselasticloadbalancingv2.AlpnPolicy_HTTP2_ONLY,
-		})
-	} else {
-		listener = nlb.AddListener(s("FlightSql"), &awselasticloadbalancingv2.BaseNetworkListenerProps{
-			Port: jsii.Number(50051), Protocol: awselasticloadbalancingv2.Protocol_TCP,
-		})
+		cert = awscertificatemanager.Certificate_FromCertificateArn(stack, s("Certificate"), s(props.CertificateARN))
 	}
-	listener.AddTargets(s("Discovery"), &awselasticloadbalancingv2.AddNetworkTargetsProps{
-		Port:     jsii.Number(50051),
-		Protocol: awselasticloadbalancingv2.Protocol_TCP,
-		Targets:  &[]awselasticloadbalancingv2.INetworkLoadBalancerTarget{service.LoadBalancerTarget(&awsecs.LoadBalancerTargetOptions{ContainerName: s("discovery"), ContainerPort: jsii.Number(50051)})},
-		HealthCheck: &awselasticloadbalancingv2.HealthCheck{
-			Protocol: awselasticloadbalancingv2.Protocol_HTTP, Port: s("8080"), Path: s("/healthz"),
-			Interval: awscdk.Duration_Seconds(jsii.Number(10)),
-		},
-		DeregistrationDelay: awscdk.Duration_Seconds(jsii.Number(30)),
-	})
+	// listen gives the load balancer a listener for one of discovery's
+	// container ports: with the certificate, TLS on tlsPort (the load
+	// balancer terminates TLS, negotiating alpn, and forwards TCP to the
+	// port); without one (internal only: Validate), TCP on the port
+	// itself. Its own target group is checked on /healthz (8080): it turns
+	// 503 when the snapshot goes stale, and discovery does not start when
+	// any of its listeners cannot listen, so a healthy /healthz means the
+	// port is served too (the Iceberg port's own GET /v1/config answers
+	// 401 without a token).
+	listen := func(id, targetID string, tlsPort, port float64, alpn awselasticloadbalancingv2.AlpnPolicy) awselasticloadbalancingv2.NetworkListener {
+		var listener awselasticloadbalancingv2.NetworkListener
+		if cert != nil {
+			listener = nlb.AddListener(s(id+"Tls"), &awselasticloadbalancingv2.BaseNetworkListenerProps{
+				Port: jsii.Number(tlsPort), Protocol: awselasticloadbalancingv2.Protocol_TLS,
+				Certificates: &[]awselasticloadbalancingv2.IListenerCertificate{awselasticloadbalancingv2.ListenerCertificate_FromCertificateManager(cert)},
+				SslPolicy:    awselasticloadbalancingv2.SslPolicy_RECOMMENDED_TLS,
+				AlpnPolicy:   alpn,
+			})
+		} else {
+			listener = nlb.AddListener(s(id), &awselasticloadbalancingv2.BaseNetworkListenerProps{
+				Port: jsii.Number(port), Protocol: awselasticloadbalancingv2.Protocol_TCP,
+			})
+		}
+		listener.AddTargets(s(targetID), &awselasticloadbalancingv2.AddNetworkTargetsProps{
+			Port:     jsii.Number(port),
+			Protocol: awselasticloadbalancingv2.Protocol_TCP,
+			Targets:  &[]awselasticloadbalancingv2.INetworkLoadBalancerTarget{service.LoadBalancerTarget(&awsecs.LoadBalancerTargetOptions{ContainerName: s("discovery"), ContainerPort: jsii.Number(port)})},
+			HealthCheck: &awselasticloadbalancingv2.HealthCheck{
+				Protocol: awselasticloadbalancingv2.Protocol_HTTP, Port: s("8080"), Path: s("/healthz"),
+				Interval: awscdk.Duration_Seconds(jsii.Number(10)),
+			},
+			DeregistrationDelay: awscdk.Duration_Seconds(jsii.Number(30)),
+		})
+		return listener
+	}
+	listen("FlightSql", "Discovery", 443, 50051, awselasticloadbalancingv2.AlpnPolicy_HTTP2_ONLY)
+	// The Iceberg port serves HTTP/1.1 only (no h2c behind the load
+	// balancer), so its TLS listener offers http/1.1 alone.
+	listen("Iceberg", "DiscoveryIceberg", IcebergTLSPort, IcebergPort, awselasticloadbalancingv2.AlpnPolicy_HTTP1_ONLY)
+	icebergURI := awscdk.Fn_Join(s(""), &[]*string{s("http://"), nlb.LoadBalancerDnsName(), s(":" + strconv.Itoa(IcebergPort))})
+	if cert != nil {
+		icebergURI = awscdk.Fn_Join(s(""), &[]*string{s("https://"), nlb.LoadBalancerDnsName(), s(":" + strconv.Itoa(IcebergTLSPort))})
+	}
 
 	nag(failures, "AwsSolutions-SQS3", "This queue is the refresh Lambda's on-failure destination (scheduled runs and stream batches), a dead-letter queue itself; a DLQ of it would add nothing.")
 	nag(producer, "AwsSolutions-IAM5", "The example policy scopes a producer to one tenant: the wildcards cover that tenant's namespaces and tables, the stage and the method, never another tenant's path.")
@@ -873,6 +912,8 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	}
 	out("ApiUrl", stage.Url(), "registration API base URL (SigV4, service execute-api)")
 	out("DiscoveryEndpoint", nlb.LoadBalancerDnsName(), "Flight SQL endpoint (the load balancer's DNS name)")
+	out("IcebergCatalogUri", icebergURI, "Iceberg REST catalog uri (warehouse: the tenant; the discovery bearer tokens); with a certificate, "+
+		"use your certificate's name (a CNAME to DiscoveryEndpoint) as its host")
 	out("SnapshotBucket", bucket.BucketName(), "S3 bucket of the snapshot blob")
 	out("ChangeEventBus", changes.EventBusName(), "EventBridge bus of table change events (source lake.catalog, detail-type Table Changed)")
 	out("RegistrationsTable", table.TableName(), "DynamoDB table of registrations")

@@ -307,6 +307,7 @@ func TestResources(t *testing.T) {
 	})
 	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::LoadBalancer"), map[string]any{"Type": "network", "Scheme": "internal"})
 	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), map[string]any{"Port": 50051, "Protocol": "TCP"})
+	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), map[string]any{"Port": IcebergPort, "Protocol": "TCP"})
 	tm.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::TargetGroup"), map[string]any{
 		"HealthCheckPath": "/healthz", "HealthCheckPort": "8080", "HealthCheckProtocol": "HTTP",
 	})
@@ -330,7 +331,7 @@ func TestResources(t *testing.T) {
 			t.Errorf("refresh's LAKE_EVENT_BUS = %v, want the change bus", vars["LAKE_EVENT_BUS"])
 		}
 	}
-	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "SnapshotBucket", "RegistrationsTable", "ChangeEventBus"} {
+	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "IcebergCatalogUri", "SnapshotBucket", "RegistrationsTable", "ChangeEventBus"} {
 		tm.HasOutput(jsii.String(out), map[string]any{})
 	}
 }
@@ -420,8 +421,9 @@ func onlyID[V any](t *testing.T, m map[string]V) string {
 }
 
 // Discovery polls the blob every 2 s and exposes what it did before: its
-// configuration, the signing secret from Secrets Manager, Flight SQL and
-// health ports to the VPC only.
+// configuration, the signing secret from Secrets Manager, Flight SQL,
+// Iceberg REST and health ports to the VPC only (where the load balancer
+// is, which has no security group of its own).
 func TestDiscoveryTask(t *testing.T) {
 	s := synth(t, LakeProps{Internal: true})
 	defs := s.resources("AWS::ECS::TaskDefinition")
@@ -438,7 +440,10 @@ func TestDiscoveryTask(t *testing.T) {
 	if got := env["LAKE_POLL_INTERVAL"]; got != "2s" {
 		t.Errorf("LAKE_POLL_INTERVAL = %q, want 2s", got)
 	}
-	if got, want := keys(env), []string{"GOMEMLIMIT", "LAKE_HTTP_LISTEN", "LAKE_LISTEN", "LAKE_POLL_INTERVAL", "LAKE_SNAPSHOT"}; !slices.Equal(got, want) {
+	if got, want := env["LAKE_ICEBERG_LISTEN"], ":8184"; got != want {
+		t.Errorf("LAKE_ICEBERG_LISTEN = %q, want %q", got, want)
+	}
+	if got, want := keys(env), []string{"GOMEMLIMIT", "LAKE_HTTP_LISTEN", "LAKE_ICEBERG_LISTEN", "LAKE_LISTEN", "LAKE_POLL_INTERVAL", "LAKE_SNAPSHOT"}; !slices.Equal(got, want) {
 		t.Errorf("environment %v, want exactly %v", got, want)
 	}
 	var secrets []string
@@ -452,9 +457,10 @@ func TestDiscoveryTask(t *testing.T) {
 	for _, p := range asAny(c["PortMappings"]) {
 		ports = append(ports, fmt.Sprint(p.(map[string]any)["ContainerPort"]))
 	}
-	if !slices.Equal(ports, []string{"50051", "8080"}) {
-		t.Errorf("container ports %v, want 50051 and 8080", ports)
+	if !slices.Equal(ports, []string{"50051", "8080", "8184"}) {
+		t.Errorf("container ports %v, want 50051, 8080 and 8184", ports)
 	}
+	vpc := onlyID(t, s.resources("AWS::EC2::VPC"))
 	found := false
 	for id, sg := range s.resources("AWS::EC2::SecurityGroup") {
 		if !strings.HasPrefix(id, "DiscoverySG") {
@@ -465,10 +471,16 @@ func TestDiscoveryTask(t *testing.T) {
 		for _, r := range asAny(props(sg)["SecurityGroupIngress"]) {
 			m := r.(map[string]any)
 			in = append(in, fmt.Sprint(m["FromPort"], "-", m["ToPort"]))
+			// From the VPC's own range only: no other source, no IPv6.
+			src, _ := json.Marshal(m["CidrIp"])
+			if want := `{"Fn::GetAtt":["` + vpc + `","CidrBlock"]}`; string(src) != want || m["IpProtocol"] != "tcp" ||
+				m["CidrIpv6"] != nil || m["SourceSecurityGroupId"] != nil || m["SourcePrefixListId"] != nil {
+				t.Errorf("discovery admits %v from %s, want tcp from %s only", m["FromPort"], src, want)
+			}
 		}
 		sort.Strings(in)
-		if !slices.Equal(in, []string{"50051-50051", "8080-8080"}) {
-			t.Errorf("discovery admits ports %v, want 50051 and 8080", in)
+		if !slices.Equal(in, []string{"50051-50051", "8080-8080", "8184-8184"}) {
+			t.Errorf("discovery admits ports %v, want 50051, 8080 and 8184", in)
 		}
 	}
 	if !found {
@@ -480,7 +492,8 @@ const testCertificate = "arn:aws:acm:eu-west-1:123456789012:certificate/abc"
 
 // No bearer token crosses the internet in cleartext: without a certificate
 // the stack is refused unless the load balancer is internal; with one,
-// the internet-facing load balancer listens with TLS only.
+// the internet-facing load balancer listens with TLS only, Flight SQL's
+// listener and the Iceberg catalog's alike.
 func TestNoCleartextListenerOnTheInternet(t *testing.T) {
 	_, err := NewLakeStack(awscdk.NewApp(&awscdk.AppProps{Outdir: jsii.String(t.TempDir())}), "Lake", &LakeProps{})
 	if !errors.Is(err, ErrCleartextInternet) {
@@ -492,27 +505,113 @@ func TestNoCleartextListenerOnTheInternet(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		name     string
-		props    LakeProps
-		scheme   string
-		listener map[string]any
+		name   string
+		props  LakeProps
+		scheme string
+		// listeners are the listeners' port/protocol, sorted.
+		listeners []string
 	}{
-		{"certificate", LakeProps{CertificateARN: testCertificate, RefreshMinutes: 5}, "internet-facing",
-			map[string]any{"Port": 443, "Protocol": "TLS", "Certificates": []any{map[string]any{"CertificateArn": testCertificate}}}},
-		{"internal without certificate", LakeProps{Internal: true}, "internal", map[string]any{"Port": 50051, "Protocol": "TCP"}},
-		{"internal with certificate", LakeProps{Internal: true, CertificateARN: testCertificate}, "internal", map[string]any{"Port": 443, "Protocol": "TLS"}},
+		{"certificate", LakeProps{CertificateARN: testCertificate, RefreshMinutes: 5}, "internet-facing", []string{"443/TLS", "8443/TLS"}},
+		{"internal without certificate", LakeProps{Internal: true}, "internal", []string{"50051/TCP", "8184/TCP"}},
+		{"internal with certificate", LakeProps{Internal: true, CertificateARN: testCertificate}, "internal", []string{"443/TLS", "8443/TLS"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := synth(t, tt.props)
 			s.template.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::LoadBalancer"), map[string]any{"Type": "network", "Scheme": tt.scheme})
-			listeners := s.resources("AWS::ElasticLoadBalancingV2::Listener")
-			if len(listeners) != 1 {
-				t.Fatalf("got %d listeners, want 1", len(listeners))
+			var got []string
+			for id, l := range s.resources("AWS::ElasticLoadBalancingV2::Listener") {
+				p := props(l)
+				got = append(got, fmt.Sprint(p["Port"], "/", p["Protocol"]))
+				if p["Protocol"] == "TLS" {
+					if certs, _ := json.Marshal(p["Certificates"]); string(certs) != `[{"CertificateArn":"`+testCertificate+`"}]` {
+						t.Errorf("listener %s on %v has certificates %s, want %s", id, p["Port"], certs, testCertificate)
+					}
+				} else if tt.scheme != "internal" {
+					t.Errorf("listener %s: %v on %v of an internet-facing load balancer, want TLS", id, p["Protocol"], p["Port"])
+				}
 			}
-			s.template.HasResourceProperties(jsii.String("AWS::ElasticLoadBalancingV2::Listener"), tt.listener)
+			sort.Strings(got)
+			if !slices.Equal(got, tt.listeners) {
+				t.Errorf("listeners %v, want %v", got, tt.listeners)
+			}
 			if tt.props.RefreshMinutes == 5 {
 				s.template.HasResourceProperties(jsii.String("AWS::Events::Rule"), map[string]any{"ScheduleExpression": "rate(5 minutes)"})
+			}
+		})
+	}
+}
+
+// The Iceberg REST catalog (issue 41) has its own listener and target
+// group: with a certificate, TLS on 8443 (http/1.1 only, the container
+// serves no HTTP/2) terminated by the load balancer; without one (internal
+// only), TCP on 8184. Either forwards TCP to the container's 8184, its
+// targets checked on /healthz, and IcebergCatalogUri names it.
+func TestIcebergListener(t *testing.T) {
+	tests := []struct {
+		name     string
+		props    LakeProps
+		listener map[string]any
+		uri      []any // the parts Fn::Join joins, the DNS name as "DNS"
+	}{
+		{"certificate", LakeProps{CertificateARN: testCertificate}, map[string]any{
+			"Port": 8443, "Protocol": "TLS", "Certificates": []any{map[string]any{"CertificateArn": testCertificate}},
+			"SslPolicy": "ELBSecurityPolicy-TLS13-1-2-2021-06", "AlpnPolicy": []any{"HTTP1Only"},
+		}, []any{"https://", "DNS", ":8443"}},
+		{"internal", LakeProps{Internal: true}, map[string]any{"Port": 8184, "Protocol": "TCP"}, []any{"http://", "DNS", ":8184"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := synth(t, tt.props)
+			var listener map[string]any
+			for _, l := range s.resources("AWS::ElasticLoadBalancingV2::Listener") {
+				if p := props(l); fmt.Sprint(p["Port"]) == fmt.Sprint(tt.listener["Port"]) {
+					listener = p
+				}
+			}
+			if listener == nil {
+				t.Fatalf("no listener on %v", tt.listener["Port"])
+			}
+			for k, want := range tt.listener {
+				if got := listener[k]; fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("listener %s = %v, want %v", k, got, want)
+				}
+			}
+			actions := asAny(listener["DefaultActions"])
+			if len(actions) != 1 {
+				t.Fatalf("listener actions %v, want one forward", actions)
+			}
+			tg, _ := actions[0].(map[string]any)["TargetGroupArn"].(map[string]any)["Ref"].(string)
+			groups := s.resources("AWS::ElasticLoadBalancingV2::TargetGroup")
+			if len(groups) != 2 || groups[tg] == nil {
+				t.Fatalf("listener forwards to %q of target groups %v, want its own of two", tg, keys(groups))
+			}
+			got := props(groups[tg])
+			want := map[string]any{
+				"Port": 8184, "Protocol": "TCP", "TargetType": "ip",
+				"HealthCheckProtocol": "HTTP", "HealthCheckPort": "8080", "HealthCheckPath": "/healthz",
+			}
+			for k, w := range want {
+				if fmt.Sprint(got[k]) != fmt.Sprint(w) {
+					t.Errorf("target group %s = %v, want %v", k, got[k], w)
+				}
+			}
+			// The service registers the container's 8184 with it.
+			services := s.resources("AWS::ECS::Service")
+			b, _ := json.Marshal(props(services[onlyID(t, services)])["LoadBalancers"])
+			if !strings.Contains(string(b), `{"ContainerName":"discovery","ContainerPort":8184,"TargetGroupArn":{"Ref":"`+tg+`"}}`) {
+				t.Errorf("service load balancers %s, want discovery:8184 in %s", b, tg)
+			}
+			out, _ := s.raw["Outputs"].(map[string]any)["IcebergCatalogUri"].(map[string]any)
+			join := asAny(asAny(out["Value"].(map[string]any)["Fn::Join"])[1])
+			nlb := onlyID(t, s.resources("AWS::ElasticLoadBalancingV2::LoadBalancer"))
+			for i, part := range join {
+				if b, _ := json.Marshal(part); string(b) == `{"Fn::GetAtt":["`+nlb+`","DNSName"]}` {
+					join[i] = "DNS"
+				}
+			}
+			if fmt.Sprint(join) != fmt.Sprint(tt.uri) {
+				t.Errorf("IcebergCatalogUri joins %v, want %v", join, tt.uri)
 			}
 		})
 	}
