@@ -293,6 +293,7 @@ func TestResources(t *testing.T) {
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions/{version}",
 		"POST /v1/admin/tenants/{tenant}/allowed-prefixes",
 		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables",
+		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/sync",
 		"POST /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/undrop",
 		"PUT /v1/admin/tenants/{tenant}/settings",
 		"PUT /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",

@@ -18,6 +18,7 @@
 //	                                                                   (?from=V[&to=V][&creation_id=…]; to: the newest)
 //	GET    /v1/tenants/{tenant}/dropped  the tenant's dropped tables in retention, newest first
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/credentials  access to the table's files
+//	POST   /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/sync  the table's files into Iceberg metadata (sync.go)
 //	GET|PUT /v1/admin/tenants/{tenant}/settings, POST|DELETE /v1/admin/tenants/{tenant}/allowed-prefixes
 //	                                                                   an operator's settings (vending.go)
 //
@@ -125,6 +126,9 @@ type Options struct {
 	// Door answers GET …/tables/{table}/credentials; nil answers 501
 	// vending_not_configured.
 	Door *vending.Door
+	// Sync answers POST …/tables/{table}/sync (sync.go); nil answers 501
+	// sync_not_configured.
+	Sync Syncer
 }
 
 // Handler serves the registration API over a catalog.
@@ -158,6 +162,7 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET "+tables+"/{table}/diff", h.diff)
 	h.mux.HandleFunc("GET /v1/tenants/{tenant}/dropped", h.dropped)
 	h.routeVending()
+	h.mux.HandleFunc("POST "+tables+"/{table}/sync", h.sync)
 	return h, nil
 }
 
