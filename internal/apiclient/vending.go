@@ -69,3 +69,14 @@ func (c *Client) SetAllowedPrefixes(ctx context.Context, tenant string, prefixes
 }
 
 func adminPath(tenant string) string { return "/v1/admin/tenants/" + url.PathEscape(tenant) }
+
+// Sync takes ref's file snapshot (POST …/tables/{table}/sync): the Parquet
+// files at its location into Iceberg metadata, which discovery's Iceberg
+// REST catalog then serves. A location lake may not read for the tenant is
+// an *Error of kind ErrLocationNotAllowed; a deployment that does not sync,
+// or a sync that failed, an *Error with the API's code and reason.
+func (c *Client) Sync(ctx context.Context, ref catalog.TableRef) (wire.SyncResult, error) {
+	var res wire.SyncResult
+	_, err := c.do(ctx, ref, http.MethodPost, tablePath(ref)+"/sync", nil, nil, &res)
+	return res, err
+}
