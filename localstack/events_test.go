@@ -6,12 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
@@ -25,42 +22,6 @@ import (
 	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
 )
 
-// eventBridge is an EventBridge endpoint that records what PutEvents is
-// sent (AWS JSON 1.1, X-Amz-Target AWSEvents.PutEvents) and accepts it:
-// no EventBridge emulator runs on these machines (LocalStack needs
-// Docker), so the request the real SDK client sends from the real refresh
-// bootstrap is checked here, on the wire.
-type eventBridge struct {
-	mu      sync.Mutex
-	entries []putEventsEntry
-}
-
-type putEventsEntry struct {
-	EventBusName, Source, DetailType, Detail string
-}
-
-func (e *eventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(r.Body)
-	if r.Header.Get("X-Amz-Target") != "AWSEvents.PutEvents" {
-		http.Error(w, `{"__type":"UnknownOperationException"}`, http.StatusBadRequest)
-		return
-	}
-	var in struct{ Entries []putEventsEntry }
-	if err := json.Unmarshal(b, &in); err != nil {
-		http.Error(w, `{"__type":"SerializationException"}`, http.StatusBadRequest)
-		return
-	}
-	e.mu.Lock()
-	e.entries = append(e.entries, in.Entries...)
-	e.mu.Unlock()
-	ids := make([]string, len(in.Entries))
-	for i := range ids {
-		ids[i] = fmt.Sprintf(`{"EventId":"%d"}`, i)
-	}
-	w.Header().Set("Content-Type", "application/x-amz-json-1.1")
-	fmt.Fprintf(w, `{"FailedEntryCount":0,"Entries":[%s]}`, strings.Join(ids, ","))
-}
-
 // A stream batch through the real refresh bootstrap announces each change
 // it published on the bus LAKE_EVENT_BUS names: source lake.catalog,
 // detail-type "Table Changed", the tenant, op, version and who in the
@@ -69,11 +30,11 @@ func (e *eventBridge) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestChangeEventsThroughTheRefreshBootstrap(t *testing.T) {
 	t.Parallel()
 	c := newCloud(t)
-	bus := &eventBridge{}
-	srv := httptest.NewServer(bus)
-	t.Cleanup(srv.Close)
+	// No EventBridge emulator runs on these machines (LocalStack needs
+	// Docker): testenv's endpoint records what the real SDK client sends.
+	bus := testenv.StartEventBridge(t)
 	reg := c.register(t)
-	fn := testenv.StartLambda(t, testenv.Binary(t, "refresh"), c.env("", "LAKE_EVENT_BUS=lake-changes", "AWS_ENDPOINT_URL_EVENTBRIDGE="+srv.URL)...)
+	fn := testenv.StartLambda(t, testenv.Binary(t, "refresh"), c.env("", "LAKE_EVENT_BUS=lake-changes", "AWS_ENDPOINT_URL_EVENTBRIDGE="+bus.URL)...)
 	ipc, _ := catalog.EncodeSchema(catalogtest.WideSchema(1, 3))
 	registerTable(t, reg, "acme", "sales", "orders", ipc)
 	if res := runRefresh(t, fn); res.Outcome != refresh.Published || res.Announced != 0 {
@@ -107,10 +68,8 @@ func TestChangeEventsThroughTheRefreshBootstrap(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil || res.Outcome != refresh.Published || !res.Incremental || res.Announced != 2 || res.AnnounceError != "" {
 		t.Fatalf("stream batch = %+v, %v; want published incrementally with 2 changes announced", res, err)
 	}
-	bus.mu.Lock()
-	defer bus.mu.Unlock()
 	var got []string
-	for _, e := range bus.entries {
+	for _, e := range bus.Entries() {
 		var d refresh.EventDetail
 		if err := json.Unmarshal([]byte(e.Detail), &d); err != nil {
 			t.Fatal(err)
