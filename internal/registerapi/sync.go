@@ -26,15 +26,8 @@ type Syncer interface {
 // location_not_allowed, a table gone or changed meanwhile 409 conflict, any
 // other failure 502 sync_failed with the reason.
 func (h *Handler) sync(w http.ResponseWriter, r *http.Request) {
-	ref := pathRef(r, r.PathValue("table"))
-	caller, err := h.authorize(r)
-	if err != nil {
-		h.fail(w, r, ref, err)
-		return
-	}
-	reg, err := h.cat.Get(r.Context(), ref)
-	if err != nil {
-		h.fail(w, r, ref, err)
+	caller, ref, reg, ok := h.authorizedTable(w, r)
+	if !ok {
 		return
 	}
 	if h.opts.Sync == nil {

@@ -41,16 +41,25 @@ func (h *Handler) routeVending() {
 	h.mux.HandleFunc("DELETE "+admin+"/allowed-prefixes", h.disallowPrefix)
 }
 
-func (h *Handler) credentials(w http.ResponseWriter, r *http.Request) {
+// authorizedTable authorizes r and reads the table its path names: the
+// caller, the table and its registration, or false when it answered an
+// error.
+func (h *Handler) authorizedTable(w http.ResponseWriter, r *http.Request) (string, catalog.TableRef, catalog.Registration, bool) {
 	ref := pathRef(r, r.PathValue("table"))
 	caller, err := h.authorize(r)
-	if err != nil {
-		h.fail(w, r, ref, err)
-		return
+	if err == nil {
+		var reg catalog.Registration
+		if reg, err = h.cat.Get(r.Context(), ref); err == nil {
+			return caller, ref, reg, true
+		}
 	}
-	reg, err := h.cat.Get(r.Context(), ref)
-	if err != nil {
-		h.fail(w, r, ref, err)
+	h.fail(w, r, ref, err)
+	return "", ref, catalog.Registration{}, false
+}
+
+func (h *Handler) credentials(w http.ResponseWriter, r *http.Request) {
+	caller, ref, reg, ok := h.authorizedTable(w, r)
+	if !ok {
 		return
 	}
 	settings, err := h.cat.TenantSettings(r.Context(), ref.Tenant)
