@@ -152,6 +152,30 @@ func blobBytes(t *testing.T, gen uint64, tables ...string) []byte {
 	return blob
 }
 
+// writeRefsBlob writes to path a generation-1 snapshot blob of refs, each
+// registered at loc(ref) with a 3-column schema.
+func writeRefsBlob(t *testing.T, path string, refs []catalog.TableRef, loc func(catalog.TableRef) string) {
+	t.Helper()
+	st := memstore.New(memstore.Options{})
+	c := catalog.New(st, catalog.Options{})
+	for i, ref := range refs {
+		if _, _, err := c.Register(context.Background(), ref, catalog.TableSpec{Location: loc(ref), Schema: catalogtest.WideSchema(i, 3)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built, err := scan.Build(context.Background(), st, scan.BuildOptions{Generation: 1, CreatedAt: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := built.Written.Blob()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, one, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The discovery binary: UNAVAILABLE and NOT_SERVING until a blob exists,
 // then serving; picks up a new blob; keeps serving over a corrupt one; exits
 // cleanly on SIGTERM.
@@ -523,29 +547,12 @@ func TestDiscoveryTLS(t *testing.T) {
 // tenant sees its own namespaces alone and no token gets 401.
 func TestDiscoveryBinaryBrowser(t *testing.T) {
 	blob := filepath.Join(t.TempDir(), "catalog.lakesnap")
-	st := memstore.New(memstore.Options{})
-	c := catalog.New(st, catalog.Options{})
-	for i, ref := range []catalog.TableRef{
+	writeRefsBlob(t, blob, []catalog.TableRef{
 		{Tenant: "acme", Namespace: "sales", Name: "orders"},
 		{Tenant: "acme", Namespace: "sales", Name: "returns"},
 		{Tenant: "acme", Namespace: "web", Name: "clicks"},
 		{Tenant: "globex", Namespace: "ops", Name: "jobs"},
-	} {
-		if _, _, err := c.Register(context.Background(), ref, catalog.TableSpec{Location: "/d/" + ref.Name, Schema: catalogtest.WideSchema(i, 3)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	built, err := scan.Build(context.Background(), st, scan.BuildOptions{Generation: 1, CreatedAt: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := built.Written.Blob()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(blob, one, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	}, func(ref catalog.TableRef) string { return "/d/" + ref.Name })
 	web := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	d := startDiscovery(t, blob, "LAKE_BROWSER_LISTEN="+web)
 	d.proc.WaitTCP(t, web, 30*time.Second)

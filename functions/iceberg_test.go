@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -21,11 +20,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/lake-catalog/lake/internal/auth"
-	"github.com/lake-catalog/lake/internal/refresh/scan"
 	"github.com/lake-catalog/lake/internal/testenv"
 	"github.com/lake-catalog/lake/pkg/catalog"
-	"github.com/lake-catalog/lake/pkg/catalog/catalogtest"
-	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 )
 
 // icebergDiscovery starts the discovery binary with -iceberg-listen over a
@@ -33,28 +29,11 @@ import (
 func icebergDiscovery(t *testing.T) string {
 	t.Helper()
 	blob := filepath.Join(t.TempDir(), "catalog.lakesnap")
-	st := memstore.New(memstore.Options{})
-	c := catalog.New(st, catalog.Options{})
 	refs := []catalog.TableRef{{Tenant: "globex", Namespace: "secret", Name: "plans"}, {Tenant: "globex", Namespace: "sales", Name: "orders"}}
 	for i := range 5 {
 		refs = append(refs, catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "t" + strconv.Itoa(i)})
 	}
-	for i, ref := range refs {
-		if _, _, err := c.Register(context.Background(), ref, catalog.TableSpec{Location: "s3://data/" + ref.String() + "/", Schema: catalogtest.WideSchema(i, 3)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	built, err := scan.Build(context.Background(), st, scan.BuildOptions{Generation: 1, CreatedAt: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	one, err := built.Written.Blob()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(blob, one, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRefsBlob(t, blob, refs, func(ref catalog.TableRef) string { return "s3://data/" + ref.String() + "/" })
 	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreePort(t))
 	d := startDiscovery(t, blob, "LAKE_ICEBERG_LISTEN="+addr)
 	d.proc.WaitTCP(t, addr, 30*time.Second)
