@@ -15,8 +15,9 @@
 // listing is the previous one's (a SHA-256 of every key, size and version,
 // kept in the snapshot summary as lake.files-sha256) reads and writes
 // nothing. Otherwise only the footers of new and changed files are read: a
-// first request for the last 16 KiB, a second for the footer when it is
-// longer. The Parquet reader and iceberg-go are handed the footer alone, so
+// first request for the end of the file (8 KiB until a footer of the
+// location has been seen, then a quarter more than the largest seen, at
+// least 1 KiB), a second for the footer when it is longer. The Parquet reader and iceberg-go are handed the footer alone, so
 // neither can read a data page.
 //
 // # Files left out

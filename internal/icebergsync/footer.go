@@ -19,9 +19,20 @@ import (
 	"github.com/lake-catalog/lake/pkg/icebergschema"
 )
 
-// firstRead is how much of a file's end one request fetches: the footer
-// of a small file whole, and its length otherwise.
-const firstRead = 16 << 10
+// firstRead is how much of a file's end the first request fetches before
+// Sync has seen a footer of the location: the footer of a small file
+// whole. Later files start from the largest footer seen so far
+// (firstReadFor), as files of one table tend to have alike footers.
+const firstRead = 8 << 10
+
+// firstReadFor is the first request's size when the largest footer seen so
+// far is seen bytes (0: none yet): a quarter more, at least 1 KiB.
+func firstReadFor(seen int64) int64 {
+	if seen == 0 {
+		return firstRead
+	}
+	return max(seen+seen/4+8, 1<<10)
+}
 
 // errNotFooter is a read below a file's footer: Sync reads footers only.
 var errNotFooter = errors.New("icebergsync: a read outside the Parquet footer")
@@ -34,14 +45,14 @@ func (e *skipError) Error() string { return e.reason }
 func skipf(format string, args ...any) error { return &skipError{reason: fmt.Sprintf(format, args...)} }
 
 // readTail fetches the end of o holding its Parquet footer: one request
-// when the footer is in the last firstRead bytes, two otherwise. A file
-// that does not end like Parquet, or whose footer is over maxFooter, is a
+// when the footer is in the last first bytes, two otherwise. A file that
+// does not end like Parquet, or whose footer is over maxFooter, is a
 // *skipError. It returns the bytes and how many were read.
-func readTail(ctx context.Context, data Files, o Object, maxFooter int64) ([]byte, int64, error) {
+func readTail(ctx context.Context, data Files, o Object, first, maxFooter int64) ([]byte, int64, error) {
 	if o.Size < 12 {
 		return nil, 0, skipf("not Parquet: %d bytes", o.Size)
 	}
-	n := min(o.Size, firstRead)
+	n := min(o.Size, max(first, 12))
 	tail := make([]byte, n)
 	if err := data.ReadAt(ctx, o, tail, o.Size-n); err != nil {
 		return nil, 0, err

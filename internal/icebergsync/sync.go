@@ -160,7 +160,7 @@ type Result struct {
 	// Added and Removed count the data files this snapshot added and
 	// removed; Files and Records are the table's totals after it.
 	Added, Removed, Files int
-	Records                int64
+	Records               int64
 	// Skipped are the files left out of the table, in key order
 	// (State.Skipped).
 	Skipped []Skip
@@ -594,6 +594,7 @@ type footerRead struct {
 func readFooters(ctx context.Context, t Table, sc *iceberg.Schema, props iceberg.Properties, data Files, objs []Object, lim Limits) ([]footerRead, error) {
 	out := make([]footerRead, len(objs))
 	var total atomic.Int64
+	var seen atomic.Int64 // the largest footer (and tail) read so far
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(lim.Concurrency)
 	for i, o := range objs {
@@ -602,8 +603,16 @@ func readFooters(ctx context.Context, t Table, sc *iceberg.Schema, props iceberg
 		}
 		g.Go(func() error {
 			r := footerRead{obj: o}
-			tail, n, err := readTail(gctx, data, o, lim.MaxFooterBytes)
+			tail, n, err := readTail(gctx, data, o, firstReadFor(seen.Load()), lim.MaxFooterBytes)
 			r.footer = n
+			if err == nil {
+				for l := int64(binary.LittleEndian.Uint32(tail[len(tail)-8:])); ; {
+					cur := seen.Load()
+					if l <= cur || seen.CompareAndSwap(cur, l) {
+						break
+					}
+				}
+			}
 			if total.Add(n) > lim.MaxTotalFooterBytes {
 				return fmt.Errorf("%w: over %d bytes after %s", ErrBudget, lim.MaxTotalFooterBytes, o.Key)
 			}
