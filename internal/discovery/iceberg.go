@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -79,6 +80,9 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 		return icebergrest.Table{}, false, nil
 	}
 	c := ts.cols
+	if t, ok := src.synced(ctx, ts, i); ok {
+		return t, true, nil
+	}
 	ipc := ts.schema(i)
 	if ipc == nil {
 		return icebergrest.Table{}, false, fmt.Errorf("%s.%s has no stored schema (registered before lake kept schemas; backfill it): %w", namespace, name, icebergrest.ErrNotRepresentable)
@@ -117,6 +121,36 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 		t.UUID = tableUUID(tenant, namespace, name, id).String()
 	}
 	return t, true, nil
+}
+
+// synced returns row i as its Iceberg state describes it: its metadata
+// file, answered verbatim, when the row carries a state that decodes
+// (catalog.DecodeIcebergState) and was synced against the row's
+// registration (its creation id and version). A state of an older version
+// is not served: the table has changed since (an update of its schema, a
+// drop and undrop), and until the next sync loadTable answers metadata
+// built from the registration. One that does not decode is logged, once
+// per row of the prepared tenant, and served as none.
+func (src icebergSource) synced(ctx context.Context, ts *tenantState, i int) (icebergrest.Table, bool) {
+	raw := ts.icebergState(i)
+	if raw == nil {
+		return icebergrest.Table{}, false
+	}
+	st, err := catalog.DecodeIcebergState(raw)
+	if err != nil {
+		if _, logged := ts.icebergLogged.LoadOrStore(i, struct{}{}); !logged {
+			src.s.opts.Log.WarnContext(ctx, "iceberg: a table's iceberg state in the snapshot does not decode; answered without it",
+				slog.String("tenant", ts.tenant), slog.String("table", ts.cols.Namespace.Value(i)+"."+ts.cols.Name.Value(i)),
+				slog.String("error", err.Error()))
+		}
+		return icebergrest.Table{}, false
+	}
+	c := ts.cols
+	if st.Version != c.Version.Value(i) || st.CreationID != ts.creationID(i) {
+		return icebergrest.Table{}, false
+	}
+	return icebergrest.Table{Location: c.Location.Value(i), Version: c.Version.Value(i), Description: c.Description.Value(i),
+		UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), MetadataLocation: st.MetadataLocation, Metadata: st.Metadata}, true
 }
 
 // tableUUID is a table's Iceberg table-uuid: a name-based (SHA-1) UUID of

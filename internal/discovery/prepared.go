@@ -71,6 +71,10 @@ type tenantState struct {
 	tenantSettings catalog.TenantSettings
 	settingsErr    error
 
+	// icebergLogged holds the rows whose Iceberg state was found not to
+	// decode and logged (row index → struct{}), so each is logged once.
+	icebergLogged sync.Map
+
 	// bytes is what the state holds: Arrow buffers, messages and indexes.
 	bytes int64
 }
@@ -143,7 +147,8 @@ func (ts *tenantState) settings() catalog.TenantSettings {
 }
 
 // size counts the state's real bytes: the decoded segment's (its record
-// batches' bodies, the creation id and field id columns among them, and
+// batches' bodies, the creation id, field id and Iceberg state columns
+// among them, and
 // its settings' bytes: snapshot.Segment.Bytes), the messages, the index
 // slices and the decoded settings.
 func (ts *tenantState) size(segment int64) int64 {
@@ -210,6 +215,13 @@ func (ts *tenantState) creationID(i int) string { return ts.cols.CreationID.Valu
 // format version 8. The ids are decoded from the segment's column on each
 // call: a new slice, the caller's own.
 func (ts *tenantState) fieldIDs(i int) (ids []int32, last int32) { return ts.cols.FieldIDsOf(i) }
+
+// icebergState returns row i's Iceberg state item as the catalog stored
+// it (catalog.DecodeIcebergState reads it), nil when the row has none (and
+// for every row of a segment before snapshot format version 9). The bytes
+// are read-only memory of the segment's column, valid for as long as the
+// state, and counted in its size (snapshot.Segment.Bytes).
+func (ts *tenantState) icebergState(i int) []byte { return ts.cols.IcebergStateOf(i) }
 
 // schemaLen is row i's schema IPC length, or -1 when unavailable.
 func (ts *tenantState) schemaLen(i int) int {

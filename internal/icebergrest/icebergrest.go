@@ -2,6 +2,7 @@ package icebergrest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -41,8 +42,10 @@ type Source interface {
 	Credentials(ctx context.Context, tenant, namespace, name string) (wire.Credentials, error)
 }
 
-// Table is one table as loadTable describes it. Snapshots and a metadata
-// file come later (file snapshots); today a table has no current snapshot.
+// Table is one table as loadTable describes it: its metadata file when
+// lake's Iceberg sync wrote one (MetadataLocation and Metadata, answered
+// verbatim, snapshots included), else metadata built from its schema, with
+// no snapshot.
 type Table struct {
 	// UUID is the table's Iceberg table-uuid. Empty or not a UUID: the
 	// handler derives a stable one from tenant, namespace and name.
@@ -69,6 +72,13 @@ type Table struct {
 	// NameMapping is the JSON of schema.name-mapping.default (maps the
 	// Parquet files' column names to field ids), or nil.
 	NameMapping []byte
+	// MetadataLocation and Metadata are the table's current metadata file:
+	// its location and its TableMetadata JSON (an object), which loadTable
+	// answers as they are, instead of metadata built from Schema (which
+	// may then be nil). Metadata nil: none yet. The Source checked them
+	// (catalog.DecodeIcebergState); the handler does not parse them.
+	MetadataLocation string
+	Metadata         json.RawMessage
 }
 
 // Authenticator returns the tenant of a request (a bearer token's tenant);

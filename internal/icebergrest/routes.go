@@ -153,7 +153,12 @@ type storageCredential struct {
 	Config map[string]string `json:"config"`
 }
 
-// loadTable answers GET …/tables/{table}: LoadTableResult. With
+// loadTable answers GET …/tables/{table}: LoadTableResult: the table's
+// metadata file (Table.MetadataLocation, Table.Metadata) verbatim when the
+// Source has one, else metadata built from its schema under a stable
+// name (buildMetadata, metadataLocation). The snapshots parameter is
+// checked, and all snapshots are answered either way (the spec lets a
+// server do so). With
 // X-Iceberg-Access-Delegation: vended-credentials, the table's credentials
 // come in config and storage-credentials; a deployment without vending, or
 // a table lake vends nothing for, is answered without them.
@@ -167,13 +172,18 @@ func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.
 	if e != nil {
 		return e
 	}
-	if t.Schema == nil {
-		return &apiError{http.StatusInternalServerError, typeInternal, "the table has no schema to describe"}
-	}
-	md, err := buildMetadata(tenant, ns, name, t)
-	if err != nil {
-		h.log.ErrorContext(ctx, "icebergrest: load table", "tenant", tenant, "namespace", ns, "table", name, "err", err)
-		return errInternal
+	mdLoc, md := t.MetadataLocation, t.Metadata
+	if md == nil {
+		// No metadata file yet: built from the schema.
+		if t.Schema == nil {
+			return &apiError{http.StatusInternalServerError, typeInternal, "the table has no schema to describe"}
+		}
+		var err error
+		if md, err = buildMetadata(tenant, ns, name, t); err != nil {
+			h.log.ErrorContext(ctx, "icebergrest: load table", "tenant", tenant, "namespace", ns, "table", name, "err", err)
+			return errInternal
+		}
+		mdLoc = metadataLocation(tenant, ns, name, t)
 	}
 	rsp := struct {
 		MetadataLocation   string              `json:"metadata-location"`
@@ -181,7 +191,7 @@ func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.
 		Config             map[string]string   `json:"config"`
 		StorageCredentials []storageCredential `json:"storage-credentials,omitempty"`
 	}{
-		MetadataLocation: metadataLocation(tenant, ns, name, t),
+		MetadataLocation: mdLoc,
 		Metadata:         md,
 		Config:           map[string]string{},
 	}

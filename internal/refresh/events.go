@@ -167,7 +167,8 @@ var _ metastore.Visitor = (*batchScan)(nil)
 func newBatchScan(store metastore.Store, keys []string) *batchScan {
 	b := &batchScan{Store: store, keys: slices.Clone(keys), want: map[string]bool{}, seen: map[string][]byte{}}
 	for _, k := range keys {
-		if strings.HasPrefix(k, catalog.KeyPrefix) || strings.HasPrefix(k, catalog.TombstonePrefix) || strings.HasPrefix(k, catalog.TenantPrefix) {
+		if strings.HasPrefix(k, catalog.KeyPrefix) || strings.HasPrefix(k, catalog.TombstonePrefix) || strings.HasPrefix(k, catalog.TenantPrefix) ||
+			strings.HasPrefix(k, catalog.IcebergPrefix) {
 			b.want[k] = true
 		}
 	}

@@ -144,7 +144,8 @@ func LambdaMain(ctx context.Context, _ []string, getenv func(string) string, std
 // the refresh Lambda's events: an EventBridge scheduled event runs Run (one
 // read of the change counter when nothing changed), a DynamoDB Streams
 // batch runs Apply with the batch's changed keys (registrations,
-// tombstones and tenant settings are applied; other keys, the counter's
+// tombstones, tables' Iceberg states and tenant settings are applied; the
+// stream must therefore carry iceberg/ keys too; other keys, the counter's
 // and the quotas', are ignored by it). Every run is logged (one
 // JSON line) and measured (one EMF line on metrics). A failed run, or an
 // event that is neither, returns an error so the invocation fails: for a

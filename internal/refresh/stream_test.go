@@ -95,8 +95,8 @@ func TestApplyIsIncremental(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !res.Incremental || res.Scanned || st.scans != 0 || res.Reads != 3 || res.Outcome != refresh.Published || res.Generation != 2 {
-		t.Fatalf("apply = %+v with %d scans; want incremental, 3 reads (2 keys and acme's settings), no scan, published generation 2", res, st.scans)
+	if !res.Incremental || res.Scanned || st.scans != 0 || res.Reads != 4 || res.Outcome != refresh.Published || res.Generation != 2 {
+		t.Fatalf("apply = %+v with %d scans; want incremental, 4 reads (2 keys, the new table's iceberg state and acme's settings), no scan, published generation 2", res, st.scans)
 	}
 	got := current(t, blobs)
 	want := readPublished(t, nil, buildBlob(t, st, scan.BuildOptions{Generation: 2, CreatedAt: clk.t}))

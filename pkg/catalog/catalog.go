@@ -529,6 +529,9 @@ func (c *Catalog) DropIf(ctx context.Context, ref TableRef, opts DropOptions) er
 			// the registration's history: its records go with it.
 			c.planHistoryDelete(ctx, p, ref, dropped.creationID, dropped.version-1)
 		}
+		// The table's Iceberg state goes with it; an undrop does not bring
+		// it back (the next sync writes it again).
+		p.sides = append(p.sides, icebergStateDelete(ref, dropped.creationID))
 		err = c.commit(ctx, p)
 		var before *beforeError
 		switch {
@@ -691,7 +694,9 @@ func (c *Catalog) PurgeExpired(ctx context.Context) (Purged, error) {
 // when there is no such tombstone in retention; ErrExists when the name
 // has been registered again since the drop (nothing is changed; drop or
 // rename that table first); ErrQuotaExceeded when the tenant has no room
-// for it.
+// for it. The table's Iceberg state, which the drop deleted, is not
+// restored: the next sync writes it again (the restored registration is
+// at a new version, which no state of before was synced against).
 func (c *Catalog) Undrop(ctx context.Context, ref TableRef, creationID string) (Registration, error) {
 	fail := func(err error) (Registration, error) { return Registration{}, during("undrop", ref.String(), err) }
 	key, err := ref.Key()

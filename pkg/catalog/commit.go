@@ -15,7 +15,9 @@ import (
 // deleted or restored), but a write that goes with it failed: a version
 // record (a gap the history skips), a tombstone's clean-up, its entry in
 // the tenant's index of dropped tables (Dropped does not list it then, nor
-// until PurgeExpired, local mode's sweep, adds it), the tenant's usage
+// until PurgeExpired, local mode's sweep, adds it), a dropped table's
+// Iceberg state (left in the store: refresh and discovery serve it for no
+// other registration, and the next sync replaces it), the tenant's usage
 // (which then differs from what the tenant holds until `lake quota
 // recompute`) or the change counter (then the kind is ErrUnsignalled).
 // The *Error lists each in SideWrites. The caller answers the mutation as

@@ -30,7 +30,7 @@
 // A caller that fetches segments on its own terms gives them with
 // Reader.Attach (discovery, before it serves, so serving does no I/O).
 //
-// # Format version 8
+// # Format version 9
 //
 // A blob is a manifest and one segment per tenant. The manifest is
 // self-contained and checksummed without the segments; each segment is
@@ -45,7 +45,7 @@
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"
-//	8      2     format version: 8
+//	8      2     format version: 9
 //	10     2     codec: 1 = zstd
 //	12     8     generation
 //	20     8     created at, Unix nanoseconds
@@ -80,15 +80,17 @@
 // a tenant uncompressed, of which the address is the only part that does
 // not compress.
 //
-// Version 7 is version 8 without the creation ids and field ids in its
-// segments' tables (below). Version 6 is version 7 without the settings in
+// Version 8 is version 9 without the Iceberg state in its segments'
+// tables (below). Version 7 is version 8 without the creation ids and
+// field ids in its segments' tables. Version 6 is version 7 without the settings in
 // its segments.
 // Version 5 is version 6 without the published columns in its segments.
 // Version 4 is version 5 with the index stored uncompressed from offset
 // 120 (no size field) and published in the one-file form only. The reader
 // reads a segment of any of these forms whatever the manifest's version,
 // so a writer carries an older segment over as it is; its rows read with
-// an empty creation id and no field ids (before version 8), as published
+// no Iceberg state (before version 9), an empty creation id and no field
+// ids (before version 8), as published
 // at the tenant's generation (its index entry's; before version 6), and
 // it carries no settings (before version 7).
 //
@@ -102,8 +104,13 @@
 //     description, properties (map<string,string>, null when none),
 //     updated_by, op, published, creation_id (version 8; empty when the
 //     registration has none), field_ids (version 8; binary, null when the
-//     table has no field ids, below); sorted by (namespace, name). No
-//     tenant column: the index names the tenant.
+//     table has no field ids, below), iceberg_state (version 9; binary,
+//     null when the table has none: the bytes of its Iceberg state item,
+//     catalog.IcebergKey, exactly as the catalog stored them, at most
+//     MaxIcebergStateBytes, 256 KiB, catalog.MaxIcebergStateBytes; opaque
+//     here, discovery decodes them with catalog.DecodeIcebergState and
+//     serves them to Iceberg REST's loadTable); sorted by (namespace,
+//     name). No tenant column: the index names the tenant.
 //   - schemas (SchemasSchema): each distinct Arrow IPC schema message of
 //     the tenant's tables, once.
 //   - tombstones (TombstonesSchema): the tenant's dropped tables still in
@@ -151,20 +158,24 @@
 //
 // # Versions and the deploy order
 //
-// The writer writes version 8 only. The reader reads versions 4 to 8, so
+// The writer writes version 9 only. The reader reads versions 4 to 9, so
 // a discovery of this release serves what the previous refresh published
 // (a segment before version 7 carries no settings: nothing may be vended
 // for its tenant until refresh republishes it; one before version 8 no
-// creation ids or field ids). Deploy discovery first, then refresh (the
-// CDK stack orders the refresh function after the discovery service): an
-// older discovery that meets a version 8 manifest rejects it as an
-// unknown version and keeps serving its last good snapshot (it never
-// serves a blob it cannot read), so deploying refresh first is safe but
-// stalls discovery at the last version 7 snapshot until it is upgraded
-// too. A refresh of this release that finds a blob of an older version
-// republishes it from a full scan as version 8. A row that gains a
-// creation id or field ids is a changed row, published again at the new
-// generation, so a change feed follower is given it again (never fewer);
-// refresh reads an older manifest alone as no base at all, so every row
-// of it is.
+// creation ids or field ids; one before version 9 no Iceberg state, so
+// loadTable answers metadata built from the schema, without snapshots).
+// Deploy discovery first, then refresh (the CDK stack orders the refresh
+// function after the discovery service): an older discovery that meets a
+// version 9 manifest rejects it as an unknown version and keeps serving
+// its last good snapshot (it never serves a blob it cannot read), so
+// deploying refresh first is safe but stalls discovery at the last
+// version 8 snapshot until it is upgraded too. A refresh of this release
+// that finds a blob of an older version republishes it from a full scan
+// as version 9. A row that gains a creation id or field ids is a changed
+// row, published again at the new generation, so a change feed follower
+// is given it again (never fewer); refresh reads an older manifest alone
+// as no base at all, so every row of it is. A row's Iceberg state is not
+// part of its publication: a row that gains, changes or loses one keeps
+// its Published (a new sync is not a change of the table's
+// registration), though its tenant's segment is written again.
 package snapshot

@@ -15,11 +15,11 @@ import (
 	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v8.lakesnap with the writer, from the fixture catalog's rows (fixtureRows)")
+var update = flag.Bool("update", false, "rewrite testdata/v9.lakesnap with the writer, from the fixture catalog's rows (fixtureRows)")
 
 func TestFixturesOpen(t *testing.T) {
-	// Not parallel: with -update it rewrites testdata/v8.lakesnap, which other tests read.
-	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version6, snapshot.Version7, snapshot.Version} {
+	// Not parallel: with -update it rewrites testdata/v9.lakesnap, which other tests read.
+	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version6, snapshot.Version7, snapshot.Version8, snapshot.Version} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
 			fixtureOpens(t, v)
@@ -75,12 +75,25 @@ func fixtureOpens(t *testing.T, version uint16) {
 	for i, name := range snapshottest.Names(acme) {
 		got := acme.Table(i)
 		var want snapshot.Table
-		if version >= snapshot.Version {
+		if version >= snapshot.Version8 {
 			want = fixtureIDs(name)
 		}
 		if got.CreationID != want.CreationID || !slices.Equal(got.FieldIDs, want.FieldIDs) || got.LastColumnID != want.LastColumnID {
 			t.Fatalf("acme %s: creation id %q, field ids %v (last %d); want %q, %v (last %d)", name, got.CreationID, got.FieldIDs,
 				got.LastColumnID, want.CreationID, want.FieldIDs, want.LastColumnID)
+		}
+	}
+	// Iceberg state from version 9: orders' as stored, none for the others.
+	for i, name := range snapshottest.Names(acme) {
+		var want []byte
+		if version >= snapshot.Version {
+			want = fixtureIcebergState(t, name)
+		}
+		if got := acme.Tables.IcebergStateOf(i); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("acme %s: iceberg state %q, want %q", name, got, want)
+		}
+		if got := acme.Table(i).IcebergState; !bytes.Equal(got, want) {
+			t.Fatalf("acme %s: Table's iceberg state %q, want %q", name, got, want)
 		}
 	}
 	if initech := snapshottest.Tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {

@@ -40,6 +40,7 @@ var TablesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "published", Type: arrow.PrimitiveTypes.Uint64},
 	{Name: "creation_id", Type: arrow.BinaryTypes.String},
 	{Name: "field_ids", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	{Name: "iceberg_state", Type: arrow.BinaryTypes.Binary, Nullable: true},
 }, nil)
 
 // SchemasSchema is the schema of a segment's distinct table schemas.
@@ -59,13 +60,16 @@ var TombstonesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "published", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
 
-// tablesSchema7 is a segment's tables schema in format versions 6 and 7:
-// TablesSchema without its last two columns, creation_id and field_ids.
-// tablesSchema5 and tombstonesSchema5 are a segment's schemas before
-// version 6: those of version 7 without their last column, published.
+// tablesSchema8 is a segment's tables schema in format version 8:
+// TablesSchema without its last column, iceberg_state. tablesSchema7 is
+// the one of versions 6 and 7: version 8's without its last two columns,
+// creation_id and field_ids. tablesSchema5 and tombstonesSchema5 are a
+// segment's schemas before version 6: those of version 7 without their
+// last column, published.
 var (
-	tablesSchema7     = withoutLast(TablesSchema, 2)
-	tablesSchema5     = withoutLast(TablesSchema, 3)
+	tablesSchema8     = withoutLast(TablesSchema, 1)
+	tablesSchema7     = withoutLast(TablesSchema, 3)
+	tablesSchema5     = withoutLast(TablesSchema, 4)
 	tombstonesSchema5 = withoutLast(TombstonesSchema, 1)
 )
 
@@ -105,7 +109,18 @@ type Table struct {
 	// before version 8. The format does not check them against the schema.
 	FieldIDs     []int32
 	LastColumnID int32
+	// IcebergState is the bytes of the table's Iceberg state item
+	// (catalog.IcebergKey) exactly as the catalog stored them, opaque here
+	// (catalog.DecodeIcebergState reads them), at most
+	// MaxIcebergStateBytes; nil when the table has none, and for a row of
+	// a segment before version 9.
+	IcebergState []byte
 }
+
+// MaxIcebergStateBytes bounds a row's Iceberg state, what the writer
+// takes and the reader accepts: the bound of the stored item it is a copy
+// of, 256 KiB.
+const MaxIcebergStateBytes = catalog.MaxIcebergStateBytes
 
 // HasSchema reports whether the table's schema is available.
 func (t *Table) HasSchema() bool { return t.SchemaIPC != nil }
@@ -148,6 +163,19 @@ type TableColumns struct {
 	// field ids.
 	CreationID *array.String
 	FieldIDs   *array.Binary
+	// IcebergState is each row's Table.IcebergState (null when none;
+	// IcebergStateOf reads it). A segment written before version 9 has no
+	// such column: its rows read with none.
+	IcebergState *array.Binary
+}
+
+// IcebergStateOf returns row i's Iceberg state item as stored (nil when
+// none). The bytes point into the segment: do not modify them.
+func (c TableColumns) IcebergStateOf(i int) []byte {
+	if c.IcebergState.IsNull(i) {
+		return nil
+	}
+	return c.IcebergState.Value(i)
 }
 
 // FieldIDsOf returns row i's field ids, a new slice the caller owns, and
@@ -277,7 +305,7 @@ func (s *Segment) Table(i int) Table {
 		Version: c.Version.Value(i), CreatedAt: c.CreatedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
 		UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), Description: strings.Clone(c.Description.Value(i)),
 		Properties: s.Properties(i), UpdatedBy: strings.Clone(c.UpdatedBy.Value(i)), Op: strings.Clone(c.Op.Value(i)),
-		Published: c.Published.Value(i), CreationID: strings.Clone(c.CreationID.Value(i))}
+		Published: c.Published.Value(i), CreationID: strings.Clone(c.CreationID.Value(i)), IcebergState: bytes.Clone(c.IcebergStateOf(i))}
 	t.FieldIDs, t.LastColumnID = c.FieldIDsOf(i)
 	if !s.Tables.SchemaRef.IsNull(i) && t.SchemaIPC == nil {
 		t.SchemaIPC = []byte{}
@@ -384,7 +412,7 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone,
 	created, updated := tb.Field(6).(*array.TimestampBuilder), tb.Field(7).(*array.TimestampBuilder)
 	desc, props := tb.Field(8).(*array.StringBuilder), tb.Field(9).(*array.MapBuilder)
 	by, op, pub := tb.Field(10).(*array.StringBuilder), tb.Field(11).(*array.StringBuilder), tb.Field(12).(*array.Uint64Builder)
-	cid, fids := tb.Field(13).(*array.StringBuilder), tb.Field(14).(*array.BinaryBuilder)
+	cid, fids, ice := tb.Field(13).(*array.StringBuilder), tb.Field(14).(*array.BinaryBuilder), tb.Field(15).(*array.BinaryBuilder)
 	keys, items := props.KeyBuilder().(*array.StringBuilder), props.ItemBuilder().(*array.StringBuilder)
 	schemas := sb.Field(0).(*array.BinaryBuilder)
 	var idBuf []byte
@@ -430,6 +458,11 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone,
 		} else {
 			idBuf = appendFieldIDs(idBuf[:0], t.FieldIDs, t.LastColumnID)
 			fids.Append(idBuf)
+		}
+		if len(t.IcebergState) == 0 {
+			ice.AppendNull()
+		} else {
+			ice.Append(t.IcebergState)
 		}
 	}
 	if err := stream(tb.NewRecordBatch()); err != nil {
@@ -515,11 +548,11 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		recs  [3]arrow.RecordBatch
 		forms [3]int // which of its schemas each stream has
 	)
-	// The tables of version 8, of versions 6 and 7 (without creation_id
-	// and field_ids) or of the versions before (without published too),
-	// and the tombstones of version 6 on or of the versions before
-	// (without published).
-	for k, want := range [][]*arrow.Schema{{TablesSchema, tablesSchema7, tablesSchema5}, {SchemasSchema}, {TombstonesSchema, tombstonesSchema5}} {
+	// The tables of version 9, of version 8 (without iceberg_state), of
+	// versions 6 and 7 (without creation_id and field_ids too) or of the
+	// versions before (without published too), and the tombstones of
+	// version 6 on or of the versions before (without published).
+	for k, want := range [][]*arrow.Schema{{TablesSchema, tablesSchema8, tablesSchema7, tablesSchema5}, {SchemasSchema}, {TombstonesSchema, tombstonesSchema5}} {
 		if len(rest) < 8 {
 			return seg, fmt.Errorf("stream %d truncated", k)
 		}
@@ -537,7 +570,7 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		seg.Bytes += int64(n)
 		rest = rest[n:]
 	}
-	before6, v8 := forms[0] == 2, forms[0] == 0
+	before6 := forms[0] == 3
 	// Before version 7 the streams end the segment; from it, the settings
 	// (u64 length, then the bytes) follow them and end it.
 	if len(rest) != 0 {
@@ -566,14 +599,17 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 	case before6:
 		// Every row as published at the tenant's generation.
 		recs[0] = withPublished(recs[0], tablesSchema7, e.Generation, mem)
+		forms[0] = 2
 		recs[2] = withPublished(recs[2], TombstonesSchema, e.Generation, mem)
 		seg.recs[0], seg.recs[2] = recs[0], recs[2]
 		seg.Bytes += 8 * (recs[0].NumRows() + recs[2].NumRows())
 	}
-	if !v8 {
-		// Every row without a creation id or field ids.
+	if forms[0] != 0 {
+		// Every row without the columns its version lacks: no creation
+		// id or field ids (before version 8), no Iceberg state (before
+		// version 9).
 		var added int64
-		recs[0], added = withoutIDs(recs[0], mem)
+		recs[0], added = widened(recs[0], mem)
 		seg.recs[0] = recs[0]
 		seg.Bytes += added
 	}
@@ -582,7 +618,7 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		SchemaRef: tc[3].(*array.Int32), Location: tc[4].(*array.String), Version: tc[5].(*array.Int64),
 		CreatedAt: tc[6].(*array.Timestamp), UpdatedAt: tc[7].(*array.Timestamp), Description: tc[8].(*array.String),
 		Properties: tc[9].(*array.Map), UpdatedBy: tc[10].(*array.String), Op: tc[11].(*array.String), Published: tc[12].(*array.Uint64),
-		CreationID: tc[13].(*array.String), FieldIDs: tc[14].(*array.Binary)}
+		CreationID: tc[13].(*array.String), FieldIDs: tc[14].(*array.Binary), IcebergState: tc[15].(*array.Binary)}
 	seg.Schemas = recs[1].Column(0).(*array.Binary)
 	dc := recs[2].Columns()
 	seg.Tombstones = TombstoneColumns{Namespace: dc[0].(*array.String), Name: dc[1].(*array.String), Version: dc[2].(*array.Int64),
@@ -607,30 +643,37 @@ func withPublished(rec arrow.RecordBatch, schema *arrow.Schema, gen uint64, mem 
 	return array.NewRecordBatch(schema, append(slices.Clone(rec.Columns()), pub), rec.NumRows())
 }
 
-// withoutIDs returns rec (the tables of a segment before version 8, with
-// published) with the last two columns, creation_id empty and field_ids
-// null in every row, as TablesSchema, and the bytes they add; it releases
-// rec.
-func withoutIDs(rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, int64) {
+// widened returns rec (the tables of a segment before version 9, with
+// published) with the columns of TablesSchema it lacks after its own:
+// creation_id empty, field_ids null (before version 8), iceberg_state null
+// in every row, as TablesSchema, and the bytes they add; it releases rec.
+func widened(rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, int64) {
 	defer rec.Release()
 	n := int(rec.NumRows())
-	cb, fb := array.NewStringBuilder(mem), array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-	defer cb.Release()
-	defer fb.Release()
-	cb.AppendEmptyValues(n)
-	fb.AppendNulls(n)
-	cid, fids := cb.NewArray(), fb.NewArray()
-	defer cid.Release()
-	defer fids.Release()
+	cols := slices.Clone(rec.Columns())
 	var added int64
-	for _, a := range []arrow.Array{cid, fids} {
+	for k := len(cols); k < TablesSchema.NumFields(); k++ {
+		var a arrow.Array
+		if TablesSchema.Field(k).Type.ID() == arrow.STRING {
+			b := array.NewStringBuilder(mem)
+			b.AppendEmptyValues(n)
+			a = b.NewArray()
+			b.Release()
+		} else {
+			b := array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+			b.AppendNulls(n)
+			a = b.NewArray()
+			b.Release()
+		}
+		defer a.Release()
 		for _, b := range a.Data().Buffers() {
 			if b != nil {
 				added += int64(b.Len())
 			}
 		}
+		cols = append(cols, a)
 	}
-	return array.NewRecordBatch(TablesSchema, append(slices.Clone(rec.Columns()), cid, fids), rec.NumRows()), added
+	return array.NewRecordBatch(TablesSchema, cols, rec.NumRows()), added
 }
 
 // readStream reads one IPC stream of exactly one record batch of one of
@@ -723,6 +766,11 @@ func checkSegment(e Entry, s *Segment) error {
 		if c.FieldIDs.IsValid(i) {
 			if _, _, err := decodeFieldIDs(c.FieldIDs.Value(i)); err != nil {
 				return fmt.Errorf("table %s.%s: %v", ns, name, err)
+			}
+		}
+		if c.IcebergState.IsValid(i) {
+			if n := c.IcebergState.ValueLen(i); n == 0 || n > MaxIcebergStateBytes {
+				return fmt.Errorf("table %s.%s: iceberg state of %d bytes, want 1 to %d", ns, name, n, MaxIcebergStateBytes)
 			}
 		}
 	}

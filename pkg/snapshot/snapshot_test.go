@@ -52,6 +52,7 @@ func fixtureRows(tb testing.TB) map[string]rows {
 			t.Published = 0
 			ids := fixtureIDs(t.Namespace + "." + t.Name)
 			t.CreationID, t.FieldIDs, t.LastColumnID = ids.CreationID, ids.FieldIDs, ids.LastColumnID
+			t.IcebergState = fixtureIcebergState(tb, t.Namespace+"."+t.Name)
 			rs.tables = append(rs.tables, t)
 		}
 		for i := range seg.Tombstones.Name.Len() {
@@ -96,6 +97,23 @@ func fixtureIDs(table string) snapshot.Table {
 		return snapshot.Table{CreationID: "00112233aabbccdd"}
 	}
 	return snapshot.Table{}
+}
+
+// fixtureIcebergState is a fixture table's Iceberg state item (by
+// namespace.name): orders' as the catalog stores it, none for the others.
+func fixtureIcebergState(tb testing.TB, table string) []byte {
+	tb.Helper()
+	if table != "sales.orders" {
+		return nil
+	}
+	b, err := catalog.EncodeIcebergState(catalog.IcebergState{CreationID: fixtureIDs(table).CreationID, Version: 3,
+		MetadataLocation: "s3://acme-data/lake-metadata/sales/orders/v3.metadata.json",
+		Metadata:         []byte(`{"format-version":2,"table-uuid":"9c12d441-03fe-4693-9a96-a0705ddf69c1","location":"s3://acme-data/sales/orders"}`),
+		SyncedAt:         t0})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
 }
 
 // built is a written blob with its one-file form.
@@ -180,7 +198,7 @@ func fixtureCarriesOver(t *testing.T, name string) {
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t)).Blob
-	for _, v := range []uint16{1, 2, 3, 9, 0xffff} {
+	for _, v := range []uint16{1, 2, 3, 10, 0xffff} {
 		bad := slices.Clone(b)
 		bad[8], bad[9] = byte(v), byte(v>>8)
 		if _, err := snapshot.Open(bad, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrVersion) || errors.Is(err, snapshot.ErrCorrupt) {

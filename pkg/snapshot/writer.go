@@ -34,7 +34,7 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 }
 
-// Writer writes a version 8 blob, one tenant at a time in strictly
+// Writer writes a version 9 blob, one tenant at a time in strictly
 // ascending name order: every blob, whether built from a full scan or from
 // a previous blob and a batch of changes, is written by it. Its first error
 // sticks, as pebble's sstable.Writer's does: every later AddTenant,
@@ -104,7 +104,9 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 // place); one published after it is an error. Every name is validated;
 // two tables of one name are an error. The tables' schema bytes must have
 // been checked to decode; their creation ids and field ids are written as
-// given (the writer does not check the ids against the schema). The
+// given (the writer does not check the ids against the schema), and so is
+// each table's Iceberg state (opaque here; empty: none), at most
+// MaxIcebergStateBytes (more is an error). The
 // settings are the bytes of the tenant's
 // settings item as stored, carried verbatim (the writer does not read
 // them; nil or empty: none), at most MaxSettingsBytes (more is an error).
@@ -132,6 +134,10 @@ func (w *Writer) AddTenantWithSettings(tenant string, tables []Table, tombstones
 		}
 		if err := w.stamp(&t.Published); err != nil {
 			return w.fail(fmt.Errorf("snapshot: write tenant %q: table %s.%s %w", tenant, t.Namespace, t.Name, err))
+		}
+		if len(t.IcebergState) > MaxIcebergStateBytes {
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: table %s.%s: iceberg state of %d bytes, the limit is %d", tenant, t.Namespace, t.Name,
+				len(t.IcebergState), MaxIcebergStateBytes))
 		}
 	}
 	for i := range tombstones {

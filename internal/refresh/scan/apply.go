@@ -31,8 +31,9 @@ type Applied struct {
 	// (Written.Blob is its one-file form when base held every segment).
 	Written *snapshot.Written
 	// Tenants is how many tenants' segments were written again; Reads how
-	// many keys were read (each registration and tombstone key, and each
-	// such tenant's settings item once); Fetched how many segments base
+	// many keys were read (each registration, tombstone and Iceberg state
+	// key, each such tenant's settings item once, and the state key of
+	// each row new in the batch); Fetched how many segments base
 	// did not hold and fetched.
 	Tenants, Reads, Fetched int
 	// Writes is how many writes of registrations the batch accounts for,
@@ -43,7 +44,11 @@ type Applied struct {
 	// ones its segment in base carries, one (catalog.UpdateTenantSettings
 	// counts each write it makes; a tenant base does not hold counts none,
 	// as the scan that left it out may have counted the write already, and
-	// settings gone or refused none, as the catalog writes neither).
+	// settings gone or refused none, as the catalog writes neither); per
+	// Iceberg state key whose state its table's row gains or sees change,
+	// one (catalog.PutIcebergState counts each write it makes; a state
+	// taken away counts none: the drop that deleted it is counted by its
+	// registration's key).
 	// Tombstone keys account for none (the drop that wrote one is counted
 	// by its registration's key).
 	Writes int
@@ -72,9 +77,25 @@ type Change struct {
 // now replaces or adds that table, one that holds none (dropped) or no
 // valid registration removes it; a tombstone key (catalog.TombstonePrefix)
 // adds, replaces or removes that tombstone the same way (an expired one is
-// removed); a tenant settings key (catalog.TenantPrefix) marks its tenant
-// changed and is read with the tenant's other keys. Other keys are
-// ignored. Only the tenants the keys name are decoded and written again,
+// removed); a table's Iceberg state key (catalog.IcebergPrefix) gives its
+// table's row that state, or takes it away (none there, refused by
+// catalog.DecodeIcebergState, or synced against another registration: of
+// another creation id), and is ignored when the table has no row; a
+// tenant settings key (catalog.TenantPrefix) marks its tenant changed and
+// is read with the tenant's other keys. Other keys are ignored.
+//
+// A row written again from its registration key keeps the Iceberg state
+// its row had when the registration is the same one (same creation id):
+// every change of the state writes the state key, which reaches refresh
+// on its own, and discovery serves a state only while the row's version
+// is the one it was synced against, so an update needs no read of it. A
+// new row (or one of another registration of the name) reads its state
+// key, once, unless the batch holds that key: the stream does not order
+// one item's change after another's, so a state synced right after a
+// register may reach refresh before the registration does. The state keys
+// are applied after every registration key of the batch. A state change
+// alone is no table change (no Changes entry, the row keeps its
+// Published) but rewrites its tenant's segment. Only the tenants the keys name are decoded and written again,
 // their segments read with base.Tenant (a manifest alone fetches only
 // theirs, with its Fetch); every other tenant is carried over with
 // Writer.CopyTenant (by reference when base does not hold its bytes).
@@ -101,8 +122,14 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 	}
 	changed := map[string]*rows{}
 	settingsKeys := map[string]bool{} // the tenants whose settings key the batch holds
-	var dropped []Change              // rows removed: a drop, also without its tombstone in the batch
-	for _, key := range slices.Compact(slices.Sorted(slices.Values(keys))) {
+	var icebergKeys []string          // read after the registrations, which they attach to
+	inBatch := map[string]bool{}
+	var dropped []Change // rows removed: a drop, also without its tombstone in the batch
+	keys = slices.Compact(slices.Sorted(slices.Values(keys)))
+	for _, key := range keys {
+		inBatch[key] = true
+	}
+	for _, key := range keys {
 		tenant, ok := tenantOfKey(key)
 		if !ok {
 			continue
@@ -134,6 +161,10 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 		}
 		if strings.HasPrefix(key, catalog.TenantPrefix) {
 			settingsKeys[tenant] = true // read below, once per tenant
+			continue
+		}
+		if strings.HasPrefix(key, catalog.IcebergPrefix) {
+			icebergKeys = append(icebergKeys, key) // read below, once its row is known
 			continue
 		}
 		raw, err := store.Get(ctx, key)
@@ -186,6 +217,21 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 			continue
 		}
 		t := (*rowCache)(nil).table(ref, reg)
+		switch stateKey := catalog.IcebergPrefix + ref.String(); {
+		case had && before.CreationID == t.CreationID:
+			t.IcebergState = before.IcebergState // the same registration's: any change to it has a key of its own
+		case inBatch[stateKey] || t.CreationID == "":
+			// Read below; or a registration no state can be of.
+		default:
+			// A new row, or another registration of the name: its state
+			// may have been written before this key's batch.
+			st, err := readStateKey(ctx, store, stateKey)
+			if err != nil {
+				return out, err
+			}
+			out.Reads++
+			t.IcebergState = st.of(t.CreationID)
+		}
 		if n := writesSince(before, had, &t); n > 0 {
 			out.Writes += n
 			op := reg.Op()
@@ -200,6 +246,33 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 			t.Published = before.Published // unchanged: not a change again
 		}
 		r.tables[k] = &t
+	}
+	// The Iceberg states, once every registration of the batch is in its
+	// row: a state attaches to its table's row when it was synced against
+	// that registration (its creation id), and a row whose state is gone,
+	// refused or of another registration carries none. A state whose table
+	// has no row is left out.
+	for _, key := range icebergKeys {
+		tenant, _ := tenantOfKey(key)
+		r := changed[tenant]
+		ref, perr := catalog.ParseKey(strings.TrimPrefix(key, catalog.IcebergPrefix))
+		if perr != nil {
+			continue // never a state's key
+		}
+		st, err := readStateKey(ctx, store, key)
+		if err != nil {
+			return out, err
+		}
+		out.Reads++
+		t, ok := r.tables[[2]string{ref.Namespace, ref.Name}]
+		if !ok {
+			continue
+		}
+		now := st.of(t.CreationID)
+		if now != nil && !bytes.Equal(now, t.IcebergState) {
+			out.Writes++
+		}
+		t.IcebergState = now
 	}
 	// A removed row whose tombstone the batch did not carry (retention
 	// off, or the tombstone in another batch) is a drop all the same.
@@ -280,6 +353,23 @@ func writesSince(before *snapshot.Table, had bool, t *snapshot.Table) int {
 		return int(t.Version - before.Version)
 	}
 	return 1
+}
+
+// readStateKey reads a table's Iceberg state item at key: none (no error)
+// when there is none or catalog.DecodeIcebergState refuses it.
+func readStateKey(ctx context.Context, store metastore.Store, key string) (icebergState, error) {
+	raw, err := store.Get(ctx, key)
+	switch {
+	case errors.Is(err, metastore.ErrNotFound):
+		return icebergState{}, nil
+	case err != nil:
+		return icebergState{}, fmt.Errorf("scan: read %s: %w", key, err)
+	}
+	_, st, err := readIcebergState(strings.TrimPrefix(key, catalog.IcebergPrefix), raw)
+	if err != nil {
+		return icebergState{}, nil
+	}
+	return st, nil
 }
 
 // sameRow reports whether two rows of one table encode the same in a

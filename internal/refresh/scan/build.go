@@ -71,8 +71,8 @@ type Built struct {
 const maxSkippedKeys = 16
 
 // Build scans the registrations (catalog.KeyPrefix), the tombstones
-// (catalog.TombstonePrefix) and the tenant settings (catalog.TenantPrefix)
-// once each and writes a blob of them. Each entry is decoded into its row
+// (catalog.TombstonePrefix), the tenant settings (catalog.TenantPrefix)
+// and the tables' Iceberg states (catalog.IcebergPrefix) once each and writes a blob of them. Each entry is decoded into its row
 // as the scan hands it over and then dropped; identical schema bytes are
 // checked and kept once. A malformed key or value is skipped and counted
 // (Counts.Skipped), never fatal; a table whose schema bytes are missing or
@@ -82,7 +82,12 @@ const maxSkippedKeys = 16
 // refuses is skipped and counted as well, and its tenant's segment carries
 // none (fail closed: nothing may be vended for it). A tenant with settings
 // but neither tables nor tombstones gets no segment: there is nothing of
-// it to serve or to vend for.
+// it to serve or to vend for. Each table's Iceberg state item
+// (catalog.IcebergPrefix) goes into its row as stored
+// (snapshot.Table.IcebergState); one catalog.DecodeIcebergState refuses is
+// skipped and counted, and one whose table has no row, or a row of
+// another creation id (a stale state of a table dropped or registered
+// again), is left out, uncounted.
 func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built, error) {
 	var out Built
 	tenants := map[string]*tenantRows{}
@@ -151,6 +156,20 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 	if err != nil {
 		return out, fmt.Errorf("scan: tenant settings: %w", err)
 	}
+	states := map[catalog.TableRef]icebergState{}
+	stats, err = metastore.Visit(ctx, store, catalog.IcebergPrefix, func(e metastore.Entry) error {
+		ref, st, err := readIcebergState(e.Key, e.Value)
+		if err != nil {
+			skip(catalog.IcebergPrefix + e.Key)
+			return nil
+		}
+		states[ref] = st
+		return nil
+	})
+	addStats(&out.Stats, stats)
+	if err != nil {
+		return out, fmt.Errorf("scan: iceberg states: %w", err)
+	}
 	slices.Sort(out.SkippedKeys)
 	out.DistinctSchemas = len(rc.schemas)
 	rc = nil
@@ -165,6 +184,14 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 	}
 	for _, name := range slices.Sorted(mapKeys(tenants)) {
 		r := tenants[name]
+		if len(states) > 0 {
+			for i := range r.tables {
+				t := &r.tables[i]
+				ref := catalog.TableRef{Tenant: name, Namespace: t.Namespace, Name: t.Name}
+				t.IcebergState = states[ref].of(t.CreationID)
+				delete(states, ref)
+			}
+		}
 		if opts.Base != nil {
 			if err := carry(ctx, opts.Base, name, r.tables, r.tombstones); err != nil {
 				return out, err
@@ -406,14 +433,47 @@ func tenantSettings(tenant string, raw []byte) ([]byte, error) {
 	return raw, nil
 }
 
+// icebergState is a table's Iceberg state item as a row carries it, and
+// the creation id of the registration it was synced against.
+type icebergState struct {
+	raw        []byte
+	creationID string
+}
+
+// of is the state a row of creation id creationID carries: the item's
+// bytes when it was synced against that registration, else none.
+func (s icebergState) of(creationID string) []byte {
+	if s.raw == nil || creationID == "" || s.creationID != creationID {
+		return nil
+	}
+	return s.raw
+}
+
+// readIcebergState checks an Iceberg state item (stripped: its key after
+// catalog.IcebergPrefix) and returns its table and what a row carries of
+// it: the item as stored. A key that names no table, or an item
+// catalog.DecodeIcebergState refuses, is an error.
+func readIcebergState(stripped string, raw []byte) (catalog.TableRef, icebergState, error) {
+	ref, err := catalog.ParseKey(stripped)
+	if err != nil {
+		return ref, icebergState{}, err
+	}
+	st, err := catalog.DecodeIcebergState(raw)
+	if err != nil {
+		return ref, icebergState{}, err
+	}
+	return ref, icebergState{raw: raw, creationID: st.CreationID}, nil
+}
+
 // tenantOfKey returns the tenant a changed key belongs to: a registration's
-// (catalog.KeyPrefix), a tombstone's (catalog.TombstonePrefix) or a tenant's
-// settings' (catalog.TenantPrefix); false for any other key.
+// (catalog.KeyPrefix), a tombstone's (catalog.TombstonePrefix), a table's
+// Iceberg state's (catalog.IcebergPrefix) or a tenant's settings'
+// (catalog.TenantPrefix); false for any other key.
 func tenantOfKey(key string) (string, bool) {
 	if tenant, ok := strings.CutPrefix(key, catalog.TenantPrefix); ok {
 		return tenant, catalog.ValidateName("tenant", tenant) == nil
 	}
-	for _, p := range []string{catalog.KeyPrefix, catalog.TombstonePrefix} {
+	for _, p := range []string{catalog.KeyPrefix, catalog.TombstonePrefix, catalog.IcebergPrefix} {
 		if rest, ok := strings.CutPrefix(key, p); ok {
 			tenant, _, ok := strings.Cut(rest, "/")
 			return tenant, ok && catalog.ValidateName("tenant", tenant) == nil

@@ -146,8 +146,8 @@ func TestApplyTableKeyRereadsSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if applied.Reads != 2 || applied.Writes != 1 || len(applied.Changes) != 1 {
-		t.Fatalf("%d reads, %d writes, %d changes; want 2 (the table and acme's settings), 1, 1", applied.Reads, applied.Writes, len(applied.Changes))
+	if applied.Reads != 3 || applied.Writes != 1 || len(applied.Changes) != 1 {
+		t.Fatalf("%d reads, %d writes, %d changes; want 3 (the table, its iceberg state, acme's settings), 1, 1", applied.Reads, applied.Writes, len(applied.Changes))
 	}
 	blob, err := applied.Written.Blob()
 	if err != nil {
