@@ -481,7 +481,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "droppedidx/*", "ver/*", "tenant/*"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "droppedidx/*", "ver/*", "tenant/*", "iceberg/*"},
 		}},
 	}))
 
@@ -545,7 +545,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		Actions:   jsii.Strings("dynamodb:GetItem"),
 		Resources: jsii.Strings(*table.TableArn()),
 		Conditions: &map[string]any{"ForAllValues:StringLike": map[string]any{
-			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "ver/*", "quota/*", "meta/changes", "meta/generation", "meta/history-sweep", "droppedidx/*", "tenant/*"},
+			"dynamodb:LeadingKeys": []string{"tbl/*", "dropped/*", "ver/*", "quota/*", "meta/changes", "meta/generation", "meta/history-sweep", "droppedidx/*", "tenant/*", "iceberg/*"},
 		}},
 	}))
 	// What refresh writes: the last published generation (raised with a

@@ -767,7 +767,7 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	sort.Strings(registerShape)
 	if want := []string{
-		`[dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","quota/*","meta/changes","dropped/*","droppedidx/*","ver/*","tenant/*"]}}`,
+		`[dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","quota/*","meta/changes","dropped/*","droppedidx/*","ver/*","tenant/*","iceberg/*"]}}`,
 		`[events:PutEvents] on [change bus]`,
 		`[sts:AssumeRole sts:TagSession] on [reader role]`,
 	}; !slices.Equal(registerShape, want) {
@@ -790,7 +790,7 @@ func TestLeastPrivilege(t *testing.T) {
 	wantShape := []string{
 		`[dynamodb:DeleteItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["ver/*"]}}`,
 		`[dynamodb:DescribeStream dynamodb:GetRecords dynamodb:GetShardIterator] on [stream]`,
-		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","ver/*","quota/*","meta/changes","meta/generation","meta/history-sweep","droppedidx/*","tenant/*"]}}`,
+		`[dynamodb:GetItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","dropped/*","ver/*","quota/*","meta/changes","meta/generation","meta/history-sweep","droppedidx/*","tenant/*","iceberg/*"]}}`,
 		`[dynamodb:ListStreams] on [*]`,
 		`[dynamodb:PutItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["meta/generation","meta/history-sweep","quota/*","ver/*","droppedidx/*"]}}`,
 		`[dynamodb:Scan] on [table]`,
