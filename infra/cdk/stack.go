@@ -465,9 +465,10 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// (quota/…), the change counter (meta/changes), a tombstone
 	// (dropped/…), an item of a tenant's index of dropped tables
 	// (droppedidx/…, what GET …/dropped reads with Gets, never a scan), a
-	// version record (ver/…) or a tenant's settings (tenant/…, the
-	// prefixes lake may vend under, written through an admin route). It
-	// reads nothing of the snapshot.
+	// version record (ver/…), a tenant's settings (tenant/…, the
+	// prefixes lake may vend under, written through an admin route) or a
+	// table's Iceberg state (iceberg/…, written by a sync, deleted by a
+	// drop). It reads nothing of the snapshot.
 	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName()}
 	for name, v := range map[string]string{"LAKE_DEFAULT_COMPATIBILITY": props.DefaultCompatibility, "LAKE_TOMBSTONE_RETENTION": props.TombstoneRetention,
 		"LAKE_HISTORY_VERSIONS": props.HistoryVersions, "LAKE_HISTORY_MAX_AGE": props.HistoryMaxAge} {
