@@ -14,7 +14,8 @@
 // or "." (_SUCCESS, .crc) are not data and are not listed. A Sync whose
 // listing is the previous one's (a SHA-256 of every key, size and version,
 // kept in the snapshot summary as lake.files-sha256) reads and writes
-// nothing. Otherwise only the footers of new and changed files are read: a
+// nothing (the fingerprint covers the registration's Iceberg schema too).
+// Otherwise only the footers of new and changed files are read: a
 // first request for the end of the file (8 KiB until a footer of the
 // location has been seen, then a quarter more than the largest seen, at
 // least 1 KiB), a second for the footer when it is longer. The Parquet reader and iceberg-go are handed the footer alone, so
@@ -31,9 +32,18 @@
 // Iceberg promotes the file's to (int to long, float to double, decimal
 // precision), struct, list and map columns the same Arrow type but for
 // nullability; a column the table requires must be required in the file;
-// columns only in the file are ignored. iceberg-go's FileToDataFile checks
-// again and may still refuse a file; its reason is kept. A file left out is
-// read again at every Sync that finds a change until it changes or goes.
+// a column only in the file is refused (iceberg-go's FileToDataFile
+// refuses a column its name mapping lacks, as PyIceberg's and Java's
+// add_files refuse one). iceberg-go's FileToDataFile checks
+// again and may still refuse a file; its reason is kept. A file left out
+// is read again when it changes, and after a change of the registration's
+// schema; while nothing else changed, that Sync writes nothing.
+//
+// A file already in the table stays when the schema changes (Assign keeps
+// the ids of fields whose shape holds, and Iceberg reads a file by ids). A
+// change of the schema alone writes no snapshot: the next Sync that finds
+// a file added or removed writes the new schema as current, the old ones
+// kept (discovery serves the registration's schema meanwhile).
 //
 // # Statistics
 //
@@ -74,6 +84,9 @@
 // are random, positive and unique in the table.
 //
 // # Limits
+//
+// The metadata prefix must not be under the table's data location: lake's
+// own files would be listed as data (and left out as not Parquet).
 //
 // Limits bound a Sync: the files listed (past MaxFiles a
 // *TooManyFilesError naming the count and limit, nothing read or written),

@@ -35,7 +35,7 @@ func firstReadFor(seen int64) int64 {
 }
 
 // errNotFooter is a read below a file's footer: Sync reads footers only.
-var errNotFooter = errors.New("icebergsync: a read outside the Parquet footer")
+var errNotFooter = errors.New("a read outside the Parquet footer")
 
 // skipError is a file left out of the table, with the reason.
 type skipError struct{ reason string }
@@ -120,10 +120,10 @@ func (f *footerFile) Seek(off int64, whence int) (int64, error) {
 	case io.SeekEnd:
 		off += f.size
 	default:
-		return 0, errors.New("icebergsync: bad whence")
+		return 0, errors.New("bad whence")
 	}
 	if off < 0 {
-		return 0, errors.New("icebergsync: negative position")
+		return 0, errors.New("negative position")
 	}
 	f.pos = off
 	return off, nil
@@ -166,10 +166,9 @@ func dataFile(ctx context.Context, loc string, o Object, tail []byte, t Table, s
 	f := &footerFile{name: loc, size: o.Size, tail: tail}
 	got, err := parquetschema.FromReader(f)
 	if err != nil {
-		if errors.Is(err, parquetschema.ErrTooLarge) {
-			return nil, skipf("%v", strings.TrimPrefix(err.Error(), "parquetschema: "))
-		}
-		return nil, skipf("not Parquet: %v", strings.TrimPrefix(err.Error(), "parquetschema: "))
+		// "not a readable Parquet file: …" or "footer or schema over the
+		// limits: …".
+		return nil, skipf("%s", strings.TrimPrefix(err.Error(), "parquetschema: "))
 	}
 	if err := checkSchema(t.Schema, got); err != nil {
 		return nil, err
@@ -200,11 +199,17 @@ func dataFile(ctx context.Context, loc string, o Object, tail []byte, t Table, s
 //     have the same Arrow type but for nullability and field metadata;
 //   - a column nullable in the file but required in the registration is
 //     refused (the file could hold nulls the table says it has not);
-//   - a column only in the file is ignored (Iceberg reads the table's
-//     columns only).
+//   - a column only in the file is refused: iceberg-go's FileToDataFile
+//     refuses a file with a column the table's name mapping lacks, as
+//     PyIceberg's and Java's add_files do.
 //
 // The refusal is a *skipError naming the column.
 func checkSchema(reg, file *arrow.Schema) error {
+	for _, ff := range file.Fields() {
+		if !reg.HasField(ff.Name) {
+			return skipf("column %q: in the file, not in the table", ff.Name)
+		}
+	}
 	for _, rf := range reg.Fields() {
 		idx := file.FieldIndices(rf.Name)
 		if len(idx) == 0 {

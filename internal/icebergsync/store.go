@@ -19,14 +19,18 @@ import (
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
+// Errors from Files and MetaStore name the operation and the location
+// ("read s3://bucket/key: …") without the package; Sync adds it with the
+// table. ErrNotFound and ErrExists are wrapped with the location.
+
 // ErrNotFound is MetaStore.Get's answer for a key with no object, and
 // Files.ReadAt's for an object that is gone.
-var ErrNotFound = errors.New("icebergsync: not found")
+var ErrNotFound = errors.New("not found")
 
 // ErrExists is MetaStore.Put's answer when the key already holds an object:
 // lake never overwrites its metadata, so two syncs racing on one table
 // version fail one of them rather than lose a write.
-var ErrExists = errors.New("icebergsync: object already exists")
+var ErrExists = errors.New("already exists")
 
 // Object is one file at a table's location.
 type Object struct {
@@ -106,7 +110,7 @@ func (f *S3Files) List(ctx context.Context, visit func(Object) error) error {
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
 		if err != nil {
-			return fmt.Errorf("icebergsync: list s3://%s/%s: %w", f.bucket, f.prefix, err)
+			return fmt.Errorf("list s3://%s/%s: %w", f.bucket, f.prefix, err)
 		}
 		for _, o := range page.Contents {
 			key := aws.ToString(o.Key)
@@ -139,7 +143,7 @@ func (f *S3Files) ReadAt(ctx context.Context, o Object, p []byte, off int64) err
 	}
 	defer out.Body.Close()
 	if _, err := io.ReadFull(out.Body, p); err != nil {
-		return fmt.Errorf("icebergsync: read s3://%s/%s: %w", f.bucket, o.Key, err)
+		return fmt.Errorf("read s3://%s/%s: %w", f.bucket, o.Key, err)
 	}
 	return nil
 }
@@ -195,19 +199,19 @@ func s3Err(op, loc string, err error) error {
 			if op == "write" {
 				return fmt.Errorf("%w: %s", ErrExists, loc)
 			}
-			return fmt.Errorf("icebergsync: %s changed since it was listed: %w", loc, err)
+			return fmt.Errorf("%s changed since it was listed: %w", loc, err)
 		}
 	}
-	return fmt.Errorf("icebergsync: %s %s: %w", op, loc, err)
+	return fmt.Errorf("%s %s: %w", op, loc, err)
 }
 
 func readBounded(r io.Reader, maxBytes int64, loc string) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("icebergsync: read %s: %w", loc, err)
+		return nil, fmt.Errorf("read %s: %w", loc, err)
 	}
 	if int64(len(b)) > maxBytes {
-		return nil, fmt.Errorf("icebergsync: %s is over %d bytes", loc, maxBytes)
+		return nil, fmt.Errorf("%s is over %d bytes", loc, maxBytes)
 	}
 	return b, nil
 }
@@ -235,7 +239,7 @@ func NewLocalFiles(root string) *LocalFiles { return &LocalFiles{root: filepath.
 func (f *LocalFiles) List(ctx context.Context, visit func(Object) error) error {
 	return filepath.WalkDir(f.root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			return fmt.Errorf("icebergsync: list %s: %w", f.root, err)
+			return fmt.Errorf("list %s: %w", f.root, err)
 		}
 		if err := ctx.Err(); err != nil {
 			return err
@@ -253,7 +257,7 @@ func (f *LocalFiles) List(ctx context.Context, visit func(Object) error) error {
 		}
 		info, err := d.Info()
 		if err != nil {
-			return fmt.Errorf("icebergsync: list %s: %w", f.root, err)
+			return fmt.Errorf("list %s: %w", f.root, err)
 		}
 		return visit(Object{Key: rel, Size: info.Size(), Version: strconv.FormatInt(info.ModTime().UnixNano(), 10)})
 	})
@@ -266,11 +270,11 @@ func (f *LocalFiles) ReadAt(ctx context.Context, o Object, p []byte, off int64) 
 		return fmt.Errorf("%w: %s", ErrNotFound, f.Location(o.Key))
 	}
 	if err != nil {
-		return fmt.Errorf("icebergsync: %w", err)
+		return err
 	}
 	defer fh.Close()
 	if _, err := fh.ReadAt(p, off); err != nil {
-		return fmt.Errorf("icebergsync: read %s: %w", f.Location(o.Key), err)
+		return fmt.Errorf("read %s: %w", f.Location(o.Key), err)
 	}
 	return nil
 }
@@ -290,7 +294,7 @@ func NewLocalMetaStore(root string) *LocalMetaStore {
 
 func (m *LocalMetaStore) path(key string) (string, error) {
 	if !fs.ValidPath(key) {
-		return "", fmt.Errorf("icebergsync: invalid metadata key %q", key)
+		return "", fmt.Errorf("invalid metadata key %q", key)
 	}
 	return filepath.Join(m.root, filepath.FromSlash(key)), nil
 }
@@ -304,25 +308,25 @@ func (m *LocalMetaStore) Put(ctx context.Context, key string, b []byte) error {
 		return err
 	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("icebergsync: %w", err)
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(p), ".tmp-"+path.Base(key)+"-*")
 	if err != nil {
-		return fmt.Errorf("icebergsync: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
-		return fmt.Errorf("icebergsync: write %s: %w", p, err)
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("icebergsync: write %s: %w", p, err)
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	if err := os.Link(tmp.Name(), p); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return fmt.Errorf("%w: %s", ErrExists, m.Location(key))
 		}
-		return fmt.Errorf("icebergsync: write %s: %w", p, err)
+		return fmt.Errorf("write %s: %w", p, err)
 	}
 	return nil
 }
@@ -338,7 +342,7 @@ func (m *LocalMetaStore) Get(ctx context.Context, key string, maxBytes int64) ([
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, m.Location(key))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("icebergsync: %w", err)
+		return nil, err
 	}
 	defer fh.Close()
 	return readBounded(fh, maxBytes, m.Location(key))

@@ -99,9 +99,9 @@ func (e *TooManyFilesError) Error() string {
 	return fmt.Sprintf("icebergsync: %d files at %s, limit %d", e.Count, e.Location, e.Limit)
 }
 
-// ErrBudget is Sync's refusal when the footers to read are over
+// ErrBudget is Sync's refusal (wrapped) when the footers to read are over
 // Limits.MaxTotalFooterBytes.
-var ErrBudget = errors.New("icebergsync: footer bytes over the sync's limit")
+var ErrBudget = errors.New("footer bytes over the sync's limit")
 
 // Skip is a file left out of the table, and why: not Parquet, a footer
 // over the limit, or a schema that conflicts with the registration's
@@ -173,9 +173,12 @@ type Result struct {
 
 // Summary keys lake adds to a snapshot's summary.
 const (
-	// fingerprintKey is the SHA-256 of every listed object's key, size and
-	// version: equal at the next Sync means nothing changed.
+	// fingerprintKey is the SHA-256 of the table's schema and every listed
+	// object's key, size and version: equal at the next Sync means
+	// nothing changed.
 	fingerprintKey = "lake.files-sha256"
+	// schemaKey is the SHA-256 of the table's Iceberg schema.
+	schemaKey = "lake.schema-sha256"
 	// filesKey is the location of the snapshot's file list.
 	filesKey = "lake.files"
 )
@@ -263,7 +266,8 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 		return Result{}, &TooManyFilesError{Location: t.Location, Count: count, Limit: lim.MaxFiles}
 	}
 	slices.SortFunc(objs, func(a, b Object) int { return cmpString(a.Key, b.Key) })
-	fp := fingerprint(objs)
+	schemaFP := schemaFingerprint(sc)
+	fp := fingerprint(schemaFP, objs)
 
 	cur := prev.current()
 	if cur != nil && cur.Summary[fingerprintKey] == fp {
@@ -288,10 +292,13 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 
 	// Diff: a file whose key, size and version are the previous one's is
 	// kept as it was (in its manifest, or skipped); every other is read.
+	// After a change of the registration's schema, files left out are
+	// read again: the new schema may take them.
 	var toRead []Object
 	keep := make(map[string]fileEntry, len(objs))
+	rereadSkipped := cur != nil && cur.Summary[schemaKey] != schemaFP
 	for _, o := range objs {
-		if f, ok := oldByKey[o.Key]; ok && f.Size == o.Size && f.Version == o.Version {
+		if f, ok := oldByKey[o.Key]; ok && f.Size == o.Size && f.Version == o.Version && (f.Manifest >= 0 || !rereadSkipped) {
 			keep[o.Key] = f
 			continue
 		}
@@ -479,6 +486,7 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 		"total-position-deletes": "0",
 		"total-equality-deletes": "0",
 		fingerprintKey:           fp,
+		schemaKey:                schemaFP,
 		filesKey:                 meta.Location(metaPrefix + listName),
 	}
 
@@ -536,8 +544,9 @@ func unchanged(prev State) Result {
 	return res
 }
 
-func fingerprint(objs []Object) string {
+func fingerprint(schemaFP string, objs []Object) string {
 	h := sha256.New()
+	h.Write([]byte(schemaFP))
 	var n [8]byte
 	for _, o := range objs {
 		h.Write([]byte(o.Key))
@@ -548,6 +557,13 @@ func fingerprint(objs []Object) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// schemaFingerprint is the SHA-256 of the Iceberg schema's text (its
+// fields with their ids, types and requiredness).
+func schemaFingerprint(sc *iceberg.Schema) string {
+	h := sha256.Sum256([]byte(sc.String()))
+	return hex.EncodeToString(h[:])
 }
 
 // newSnapshotID is a random positive id no previous snapshot has.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -424,4 +425,157 @@ func TestSyncLimits(t *testing.T) {
 			t.Fatalf("a second first sync: got %v, want ErrExists", err)
 		}
 	})
+}
+
+// countingFiles records every read a Sync makes of the data files.
+type countingFiles struct {
+	icebergsync.Files
+	mu    sync.Mutex
+	reads []string // "key off len size"
+	bad   []string // reads that do not end at the file's end
+	bytes int64
+}
+
+func (c *countingFiles) ReadAt(ctx context.Context, o icebergsync.Object, p []byte, off int64) error {
+	c.mu.Lock()
+	c.reads = append(c.reads, fmt.Sprint(o.Key, off, len(p), o.Size))
+	if off+int64(len(p)) != o.Size {
+		c.bad = append(c.bad, c.reads[len(c.reads)-1])
+	}
+	c.bytes += int64(len(p))
+	c.mu.Unlock()
+	return c.Files.ReadAt(ctx, o, p, off)
+}
+
+// Sync reads the ends of files only, and little more than the footers.
+func TestSyncReadsFootersOnly(t *testing.T) {
+	dataDir := t.TempDir()
+	var total int64
+	for i := range 20 {
+		ids := make([]int64, 1000)
+		for j := range ids {
+			ids[j] = int64(i*1000 + j)
+		}
+		b := parquetBytes(t, rowsOf(ids, "r"), false, true)
+		total += int64(len(b))
+		writeFile(t, dataDir, fmt.Sprintf("f%02d.parquet", i), b)
+	}
+	files := &countingFiles{Files: icebergsync.NewLocalFiles(dataDir)}
+	r, err := icebergsync.Sync(context.Background(), testTable("file://"+dataDir), icebergsync.State{}, files,
+		icebergsync.NewLocalMetaStore(t.TempDir()), metaPrefix, icebergsync.Limits{Concurrency: 1}, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Files != 20 || r.Records != 20_000 {
+		t.Fatalf("got %d files, %d records", r.Files, r.Records)
+	}
+	if len(files.bad) != 0 {
+		t.Errorf("reads not at the files' ends: %v", files.bad)
+	}
+	if files.bytes != r.FooterBytes || r.DataBytes != total {
+		t.Errorf("footer bytes %d, counted %d; data bytes %d, want %d", r.FooterBytes, files.bytes, r.DataBytes, total)
+	}
+	// The first file is read with 8 KiB, the others with about the footer.
+	if r.FooterBytes > 8<<10+19*(2<<10) {
+		t.Errorf("read %d bytes of %d for 20 footers, want at most %d", r.FooterBytes, total, 8<<10+19*(2<<10))
+	}
+	t.Logf("read %d bytes of %d (%.1f%%) in %d reads", r.FooterBytes, total, 100*float64(r.FooterBytes)/float64(total), len(files.reads))
+}
+
+// A file left out under one schema is read again after the registration's
+// schema changes, and taken when the new schema takes it.
+func TestSyncSchemaChange(t *testing.T) {
+	ctx := context.Background()
+	dataDir, metaDir := t.TempDir(), t.TempDir()
+	v1 := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "name", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	ids1 := icebergschema.Assign(nil, icebergschema.FieldIDs{}, v1)
+	writeFile(t, dataDir, "a.parquet", parquetBytes(t, rowsOf([]int64{1, 2}, "a"), false, false))
+	writeFile(t, dataDir, "b.parquet", parquetBytes(t, rowsOf([]int64{3}, "b"), false, true)) // name: a string
+	data, meta := icebergsync.NewLocalFiles(dataDir), icebergsync.NewLocalMetaStore(metaDir)
+	tbl := testTable("file://" + dataDir)
+	tbl.Schema, tbl.IDs = v1, ids1
+	now := clock()
+	r1, err := icebergsync.Sync(ctx, tbl, icebergsync.State{}, data, meta, metaPrefix, icebergsync.Limits{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r1.Files != 1 || len(r1.Skipped) != 1 || !strings.Contains(r1.Skipped[0].Reason, `column "name"`) {
+		t.Fatalf("v1: got %+v", r1)
+	}
+
+	// v2: name is a string (a new field, id 3).
+	tbl.Schema, tbl.IDs, tbl.SchemaID = tableSchema, icebergschema.Assign(v1, ids1, tableSchema), 1
+	r2, err := icebergsync.Sync(ctx, tbl, r1.State, data, meta, metaPrefix, icebergsync.Limits{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r2.Changed || r2.Added != 1 || r2.Files != 2 || len(r2.Skipped) != 0 {
+		t.Fatalf("v2: got %+v", r2)
+	}
+	if got := r2.State.Snapshots[1].SchemaID; got != 1 {
+		t.Errorf("v2 snapshot's schema id: got %d, want 1", got)
+	}
+	want := []row{{1, "<null>"}, {2, "<null>"}, {3, "b3"}}
+	if got := scan(t, r2.MetadataLocation, iceio.LocalFS{}); !slices.Equal(got, want) {
+		t.Fatalf("scan: got %v, want %v", got, want)
+	}
+}
+
+// Outside bytes as a data file never panic Sync: the file is taken or left
+// out with a reason.
+func FuzzSyncFile(f *testing.F) {
+	f.Add(parquetBytes(f, rowsOf([]int64{1, 2}, "a"), false, true))
+	f.Add(conflicting(f))
+	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	f.Add([]byte("PAR1\xff\xff\xff\x7fPAR1"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dataDir := t.TempDir()
+		writeFile(t, dataDir, "x.parquet", b)
+		r, err := icebergsync.Sync(context.Background(), testTable("file://"+dataDir), icebergsync.State{},
+			icebergsync.NewLocalFiles(dataDir), icebergsync.NewLocalMetaStore(t.TempDir()), metaPrefix, icebergsync.Limits{}, clock())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Files+len(r.Skipped) != 1 {
+			t.Fatalf("got %d files and %v skipped, want the one file in either", r.Files, r.Skipped)
+		}
+	})
+}
+
+// A column only in the file leaves the file out, naming the column.
+func TestSyncExtraColumn(t *testing.T) {
+	dataDir := t.TempDir()
+	s := arrow.NewSchema([]arrow.Field{
+		{Name: "extra", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, s)
+	defer b.Release()
+	b.Field(0).(*array.Float64Builder).AppendValues([]float64{0.5, 1.5}, nil)
+	b.Field(1).(*array.Int64Builder).AppendValues([]int64{7, 8}, nil)
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(s, &buf, nil, pqarrow.DefaultWriterProps())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dataDir, "x.parquet", buf.Bytes())
+	r, err := icebergsync.Sync(context.Background(), testTable("file://"+dataDir), icebergsync.State{},
+		icebergsync.NewLocalFiles(dataDir), icebergsync.NewLocalMetaStore(t.TempDir()), metaPrefix, icebergsync.Limits{}, clock())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Files != 0 || len(r.Skipped) != 1 || r.Skipped[0].Reason != `column "extra": in the file, not in the table` {
+		t.Fatalf("got %+v, want the file left out for its column extra", r)
+	}
 }
