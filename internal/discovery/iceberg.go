@@ -30,20 +30,37 @@ type icebergSource struct{ s *Service }
 // state is the tenant's prepared state; before the first snapshot, and for
 // a degraded tenant, an error wrapping icebergrest.ErrUnavailable.
 func (src icebergSource) state(ctx context.Context, tenant string) (*tenantState, error) {
+	ts, _, err := src.stateIn(ctx, tenant)
+	return ts, err
+}
+
+// stateIn is state and the view it is from.
+func (src icebergSource) stateIn(ctx context.Context, tenant string) (*tenantState, *View, error) {
 	s := src.s
 	v := s.view.Load()
 	if v == nil {
-		return nil, fmt.Errorf("%w: the catalog snapshot is not loaded yet", icebergrest.ErrUnavailable)
+		return nil, nil, fmt.Errorf("%w: the catalog snapshot is not loaded yet", icebergrest.ErrUnavailable)
 	}
 	if err := v.unavailable(tenant); err != nil {
-		return nil, fmt.Errorf("%w: %v", icebergrest.ErrUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: %v", icebergrest.ErrUnavailable, err)
 	}
 	ts, err := s.tenantState(ctx, v, tenant)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", icebergrest.ErrUnavailable, err)
+		return nil, nil, fmt.Errorf("%w: %v", icebergrest.ErrUnavailable, err)
 	}
-	return ts, nil
+	return ts, v, nil
 }
+
+// icebergAnswer is a table's loadTable metadata built from its schema,
+// kept in the cache (kindAnswer) for the same state of its tenant.
+type icebergAnswer struct {
+	location string
+	metadata []byte
+}
+
+// icebergAnswerSub starts the cache sub-key of a kept loadTable answer;
+// the byte 0xff never starts a Flight SQL ticket (a protobuf message).
+const icebergAnswerSub = "\xfficeberg\x00"
 
 func (src icebergSource) Namespaces(ctx context.Context, tenant string) ([]string, error) {
 	ts, err := src.state(ctx, tenant)
@@ -71,7 +88,7 @@ func (src icebergSource) Tables(ctx context.Context, tenant, namespace string) (
 }
 
 func (src icebergSource) Table(ctx context.Context, tenant, namespace, name string) (icebergrest.Table, bool, error) {
-	ts, err := src.state(ctx, tenant)
+	ts, v, err := src.stateIn(ctx, tenant)
 	if err != nil {
 		return icebergrest.Table{}, false, err
 	}
@@ -82,6 +99,17 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 	c := ts.cols
 	if t, ok := src.synced(ctx, ts, i); ok {
 		return t, true, nil
+	}
+	// The metadata built from the schema is kept for the same state of the
+	// tenant: a repeat answers the kept bytes without decoding anything.
+	key, keyed := answerKeyOf(v, tenant, []byte(icebergAnswerSub+namespace+"\x00"+name))
+	if keyed {
+		if h, ok := src.s.cache.lookup(key); ok {
+			a := h.value().(icebergAnswer) // immutable: valid after the release
+			h.release()
+			return icebergrest.Table{Location: c.Location.Value(i), Version: c.Version.Value(i), MetadataLocation: a.location, Metadata: a.metadata}, true, nil
+		}
+		src.s.cache.missed(kindAnswer)
 	}
 	ipc := ts.schema(i)
 	if ipc == nil {
@@ -119,6 +147,14 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 	}
 	if id := ts.creationID(i); id != "" {
 		t.UUID = tableUUID(tenant, namespace, name, id).String()
+	}
+	loc, md, err := icebergrest.BuildMetadata(tenant, namespace, name, t)
+	if err != nil {
+		return icebergrest.Table{}, false, fmt.Errorf("%s.%s: metadata: %w", namespace, name, err)
+	}
+	t.MetadataLocation, t.Metadata = loc, md
+	if keyed {
+		src.s.cache.add(key, icebergAnswer{location: loc, metadata: md}, int64(len(key.sub)+len(key.tenant)+len(loc)+len(md))+128)
 	}
 	return t, true, nil
 }

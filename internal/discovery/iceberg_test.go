@@ -120,9 +120,14 @@ func TestIcebergRESTFromMemory(t *testing.T) {
 		!strings.Contains(md.Properties()["schema.name-mapping.default"], `"note"`) {
 		t.Errorf("metadata: last column %d, location %s, properties %v", md.LastColumnID(), md.Location(), md.Properties())
 	}
+	before := e.svc.CacheStats().Kinds["answer"]
 	again, err := cat.LoadTable(ctx, table.Identifier{"sales", "orders"})
-	if err != nil || again.Metadata().TableUUID() != md.TableUUID() {
-		t.Fatalf("table-uuid changed between loads: %v vs %v (%v)", again.Metadata().TableUUID(), md.TableUUID(), err)
+	if err != nil || again.Metadata().TableUUID() != md.TableUUID() || !again.Schema().Equals(got) {
+		t.Fatalf("the second load differs: uuid %v vs %v (%v)", again.Metadata().TableUUID(), md.TableUUID(), err)
+	}
+	// The second load is the kept answer: nothing is decoded or built again.
+	if after := e.svc.CacheStats().Kinds["answer"]; after.Hits != before.Hits+1 || after.Misses != before.Misses {
+		t.Fatalf("answer cache %+v → %+v, want one hit and no miss", before, after)
 	}
 
 	_, err = cat.LoadTable(ctx, table.Identifier{"sales", "halves"})

@@ -31,6 +31,19 @@ func metadataLocation(tenant, ns, name string, t Table) string {
 	return strings.TrimSuffix(t.Location, "/") + "/" + file
 }
 
+// BuildMetadata is what loadTable answers for a table the Source gives
+// without a metadata file (Table.Metadata nil): the metadata built from its
+// schema and the stable location it is named by. A Source may call it to
+// keep the answer (discovery keeps it in its one cache) and give it back
+// as Table.MetadataLocation and Table.Metadata, answered verbatim.
+func BuildMetadata(tenant, ns, name string, t Table) (location string, metadata []byte, err error) {
+	md, err := buildMetadata(tenant, ns, name, t)
+	if err != nil {
+		return "", nil, err
+	}
+	return metadataLocation(tenant, ns, name, t), md, nil
+}
+
 // buildMetadata returns the TableMetadata JSON of t, built with
 // iceberg-go's metadata builder: format version 2 (3 when the schema holds
 // types version 2 cannot), one schema, unpartitioned, unsorted, no
