@@ -68,6 +68,8 @@
 //	                             own and Java's snapshot producers write)
 //	snap-<id>-1-<commit>.avro    the manifest list: every other previous
 //	                             manifest carried forward unchanged, by path
+//	                             (but one left with DELETED entries alone,
+//	                             which recorded the previous removals)
 //	<commit>-files.json          the file list: every listed file with its
 //	                             identity and its manifest, or its reason
 //	                             for being left out (lake's, not Iceberg's)

@@ -50,7 +50,7 @@ func skipf(format string, args ...any) error { return &skipError{reason: fmt.Spr
 // *skipError. It returns the bytes and how many were read.
 func readTail(ctx context.Context, data Files, o Object, first, maxFooter int64) ([]byte, int64, error) {
 	if o.Size < 12 {
-		return nil, 0, skipf("not Parquet: %d bytes", o.Size)
+		return nil, 0, skipf("not Parquet: %d bytes, too short", o.Size)
 	}
 	n := min(o.Size, max(first, 12))
 	tail := make([]byte, n)

@@ -364,12 +364,17 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 	}
 
 	// Manifests: the previous ones carried forward, those with removals
-	// rewritten, one more for the added files.
+	// rewritten, one more for the added files. A manifest left with
+	// DELETED entries alone recorded its snapshot's removals and is not
+	// carried further.
 	var manifests []iceberg.ManifestFile
 	if cur != nil {
 		if manifests, err = w.manifestList(cur.ManifestList); err != nil {
 			return Result{}, err
 		}
+		manifests = slices.DeleteFunc(manifests, func(m iceberg.ManifestFile) bool {
+			return m.AddedDataFiles()+m.ExistingDataFiles() == 0
+		})
 	}
 	byPath := make(map[string]int, len(manifests))
 	for i, m := range manifests {
@@ -406,10 +411,8 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 	}
 
 	// The new file list, in listing order.
-	manifestIndex := make(map[string]int, len(manifests))
 	var list fileList
-	for i, m := range manifests {
-		manifestIndex[m.FilePath()] = i
+	for _, m := range manifests {
 		list.Manifests = append(list.Manifests, m.FilePath())
 	}
 	newFile := make(map[string]fileEntry, len(read))

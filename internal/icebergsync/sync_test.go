@@ -360,6 +360,25 @@ func TestSyncLocal(t *testing.T) {
 	if got := scan(t, r5.MetadataLocation, fsys); !slices.Equal(got, want) {
 		t.Fatalf("scan after the rewrite: got %v, want %v", got, want)
 	}
+	_, manifests5 := entries(t, r5.MetadataLocation, fsys)
+	if len(manifests5) != 3 {
+		t.Fatalf("rewrite: manifests %v, want b's, the old c's (its removal) and the new c's", manifests5)
+	}
+
+	// The manifest that only recorded the old c's removal is not carried.
+	writeFile(t, dataDir, "d.parquet", parquetBytes(t, rowsOf([]int64{40}, "d"), false, true))
+	r6, err := icebergsync.Sync(ctx, tbl, r5.State, data, meta, metaPrefix, icebergsync.Limits{}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, manifests6 := entries(t, r6.MetadataLocation, fsys)
+	if len(manifests6) != 3 || slices.Contains(manifests6, manifests5[1]) || !slices.Contains(manifests6, manifests5[0]) || !slices.Contains(manifests6, manifests5[2]) {
+		t.Fatalf("after adding d: manifests %v, want %v but its second, and one more", manifests6, manifests5)
+	}
+	want = append(want, rowsOf([]int64{40}, "d")...)
+	if got := scan(t, r6.MetadataLocation, fsys); !slices.Equal(got, want) || r6.Records != int64(len(want)) {
+		t.Fatalf("scan after adding d: got %v (%d records), want %v", got, r6.Records, want)
+	}
 }
 
 func TestSyncLimits(t *testing.T) {
