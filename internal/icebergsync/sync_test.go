@@ -176,11 +176,10 @@ func entries(tb testing.TB, metadataLocation string, fsys iceio.IO) (map[string]
 	var paths []string
 	for _, m := range ms {
 		paths = append(paths, m.FilePath())
-		es, err := m.FetchEntries(fsys, true)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		for _, e := range es {
+		for e, err := range m.Entries(fsys, true) {
+			if err != nil {
+				tb.Fatal(err)
+			}
 			out[filepath.Base(e.DataFile().FilePath())] = e.DataFile()
 		}
 	}
