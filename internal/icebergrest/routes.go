@@ -211,8 +211,43 @@ func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.
 			return h.credentialsError(ctx, err)
 		}
 	}
-	writeJSON(w, http.StatusOK, rsp)
+	writeLoadTable(w, rsp.MetadataLocation, rsp.Metadata, rsp.Config, rsp.StorageCredentials)
 	return nil
+}
+
+// writeLoadTable writes a LoadTableResult. The metadata is written as it
+// is, not run through encoding/json, which would check and compact its
+// kilobytes again on every load: it is a JSON object the catalog checked
+// when the sync stored it (catalog.DecodeIcebergState) or that
+// BuildMetadata made. The rest is small and encoded as usual.
+func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMessage, config map[string]string, creds []storageCredential) {
+	loc, err1 := json.Marshal(location)
+	cfg, err2 := json.Marshal(config)
+	var sc []byte
+	var err3 error
+	if len(creds) > 0 {
+		sc, err3 = json.Marshal(creds)
+	}
+	if err1 != nil || err2 != nil || err3 != nil || len(metadata) == 0 {
+		writeError(w, errInternal)
+		return
+	}
+	b := make([]byte, 0, len(metadata)+len(loc)+len(cfg)+len(sc)+64)
+	b = append(b, `{"metadata-location":`...)
+	b = append(b, loc...)
+	b = append(b, `,"metadata":`...)
+	b = append(b, metadata...)
+	b = append(b, `,"config":`...)
+	b = append(b, cfg...)
+	if sc != nil {
+		b = append(b, `,"storage-credentials":`...)
+		b = append(b, sc...)
+	}
+	b = append(b, '}')
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
 }
 
 // wantsVended reports whether X-Iceberg-Access-Delegation (a comma list)
