@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/google/uuid"
 
 	"github.com/lake-catalog/lake/internal/icebergrest"
 	"github.com/lake-catalog/lake/internal/vending"
@@ -146,7 +145,7 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 		NameMapping: mapping,
 	}
 	if id := ts.creationID(i); id != "" {
-		t.UUID = tableUUID(tenant, namespace, name, id).String()
+		t.UUID = icebergrest.TableUUID(tenant, namespace, name, id)
 	}
 	loc, md, err := icebergrest.BuildMetadata(tenant, namespace, name, t)
 	if err != nil {
@@ -189,16 +188,6 @@ func (src icebergSource) synced(ctx context.Context, ts *tenantState, i int) (ic
 		UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), MetadataLocation: st.MetadataLocation, Metadata: st.Metadata}, true
 }
 
-// tableUUID is a table's Iceberg table-uuid: a name-based (SHA-1) UUID of
-// its tenant, namespace, name and creation id, so it is the same in every
-// task, restart and refresh, and differs once the table is dropped and
-// registered again.
-func tableUUID(tenant, namespace, name, creationID string) uuid.UUID {
-	return uuid.NewSHA1(lakeUUIDSpace, []byte(tenant+"\x00"+namespace+"\x00"+name+"\x00"+creationID))
-}
-
-// lakeUUIDSpace is the name space of lake's table UUIDs.
-var lakeUUIDSpace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/lake-catalog/lake/iceberg-table"))
 
 func (src icebergSource) Credentials(ctx context.Context, tenant, namespace, name string) (wire.Credentials, error) {
 	ts, err := src.state(ctx, tenant)

@@ -31,6 +31,17 @@ func metadataLocation(tenant, ns, name string, t Table) string {
 	return strings.TrimSuffix(t.Location, "/") + "/" + file
 }
 
+// TableUUID is a table's Iceberg table-uuid: a name-based (SHA-1) UUID of
+// its tenant, namespace, name and creation id, so it is the same in every
+// task, restart, refresh and sync, and differs once the table is dropped
+// and registered again. Discovery serves it and a sync writes it.
+func TableUUID(tenant, namespace, name, creationID string) string {
+	return uuid.NewSHA1(lakeUUIDSpace, []byte(tenant+"\x00"+namespace+"\x00"+name+"\x00"+creationID)).String()
+}
+
+// lakeUUIDSpace is the name space of lake's table UUIDs.
+var lakeUUIDSpace = uuid.NewSHA1(uuid.NameSpaceURL, []byte("https://github.com/lake-catalog/lake/iceberg-table"))
+
 // BuildMetadata is what loadTable answers for a table the Source gives
 // without a metadata file (Table.Metadata nil): the metadata built from its
 // schema and the stable location it is named by. A Source may call it to

@@ -38,8 +38,10 @@ import (
 	"github.com/lake-catalog/lake/internal/blobstore"
 	"github.com/lake-catalog/lake/internal/browser"
 	"github.com/lake-catalog/lake/internal/discovery"
+	"github.com/lake-catalog/lake/internal/icebergsync"
 	"github.com/lake-catalog/lake/internal/refresh"
 	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/internal/tablesync"
 	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/rocksdb"
@@ -54,6 +56,7 @@ import (
 const (
 	MetaDir    = "meta"             // RocksDB
 	BlobFile   = "catalog.lakesnap" // the snapshot blob
+	IcebergDir = "iceberg"          // Iceberg metadata written by lake sync
 	SecretFile = "dev-secret"       // HS256 secret for dev tokens
 	seededFile = "demo-seeded"      // present once the demo catalog was registered
 )
@@ -315,7 +318,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	if _, err := in.publisher.RunFull(rctx); err != nil {
 		cfg.Log.WarnContext(ctx, "local: first refresh", slog.String("error", err.Error()))
 	}
-	door, closeDoor, err := openVending(rctx, cfg)
+	door, awsCfg, closeDoor, err := openVending(rctx, cfg)
 	if err != nil {
 		cancel()
 		store.Close()
@@ -347,8 +350,10 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		Authorize:      tokenAuthorizer(validator),
 		AuthorizeAdmin: adminAuthorizer(validator),
 		Door:           door,
-		Log:            cfg.Log,
-		OnWrite:        in.requestRefresh,
+		Sync: &tablesync.Syncer{Catalog: in.cat, Door: door, Meta: icebergsync.NewLocalMetaStore(filepath.Join(cfg.DataDir, IcebergDir)),
+			S3Config: awsCfg, S3PathStyle: os.Getenv("LAKE_S3_PATH_STYLE") == "true"},
+		Log:     cfg.Log,
+		OnWrite: in.requestRefresh,
 	})
 	if err != nil {
 		in.closeParts()
@@ -673,7 +678,7 @@ func (in *Instance) Close() {
 // paths under cfg.DataRoot, and s3:// locations through STS when a role is
 // given (the AWS configuration from the environment, us-east-1 when it
 // names no region; --sts-endpoint overrides STS's endpoint).
-func openVending(ctx context.Context, cfg Config) (*vending.Door, func(), error) {
+func openVending(ctx context.Context, cfg Config) (*vending.Door, aws.Config, func(), error) {
 	vc := cfg.Vending
 	vc.Hint = "start lake local with --vending-role-arn ARN (and --sts-endpoint URL, or AWS credentials for STS in the environment)"
 	if cfg.DataRoot != "" {
@@ -685,7 +690,7 @@ func openVending(ctx context.Context, cfg Config) (*vending.Door, func(), error)
 			}
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("local: --data-root %s: %w", cfg.DataRoot, err)
+			return nil, aws.Config{}, nil, fmt.Errorf("local: --data-root %s: %w", cfg.DataRoot, err)
 		}
 		vc.DataRoot = root
 	}
@@ -693,11 +698,12 @@ func openVending(ctx context.Context, cfg Config) (*vending.Door, func(), error)
 	if vc.RoleARN != "" {
 		var err error
 		if awsCfg, err = config.LoadDefaultConfig(ctx); err != nil {
-			return nil, nil, fmt.Errorf("local: vending: load AWS config: %w", err)
+			return nil, aws.Config{}, nil, fmt.Errorf("local: vending: load AWS config: %w", err)
 		}
 		if awsCfg.Region == "" {
 			awsCfg.Region = "us-east-1"
 		}
 	}
-	return vending.Open(vc, awsCfg, cfg.Log)
+	door, closeDoor, err := vending.Open(vc, awsCfg, cfg.Log)
+	return door, awsCfg, closeDoor, err
 }

@@ -73,6 +73,10 @@ type IcebergState struct {
 	// SyncedAt is when the sync made it: of two states of one
 	// registration, the later replaces the earlier, never the reverse.
 	SyncedAt time.Time `json:"synced_at"`
+	// Sync is the syncer's own record (internal/icebergsync.State: the
+	// snapshots, the files left out), what the next sync starts from;
+	// opaque here, a JSON value or absent.
+	Sync json.RawMessage `json:"sync,omitempty"`
 }
 
 // IcebergKey is the store key of ref's Iceberg state, or an error wrapping

@@ -1,0 +1,144 @@
+// Package tablesync takes a table's file snapshot for the registration
+// API's POST …/tables/{t}/sync (registerapi.Syncer): the table's files
+// reached through the vending Door (the one door to table data: a local
+// path under local mode's data root, or table-scoped credentials for
+// s3://), Iceberg metadata written for them by internal/icebergsync under
+// lake's own metadata store, and the result recorded in the catalog
+// (catalog.PutIcebergState), from where refresh carries it into the
+// snapshot and discovery's Iceberg REST catalog serves it from memory.
+package tablesync
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/lake-catalog/lake/internal/icebergrest"
+	"github.com/lake-catalog/lake/internal/icebergsync"
+	"github.com/lake-catalog/lake/internal/vending"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
+)
+
+// Syncer serves registerapi.Syncer. Its fields are set once; it is safe for
+// concurrent use (two syncs of one table: the second to write a metadata
+// version finds it taken and fails, nothing lost).
+type Syncer struct {
+	// Catalog reads the tenant's allowed prefixes and the last sync, and
+	// records the new one.
+	Catalog *catalog.Catalog
+	// Door gives access to the table's files.
+	Door *vending.Door
+	// Meta is lake's own metadata store; each table's files go under
+	// Prefix + <tenant>/<namespace>/<table>/<table-uuid>/metadata/.
+	Meta   icebergsync.MetaStore
+	Prefix string
+	// S3Config is the AWS configuration the S3 client that reads an s3://
+	// table's files is built from (its endpoint settings: the SDK's
+	// AWS_ENDPOINT_URL_S3); its credentials are the table's vended ones,
+	// its region theirs when they name one. S3PathStyle is path-style
+	// addressing (S3-compatible servers).
+	S3Config    aws.Config
+	S3PathStyle bool
+	// Limits bound each sync (zero: icebergsync's defaults).
+	Limits icebergsync.Limits
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Sync takes ref's file snapshot (registerapi.Syncer). A refused location
+// is the Door's error (vending.Code classifies it); a table dropped or
+// registered again meanwhile, catalog.ErrConflict.
+func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg catalog.Registration) (wire.SyncResult, error) {
+	now := s.Now
+	if now == nil {
+		now = time.Now
+	}
+	out := wire.SyncResult{Tenant: ref.Tenant, Namespace: ref.Namespace, Table: ref.Name}
+	schema, err := reg.Schema()
+	if err != nil {
+		return out, fmt.Errorf("the table has no schema to check its files against: %w", err)
+	}
+	ids, _ := reg.FieldIDs()
+	settings, err := s.Catalog.TenantSettings(ctx, ref.Tenant)
+	if err != nil {
+		return out, err
+	}
+	access, err := s.Door.Credentials(ctx, vending.TableRequest{Who: who, Tenant: ref.Tenant, Namespace: ref.Namespace, Table: ref.Name,
+		Location: reg.Location(), Allowed: settings.AllowedPrefixes})
+	if err != nil {
+		return out, err
+	}
+	data, err := s.files(access)
+	if err != nil {
+		return out, err
+	}
+	var prev icebergsync.State
+	if st, ok, err := s.Catalog.IcebergState(ctx, ref); err != nil {
+		return out, err
+	} else if ok && st.CreationID == reg.CreationID() && len(st.Sync) > 0 {
+		if err := json.Unmarshal(st.Sync, &prev); err != nil {
+			prev = icebergsync.State{} // a record this version cannot read: start again
+		}
+	}
+	uuid := icebergrest.TableUUID(ref.Tenant, ref.Namespace, ref.Name, reg.CreationID())
+	prefix := s.Prefix + ref.Tenant + "/" + ref.Namespace + "/" + ref.Name + "/" + uuid + "/metadata/"
+	res, err := icebergsync.Sync(ctx, icebergsync.Table{Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name, UUID: uuid,
+		Location: access.Location, Schema: schema, IDs: ids, SchemaID: int(reg.Version())}, prev, data, s.Meta, prefix, s.Limits, now)
+	if err != nil {
+		return out, err
+	}
+	out.Changed, out.MetadataLocation, out.SnapshotID = res.Changed, res.MetadataLocation, res.SnapshotID
+	out.Files, out.Records, out.Added, out.Removed = res.Files, res.Records, res.Added, res.Removed
+	for _, k := range res.Skipped {
+		out.Skipped = append(out.Skipped, wire.SyncSkip{Key: k.Key, Reason: k.Reason})
+	}
+	if res.State.MetadataLocation == "" {
+		return out, nil // no file, no snapshot: nothing to serve
+	}
+	// The metadata file of the current version, as stored, is what
+	// discovery serves (read back once here, never on a request).
+	md, err := s.Meta.Get(ctx, prefix+fmt.Sprintf("v%d.metadata.json", res.State.Version), catalog.MaxIcebergStateBytes)
+	if err != nil {
+		return out, fmt.Errorf("read back the metadata file %s: %w", res.State.MetadataLocation, err)
+	}
+	record, err := json.Marshal(res.State)
+	if err != nil {
+		return out, err
+	}
+	err = s.Catalog.PutIcebergState(ctx, ref, catalog.IcebergState{CreationID: reg.CreationID(), Version: reg.Version(),
+		MetadataLocation: res.State.MetadataLocation, Metadata: md, SyncedAt: now().UTC(), Sync: record})
+	if err != nil && !(errors.Is(err, catalog.ErrConflict) && !res.Changed) {
+		return out, err
+	}
+	return out, nil
+}
+
+// files is the table's files as access reaches them.
+func (s *Syncer) files(access wire.Credentials) (icebergsync.Files, error) {
+	switch access.Access {
+	case wire.AccessPath:
+		return icebergsync.NewLocalFiles(strings.TrimPrefix(access.Location, "file://")), nil
+	case wire.AccessVended:
+		loc, err := vending.ParseLocation(access.Location)
+		if err != nil {
+			return nil, err
+		}
+		client := s3.NewFromConfig(s.S3Config, func(o *s3.Options) {
+			o.Credentials = credentials.NewStaticCredentialsProvider(access.AccessKeyID, access.SecretAccessKey, access.SessionToken)
+			if access.Region != "" {
+				o.Region = access.Region
+			}
+			o.UsePathStyle = s.S3PathStyle
+		})
+		return icebergsync.NewS3Files(client, loc.Bucket, loc.Prefix), nil
+	}
+	return nil, fmt.Errorf("access %q to %s is not one a sync reads", access.Access, access.Location)
+}
