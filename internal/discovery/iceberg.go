@@ -188,7 +188,6 @@ func (src icebergSource) synced(ctx context.Context, ts *tenantState, i int) (ic
 		UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), MetadataLocation: st.MetadataLocation, Metadata: st.Metadata}, true
 }
 
-
 func (src icebergSource) Credentials(ctx context.Context, tenant, namespace, name string) (wire.Credentials, error) {
 	ts, err := src.state(ctx, tenant)
 	if err != nil {
