@@ -37,9 +37,9 @@ type Syncer struct {
 	// Door gives access to the table's files.
 	Door *vending.Door
 	// Meta is lake's own metadata store; each table's files go under
-	// Prefix + <tenant>/<namespace>/<table>/<table-uuid>/metadata/.
-	Meta   icebergsync.MetaStore
-	Prefix string
+	// MetadataPrefix(uuid): tables/<table-uuid>/metadata/, a shape the
+	// vended credentials of that table (and only it) may read.
+	Meta icebergsync.MetaStore
 	// S3Config is the AWS configuration the S3 client that reads an s3://
 	// table's files is built from (its endpoint settings: the SDK's
 	// AWS_ENDPOINT_URL_S3); its credentials are the table's vended ones,
@@ -89,7 +89,7 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 		}
 	}
 	uuid := icebergrest.TableUUID(ref.Tenant, ref.Namespace, ref.Name, reg.CreationID())
-	prefix := s.Prefix + ref.Tenant + "/" + ref.Namespace + "/" + ref.Name + "/" + uuid + "/metadata/"
+	prefix := MetadataPrefix(uuid)
 	res, err := icebergsync.Sync(ctx, icebergsync.Table{Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name, UUID: uuid,
 		Location: access.Location, Schema: schema, IDs: ids, SchemaID: int(reg.Version())}, prev, data, s.Meta, prefix, s.Limits, now)
 	if err != nil {
@@ -120,6 +120,13 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 	}
 	return out, nil
 }
+
+// MetadataPrefix is where a table's Iceberg metadata lives in lake's
+// metadata store: tables/<table-uuid>/metadata/. The UUID names the table
+// and its registration (icebergrest.TableUUID), holds only hex and '-'
+// (a key, a session tag value and an IAM resource alike), and changes when
+// the table is dropped and registered again.
+func MetadataPrefix(uuid string) string { return "tables/" + uuid + "/metadata/" }
 
 // files is the table's files as access reaches them.
 func (s *Syncer) files(access wire.Credentials) (icebergsync.Files, error) {

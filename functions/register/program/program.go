@@ -16,18 +16,22 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"github.com/awslabs/aws-lambda-go-api-proxy/core"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/lake-catalog/lake/internal/apierror"
+	"github.com/lake-catalog/lake/internal/icebergsync"
 	"github.com/lake-catalog/lake/internal/lambdalog"
 	"github.com/lake-catalog/lake/internal/registerapi"
+	"github.com/lake-catalog/lake/internal/tablesync"
 	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/metastore/dynamo"
@@ -55,6 +59,13 @@ type Config struct {
 	// LAKE_VENDING_EVENT_BUS: vending.ConfigFromEnv); without a role it
 	// answers 501 vending_not_configured.
 	Vending vending.Config
+	// IcebergMetadata is where POST …/sync writes tables' Iceberg metadata
+	// (LAKE_ICEBERG_METADATA, s3://bucket/); unset: sync answers 501
+	// sync_not_configured.
+	IcebergMetadata string
+	// S3PathStyle is LAKE_S3_PATH_STYLE=true: path-style addressing for
+	// S3-compatible servers.
+	S3PathStyle bool
 }
 
 // DefaultVending is the vending configuration of an environment that sets
@@ -80,6 +91,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	c.Vending.SyncEvents = DefaultVending().SyncEvents
+	if v := getenv("LAKE_ICEBERG_METADATA"); v != "" {
+		bucket, ok := strings.CutPrefix(v, "s3://")
+		bucket = strings.TrimSuffix(bucket, "/")
+		if !ok || bucket == "" || strings.Contains(bucket, "/") {
+			return c, fmt.Errorf("LAKE_ICEBERG_METADATA %q: want s3://bucket/", v)
+		}
+		c.IcebergMetadata = bucket
+	}
+	c.S3PathStyle = getenv("LAKE_S3_PATH_STYLE") == "true"
 	if c.Memory, err = registerapi.MemoryFromEnv(getenv); err != nil {
 		return c, err
 	}
@@ -160,8 +180,14 @@ func NewHandler(ctx context.Context, cfg Config, log *slog.Logger, metrics io.Wr
 	}
 	// API Gateway's IAM authorization decides who reaches the admin routes
 	// (/v1/admin/…): a producer's policy grants its tenant's paths only.
+	var syncer registerapi.Syncer
+	if cfg.IcebergMetadata != "" {
+		meta := s3.NewFromConfig(awsCfg, func(o *s3.Options) { o.UsePathStyle = cfg.S3PathStyle })
+		syncer = &tablesync.Syncer{Catalog: cat, Door: door, Meta: icebergsync.NewS3MetaStore(meta, cfg.IcebergMetadata),
+			S3Config: awsCfg, S3PathStyle: cfg.S3PathStyle}
+	}
 	api, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(IAMCaller), AuthorizeAdmin: registerapi.AllowAll(IAMCaller),
-		Door: door, Log: log})
+		Door: door, Sync: syncer, Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -53,6 +53,9 @@ func TestConfigFromEnv(t *testing.T) {
 				return c
 			}()}},
 		{name: "bad vending duration", env: map[string]string{"LAKE_TABLE": "r", "LAKE_VENDING_DURATION": "1m"}, wantErr: "LAKE_VENDING_DURATION"},
+		{name: "iceberg metadata", env: map[string]string{"LAKE_TABLE": "r", "LAKE_ICEBERG_METADATA": "s3://lake-iceberg/", "LAKE_S3_PATH_STYLE": "true"},
+			want: program.Config{Table: "r", IcebergMetadata: "lake-iceberg", S3PathStyle: true}},
+		{name: "iceberg metadata not a bucket", env: map[string]string{"LAKE_TABLE": "r", "LAKE_ICEBERG_METADATA": "s3://lake-iceberg/some/prefix/"}, wantErr: "LAKE_ICEBERG_METADATA"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
