@@ -129,6 +129,10 @@ type Options struct {
 	// Sync answers POST …/tables/{table}/sync (sync.go); nil answers 501
 	// sync_not_configured.
 	Sync Syncer
+	// SyncOnWrite also takes a table's file snapshot after each register,
+	// update and undrop, in the background (local mode): a failure is
+	// logged, never the write's. Off, a producer syncs with POST …/sync.
+	SyncOnWrite bool
 }
 
 // Handler serves the registration API over a catalog.
@@ -136,6 +140,8 @@ type Handler struct {
 	cat  *catalog.Catalog
 	opts Options
 	mux  *http.ServeMux
+	// syncs bounds the background syncs of SyncOnWrite.
+	syncs chan struct{}
 }
 
 // errNoAuthorizer is New's error for Options without an Authorize: the API
@@ -150,7 +156,7 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
-	h := &Handler{cat: cat, opts: opts, mux: http.NewServeMux()}
+	h := &Handler{cat: cat, opts: opts, mux: http.NewServeMux(), syncs: make(chan struct{}, backgroundSyncs)}
 	const tables = "/v1/tenants/{tenant}/namespaces/{namespace}/tables"
 	h.mux.HandleFunc("POST "+tables, h.register)
 	h.mux.HandleFunc("GET "+tables+"/{table}", h.get)
@@ -652,6 +658,9 @@ func (h *Handler) wrote(ctx context.Context, op string, ref catalog.TableRef, ca
 		slog.String("op", op), slog.String("table", ref.String()), slog.String("caller", caller), slog.Int64("version", reg.Version()))
 	if h.opts.OnWrite != nil {
 		h.opts.OnWrite()
+	}
+	if h.opts.SyncOnWrite && h.opts.Sync != nil && op != "drop" {
+		go h.syncAfterWrite(context.WithoutCancel(ctx), ref, caller, reg)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
@@ -18,6 +19,33 @@ import (
 // REST catalog serves their rows. who is the caller, for the record.
 type Syncer interface {
 	Sync(ctx context.Context, who string, ref catalog.TableRef, reg catalog.Registration) (wire.SyncResult, error)
+}
+
+// Background syncs (Options.SyncOnWrite): at most backgroundSyncs at once,
+// each bounded by backgroundSyncTimeout.
+const (
+	backgroundSyncs       = 2
+	backgroundSyncTimeout = 5 * time.Minute
+)
+
+// syncAfterWrite takes ref's file snapshot after a write of reg, waiting
+// for a free slot; its outcome is logged (a location lake may not read, a
+// missing folder, a failure) and never changes the write's answer.
+func (h *Handler) syncAfterWrite(ctx context.Context, ref catalog.TableRef, caller string, reg catalog.Registration) {
+	h.syncs <- struct{}{}
+	defer func() { <-h.syncs }()
+	ctx, cancel := context.WithTimeout(ctx, backgroundSyncTimeout)
+	defer cancel()
+	res, err := h.opts.Sync.Sync(ctx, caller, ref, reg)
+	if err != nil {
+		h.opts.Log.WarnContext(ctx, "sync after write", slog.String("table", ref.String()), slog.String("error", err.Error()))
+		return
+	}
+	h.opts.Log.InfoContext(ctx, "sync after write", slog.String("table", ref.String()), slog.Bool("changed", res.Changed),
+		slog.Int("files", res.Files), slog.Int("skipped", len(res.Skipped)))
+	if res.Changed && h.opts.OnWrite != nil {
+		h.opts.OnWrite()
+	}
 }
 
 // POST /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/sync

@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/vending"
@@ -76,5 +80,50 @@ func TestSyncRoute(t *testing.T) {
 	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil), Sync: &fakeSyncer{}})
 	if r := do(t, h, "POST", base+"/nothere/sync", "", nil); r.status != http.StatusNotFound {
 		t.Fatalf("missing table: %d %s", r.status, r.body)
+	}
+}
+
+// chanSyncer tells of each sync on a channel.
+type chanSyncer struct{ calls chan string }
+
+func (c chanSyncer) Sync(_ context.Context, who string, ref catalog.TableRef, reg catalog.Registration) (wire.SyncResult, error) {
+	c.calls <- ref.String() + " v" + strconv.FormatInt(reg.Version(), 10)
+	return wire.SyncResult{}, errors.New("the folder is empty")
+}
+
+// SyncOnWrite syncs a table after its register and update, in the
+// background, and a failed sync leaves the write's answer alone; a drop
+// syncs nothing.
+func TestSyncOnWrite(t *testing.T) {
+	calls := make(chan string, 4)
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil), Sync: chanSyncer{calls}, SyncOnWrite: true})
+	registerAt(t, h, "orders", "s3://tenant-data/acme/orders/")
+	next := func() string {
+		t.Helper()
+		select {
+		case c := <-calls:
+			return c
+		case <-time.After(30 * time.Second): // a bound against a hang, not a timing claim
+			t.Fatal("no sync after the write")
+			return ""
+		}
+	}
+	if c := next(); c != "acme/sales/orders v1" {
+		t.Fatalf("sync after register: %q", c)
+	}
+	s := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	if r := do(t, h, "PUT", base+"/orders", "application/json", body(t, map[string]any{"schema": ipcB64(s)})); r.status != http.StatusOK {
+		t.Fatalf("update: %d %s", r.status, r.body)
+	}
+	if c := next(); c != "acme/sales/orders v2" {
+		t.Fatalf("sync after update: %q", c)
+	}
+	if r := do(t, h, "DELETE", base+"/orders", "", nil); r.status != http.StatusNoContent {
+		t.Fatalf("drop: %d %s", r.status, r.body)
+	}
+	select {
+	case c := <-calls:
+		t.Fatalf("a drop synced %q", c)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
