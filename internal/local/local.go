@@ -353,8 +353,8 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		Sync: &tablesync.Syncer{Catalog: in.cat, Door: door, Meta: icebergsync.NewLocalMetaStore(filepath.Join(cfg.DataDir, IcebergDir)),
 			S3Config: awsCfg, S3PathStyle: os.Getenv("LAKE_S3_PATH_STYLE") == "true"},
 		SyncOnWrite: true,
-		Log:     cfg.Log,
-		OnWrite: in.requestRefresh,
+		Log:         cfg.Log,
+		OnWrite:     in.requestRefresh,
 	})
 	if err != nil {
 		in.closeParts()
