@@ -37,6 +37,12 @@ func (h *Handler) syncAfterWrite(ctx context.Context, ref catalog.TableRef, call
 	ctx, cancel := context.WithTimeout(ctx, backgroundSyncTimeout)
 	defer cancel()
 	res, err := h.opts.Sync.Sync(ctx, caller, ref, reg)
+	if err != nil && vending.Code(err) != wire.CodeVendingFailed {
+		// Not a table lake reads (no data root, no vending, outside the
+		// allowed prefixes): said once at info, not a warning per write.
+		h.opts.Log.InfoContext(ctx, "sync after write: not synced", slog.String("table", ref.String()), slog.String("reason", err.Error()))
+		return
+	}
 	if err != nil {
 		h.opts.Log.WarnContext(ctx, "sync after write", slog.String("table", ref.String()), slog.String("error", err.Error()))
 		return
