@@ -32,13 +32,22 @@ type EventDetail struct {
 	Namespace  string    `json:"namespace"`
 	Table      string    `json:"table"`
 	Location   string    `json:"location"`
+	Metadata   string    `json:"metadata,omitempty"` // the metadata prefix read too, if any
 	Expiration time.Time `json:"expiration"`
 	Cached     bool      `json:"cached"`
 }
 
 func detailOf(v Vend) EventDetail {
 	return EventDetail{Who: v.Who, Tenant: v.Tenant, Namespace: v.Namespace, Table: v.Table,
-		Location: v.Location.String(), Expiration: v.Expiration.UTC(), Cached: v.Cached}
+		Location: v.Location.String(), Metadata: metadataString(v.Metadata), Expiration: v.Expiration.UTC(), Cached: v.Cached}
+}
+
+// metadataString is meta as text, or "" for the zero Location (none).
+func metadataString(meta Location) string {
+	if meta == (Location{}) {
+		return ""
+	}
+	return meta.String()
 }
 
 // Observers returns an Observer telling each of obs (nil ones skipped).
@@ -55,7 +64,8 @@ func (o observers) Vended(ctx context.Context, v Vend) {
 }
 
 // LogObserver logs every vend at info: "credentials vended" with who,
-// tenant, namespace, table, location, expiration and cached. It never logs
+// tenant, namespace, table, location, metadata (when read too), expiration
+// and cached. It never logs
 // the credentials.
 type LogObserver struct{ Log *slog.Logger }
 
@@ -65,9 +75,13 @@ func (l LogObserver) Vended(ctx context.Context, v Vend) {
 	if log == nil {
 		log = slog.Default()
 	}
-	log.LogAttrs(ctx, slog.LevelInfo, "credentials vended", slog.String("who", v.Who), slog.String("tenant", v.Tenant),
-		slog.String("namespace", v.Namespace), slog.String("table", v.Table), slog.String("location", v.Location.String()),
-		slog.Time("expiration", v.Expiration.UTC()), slog.Bool("cached", v.Cached))
+	attrs := []slog.Attr{slog.String("who", v.Who), slog.String("tenant", v.Tenant),
+		slog.String("namespace", v.Namespace), slog.String("table", v.Table), slog.String("location", v.Location.String())}
+	if m := metadataString(v.Metadata); m != "" {
+		attrs = append(attrs, slog.String("metadata", m))
+	}
+	attrs = append(attrs, slog.Time("expiration", v.Expiration.UTC()), slog.Bool("cached", v.Cached))
+	log.LogAttrs(ctx, slog.LevelInfo, "credentials vended", attrs...)
 }
 
 // PutEventsAPI is the EventBridge call EventObserver makes (eventbridge.Client's).

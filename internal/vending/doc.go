@@ -12,26 +12,41 @@
 //     letters, digits and "_.:/=+-@"), at most MaxLocationLength (256)
 //     characters.
 //
+//   - ParseMetadataLocation validates a table's Iceberg metadata prefix in
+//     lake's metadata store, exactly "s3://bucket/tables/<table-uuid>/metadata/"
+//     with a canonical lower-case UUID (issue 41: what lake's sync writes);
+//     SyncedMetadata derives it from a synced table's metadata file.
+//
 //   - SessionPolicy builds the inline session policy, read only, in
-//     Polaris's shape. For the longest location ParseLocation accepts (a
-//     63-character bucket, 256 characters in all) the policy is 1,163
-//     characters (LongestPolicyLength, measured and pinned by a test),
-//     against STS's limit of 2,048 characters of plaintext: 43% margin. STS
-//     also limits the packed size of policy and tags together and reports it
-//     only in AssumeRole's answer, as a percentage (Credentials.PackedPolicySize).
+//     Polaris's shape, written compactly (no Sids, one value as a string);
+//     SessionPolicyWithMetadata adds one read-only grant of the table's
+//     metadata prefix (its objects in the one object statement, its own
+//     listing statement, its bucket's location). For the longest location
+//     ParseLocation accepts (a 63-character bucket, 256 characters in all)
+//     the policy is 891 characters (LongestPolicyLength), 1,340 with the
+//     longest metadata prefix (a 63-character bucket:
+//     LongestPolicyLengthWithMetadata), both measured and pinned by a test,
+//     against STS's limit of 2,048 characters of plaintext: 35% margin at
+//     worst. STS also limits the packed size of policy and tags together
+//     and reports it only in AssumeRole's answer, as a percentage
+//     (Credentials.PackedPolicySize).
 //
 //   - SessionName and SessionTags name the tenant, namespace and table in the
 //     assumed-role session, for CloudTrail; LocationTags name the bucket and
 //     prefix, which the reader role's own policy grants reads by (ABAC), so
 //     a session reads no more than its tags name even without the session
-//     policy.
+//     policy; MetadataTags name the metadata prefix (lake:meta-bucket,
+//     lake:meta-prefix) for the role's ABAC grant of metadata.
 //
 //   - Guard is the confused-deputy check: a location is vendable only under a
 //     prefix an operator allowed for the tenant, never in lake's own buckets.
+//     A table's metadata prefix (Request.Metadata) is outside it: lake wrote
+//     it for that table, and only its one shape is vended.
 //
 //   - Vendor puts them together: guard, AssumeRole of the data-reader role with
 //     the session policy, name and tags (15 min by default, 15 min to 12 h),
-//     a bounded LRU cache per (tenant, namespace, table, location) until 2 min
+//     a bounded LRU cache per (tenant, namespace, table, location, metadata
+//     prefix) until 2 min
 //     (or a tenth of the duration, if longer) before expiry, one AssumeRole
 //     per key at a time, and an Observer told of every successful vend (who,
 //     tenant, table, prefix, expiry). STS sits behind a small interface owned

@@ -43,10 +43,15 @@ type Door struct {
 
 // TableRequest asks a Door for access to one table's files. Allowed are
 // the tenant's allowed prefixes as stored (catalog.TenantSettings); one
-// that ParseLocation refuses allows nothing.
+// that ParseLocation refuses allows nothing. Metadata is the table's
+// Iceberg metadata prefix in lake's metadata store when lake has synced its
+// current registration ("s3://bucket/tables/<table-uuid>/metadata/", see
+// Request.Metadata and SyncedMetadata), or "": the vended credentials read
+// it too. A local path location ignores it.
 type TableRequest struct {
 	Who, Tenant, Namespace, Table, Location string
 	Allowed                                 []string
+	Metadata                                string
 }
 
 // Credentials answers r. Its errors are classified for a surface by Code.
@@ -68,13 +73,19 @@ func (d *Door) Credentials(ctx context.Context, r TableRequest) (wire.Credential
 		if _, err := NewGuard(nil).Check(r.Tenant, parseAllowed(r.Allowed), r.Location); err != nil {
 			return wire.Credentials{}, err
 		}
+		if r.Metadata != "" {
+			if _, err := ParseMetadataLocation(r.Metadata); err != nil {
+				return wire.Credentials{}, err
+			}
+		}
 		if d.Hint != "" {
 			return wire.Credentials{}, fmt.Errorf("%w: %s", ErrNotConfigured, d.Hint)
 		}
 		return wire.Credentials{}, ErrNotConfigured
 	}
 	allowed := parseAllowed(r.Allowed)
-	v, err := d.Vendor.Vend(ctx, Request{Who: r.Who, Tenant: r.Tenant, Namespace: r.Namespace, Table: r.Table, Location: r.Location, Allowed: allowed})
+	v, err := d.Vendor.Vend(ctx, Request{Who: r.Who, Tenant: r.Tenant, Namespace: r.Namespace, Table: r.Table, Location: r.Location,
+		Allowed: allowed, Metadata: r.Metadata})
 	if err != nil {
 		return wire.Credentials{}, err
 	}

@@ -43,7 +43,7 @@ func startEnforced(t *testing.T) *enforced {
 		BaseEndpoint: aws.String(st.URL),
 		Credentials:  credentials.NewStaticCredentialsProvider("AKIALAKEDEPUTY", "lake-deputy-secret", ""),
 	})
-	v, err := vending.New(vending.NewSTS(client), vending.NewGuard([]string{"lake-snapshots"}), vending.Options{RoleARN: st.RoleARN})
+	v, err := vending.New(vending.NewSTS(client), vending.NewGuard([]string{"lake-snapshots", "lake-iceberg"}), vending.Options{RoleARN: st.RoleARN})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +54,19 @@ func startEnforced(t *testing.T) *enforced {
 // allowed, and returns an S3 client signing with them.
 func (e *enforced) vend(t *testing.T, tenant, table, location, allowed string) (*s3.Client, vending.Vended) {
 	t.Helper()
+	return e.vendMeta(t, tenant, table, location, allowed, "")
+}
+
+// vendMeta is vend with the table's metadata prefix (Request.Metadata).
+func (e *enforced) vendMeta(t *testing.T, tenant, table, location, allowed, metadata string) (*s3.Client, vending.Vended) {
+	t.Helper()
 	a, err := vending.ParseLocation(allowed)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := e.vendor.Vend(context.Background(), vending.Request{
 		Who: "alice", Tenant: tenant, Namespace: "sales", Table: table,
-		Location: location, Allowed: []vending.Location{a},
+		Location: location, Allowed: []vending.Location{a}, Metadata: metadata,
 	})
 	if err != nil {
 		t.Fatalf("vend %s: %v", location, err)
@@ -314,6 +320,29 @@ func TestVersitygwEnforcesLongestLocation(t *testing.T) {
 	t.Logf("longest location: policy of %d characters accepted by versitygw's PutUserPolicy (its quota: 2,048 bytes of inline policy per user), PackedPolicySize %d%% (modelled)",
 		len(reqs[0].Policy), got.Credentials.PackedPolicySize)
 
+	// The longest location with the longest metadata prefix (a
+	// 63-character bucket of its own) is accepted too and reads both.
+	metaBucket := "lake-iceberg-" + strings.Repeat("m", 63-len("lake-iceberg-"))
+	metaLoc := "s3://" + metaBucket + "/tables/" + enforcedUUID + "/metadata/"
+	e.gw.CreateBucket(t, metaBucket)
+	e.gw.PutObject(t, metaBucket, "tables/"+enforcedUUID+"/metadata/v1.metadata.json", []byte("{}"))
+	mc, mgot := e.vendMeta(t, "acme", "orders", location, "s3://"+bucket+"/acme/", metaLoc)
+	reqs = e.sts.Requests()
+	if len(reqs) != 2 || reqs[1].Code != "" {
+		t.Fatalf("AssumeRole requests %+v, want a second that succeeded", reqs)
+	}
+	if n := len(reqs[1].Policy); n != vending.LongestPolicyLengthWithMetadata {
+		t.Fatalf("policy with metadata of %d characters, want LongestPolicyLengthWithMetadata %d", n, vending.LongestPolicyLengthWithMetadata)
+	}
+	t.Logf("longest location and metadata prefix: policy of %d characters, %d tags, PackedPolicySize %d%% (modelled)",
+		len(reqs[1].Policy), len(reqs[1].Tags), mgot.Credentials.PackedPolicySize)
+	if err := getObject(metaBucket, "tables/"+enforcedUUID+"/metadata/v1.metadata.json")(ctx, mc); err != nil {
+		t.Fatalf("GetObject of the metadata at the longest metadata prefix: %v", err)
+	}
+	if err := getObject(bucket, key)(ctx, mc); err != nil {
+		t.Fatalf("GetObject at the longest location with metadata: %v", err)
+	}
+
 	out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
 	if err != nil {
 		t.Fatalf("GetObject at the longest location: %v", err)
@@ -322,5 +351,103 @@ func TestVersitygwEnforcesLongestLocation(t *testing.T) {
 	out.Body.Close()
 	if err != nil || !bytes.Equal(b, []byte("longest")) {
 		t.Fatalf("GetObject at the longest location = %q, %v, want %q", b, err, "longest")
+	}
+}
+
+// enforcedUUID and enforcedOtherUUID are two tables' UUIDs
+// (icebergrest.TableUUID's shape).
+const (
+	enforcedUUID      = "6f0c8a52-3d1e-5b7a-9c4f-2e8d1a0b7c63"
+	enforcedOtherUUID = "9a3b7c1d-5e2f-5a4b-8c6d-0e1f2a3b4c5d"
+)
+
+func TestVersitygwEnforcesMetadataPrefix(t *testing.T) {
+	e := startEnforced(t)
+	ctx := context.Background()
+	root := e.gw.Client()
+	e.gw.CreateBucket(t, "tenant-data")
+	e.gw.CreateBucket(t, "lake-iceberg") // lake's metadata store: one of its own buckets
+	mine := "tables/" + enforcedUUID + "/metadata/"
+	objects := map[string]string{
+		"tenant-data/acme/orders/part-0.parquet":                   "orders 0",
+		"lake-iceberg/" + mine + "v1.metadata.json":                `{"format-version":2}`,
+		"lake-iceberg/" + mine + "snap-1.avro":                     "manifest list",
+		"lake-iceberg/" + mine + "m-0.avro":                        "manifest",
+		"lake-iceberg/tables/" + enforcedOtherUUID + "/metadata/x": "a sibling table's metadata",
+		"lake-iceberg/tables/" + enforcedUUID + "/data/x":          "beside the metadata prefix",
+		"lake-iceberg/root.txt":                                    "the bucket root",
+	}
+	for path, body := range objects {
+		bucket, key, _ := strings.Cut(path, "/")
+		e.gw.PutObject(t, bucket, key, []byte(body))
+	}
+
+	// The data location alone in lake's bucket is still refused.
+	if _, err := e.vendor.Vend(ctx, vending.Request{Tenant: "acme", Namespace: "sales", Table: "orders",
+		Location: "s3://lake-iceberg/" + mine, Allowed: []vending.Location{{Bucket: "lake-iceberg", Prefix: "tables/"}}}); !errors.Is(err, vending.ErrOwnBucket) {
+		t.Fatalf("vend of lake's metadata bucket as a table's location: %v, want %v", err, vending.ErrOwnBucket)
+	}
+
+	c, got := e.vendMeta(t, "acme", "orders", "s3://tenant-data/acme/orders/", "s3://tenant-data/acme/", "s3://lake-iceberg/"+mine)
+	if got.Metadata.String() != "s3://lake-iceberg/"+mine {
+		t.Fatalf("vended metadata %v, want s3://lake-iceberg/%s", got.Metadata, mine)
+	}
+	reqs := e.sts.Requests()
+	if len(reqs) != 1 || reqs[0].Code != "" || !strings.Contains(reqs[0].Policy, "arn:aws:s3:::lake-iceberg/"+mine+"*") {
+		t.Fatalf("AssumeRole requests %+v, want one that succeeded with the metadata grant", reqs)
+	}
+	var tags []string
+	for _, tag := range reqs[0].Tags {
+		tags = append(tags, tag.Key+"="+tag.Value)
+	}
+	if !slices.Contains(tags, "lake:meta-bucket=lake-iceberg") || !slices.Contains(tags, "lake:meta-prefix="+mine) {
+		t.Fatalf("session tags %q, want lake:meta-bucket and lake:meta-prefix", tags)
+	}
+
+	t.Run("reads the metadata and the data", func(t *testing.T) {
+		for _, key := range []string{mine + "v1.metadata.json", mine + "snap-1.avro", mine + "m-0.avro"} {
+			out, err := c.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String("lake-iceberg"), Key: aws.String(key)})
+			if err != nil {
+				t.Fatalf("GetObject %s: %v", key, err)
+			}
+			b, err := io.ReadAll(out.Body)
+			out.Body.Close()
+			if want := objects["lake-iceberg/"+key]; err != nil || string(b) != want {
+				t.Fatalf("GetObject %s = %q, %v, want %q", key, b, err, want)
+			}
+		}
+		list, err := c.ListObjectsV2(ctx, &s3.ListObjectsV2Input{Bucket: aws.String("lake-iceberg"), Prefix: aws.String(mine)})
+		if err != nil {
+			t.Fatalf("ListObjectsV2 prefix %s: %v", mine, err)
+		}
+		if len(list.Contents) != 3 {
+			t.Fatalf("ListObjectsV2 prefix %s: %d objects, want 3", mine, len(list.Contents))
+		}
+		if err := getObject("tenant-data", "acme/orders/part-0.parquet")(ctx, c); err != nil {
+			t.Fatalf("GetObject of the table's data: %v", err)
+		}
+	})
+
+	for _, tc := range []struct {
+		name string
+		op   func(context.Context, *s3.Client) error
+	}{
+		{"get a sibling table's metadata", getObject("lake-iceberg", "tables/"+enforcedOtherUUID+"/metadata/x")},
+		{"get beside the metadata prefix", getObject("lake-iceberg", "tables/"+enforcedUUID+"/data/x")},
+		{"get the bucket root", getObject("lake-iceberg", "root.txt")},
+		{"list tables/", listObjects("lake-iceberg", "tables/")},
+		{"list the bucket", listObjects("lake-iceberg", "")},
+		{"list the data prefix in the metadata bucket", listObjects("lake-iceberg", "acme/orders/")},
+		{"list the metadata prefix in the data bucket", listObjects("tenant-data", mine)},
+		{"put under the metadata prefix", putObject("lake-iceberg", mine+"v2.metadata.json")},
+	} {
+		t.Run("denied/"+tc.name, func(t *testing.T) {
+			if code := errorCode(tc.op(ctx, c)); code != "AccessDenied" {
+				t.Fatalf("vended credentials: code %q, want AccessDenied", code)
+			}
+			if err := tc.op(ctx, root); err != nil {
+				t.Fatalf("root: %v, want success (so the denial is the policy's)", err)
+			}
+		})
 	}
 }

@@ -22,7 +22,21 @@ func ExampleSessionPolicy() {
 	p, _ := vending.SessionPolicy(loc)
 	fmt.Println(string(p))
 	// Output:
-	// {"Version":"2012-10-17","Statement":[{"Sid":"ReadTableObjects","Effect":"Allow","Action":["s3:GetObject","s3:GetObjectVersion"],"Resource":["arn:aws:s3:::bkt/t/*"]},{"Sid":"ListTablePrefix","Effect":"Allow","Action":["s3:ListBucket"],"Resource":["arn:aws:s3:::bkt"],"Condition":{"StringLike":{"s3:prefix":["t/","t/*"]}}},{"Sid":"LocateBucket","Effect":"Allow","Action":["s3:GetBucketLocation"],"Resource":["arn:aws:s3:::bkt"]}]}
+	// {"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:GetObject","s3:GetObjectVersion"],"Resource":"arn:aws:s3:::bkt/t/*"},{"Effect":"Allow","Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt","Condition":{"StringLike":{"s3:prefix":"t/*"}}},{"Effect":"Allow","Action":"s3:GetBucketLocation","Resource":"arn:aws:s3:::bkt"}]}
+}
+
+func ExampleSessionPolicyWithMetadata() {
+	loc, _ := vending.ParseLocation("s3://bkt/t/")
+	meta, err := vending.ParseMetadataLocation("s3://lake-meta/tables/0b1e2f3a-4c5d-5e6f-8a9b-0c1d2e3f4a5b/metadata/")
+	fmt.Println(err)
+	p, _ := vending.SessionPolicyWithMetadata(loc, meta)
+	fmt.Println(string(p))
+	_, err = vending.ParseMetadataLocation("s3://lake-meta/snapshots/")
+	fmt.Println(errors.Is(err, vending.ErrMetadataShape))
+	// Output:
+	// <nil>
+	// {"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:GetObject","s3:GetObjectVersion"],"Resource":["arn:aws:s3:::bkt/t/*","arn:aws:s3:::lake-meta/tables/0b1e2f3a-4c5d-5e6f-8a9b-0c1d2e3f4a5b/metadata/*"]},{"Effect":"Allow","Action":"s3:ListBucket","Resource":"arn:aws:s3:::bkt","Condition":{"StringLike":{"s3:prefix":"t/*"}}},{"Effect":"Allow","Action":"s3:ListBucket","Resource":"arn:aws:s3:::lake-meta","Condition":{"StringLike":{"s3:prefix":"tables/0b1e2f3a-4c5d-5e6f-8a9b-0c1d2e3f4a5b/metadata/*"}}},{"Effect":"Allow","Action":"s3:GetBucketLocation","Resource":["arn:aws:s3:::bkt","arn:aws:s3:::lake-meta"]}]}
+	// true
 }
 
 func ExampleGuard_Check() {

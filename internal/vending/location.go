@@ -9,8 +9,8 @@ import (
 
 // MaxLocationLength is the longest location string ParseLocation accepts,
 // "s3://" included. It is chosen so that the session policy for the longest
-// location stays a quarter below STS's 2,048-character limit (see
-// LongestPolicyLength).
+// location, with a table's metadata prefix too, stays a quarter below STS's
+// 2,048-character limit (see LongestPolicyLengthWithMetadata).
 const MaxLocationLength = 256
 
 // Location is a table's data location: a bucket and a key prefix within it.
@@ -154,4 +154,85 @@ func validBucket(name string) bool {
 		}
 	}
 	return true
+}
+
+// ErrMetadataShape is the reason a table's metadata location is refused: lake
+// vends only the shape its Iceberg sync writes, one table's
+// "tables/<table-uuid>/metadata/" in lake's metadata store.
+var ErrMetadataShape = errors.New(`metadata prefix is not "tables/<table-uuid>/metadata/" with a lower-case UUID`)
+
+// ParseMetadataLocation parses a table's Iceberg metadata prefix,
+// "s3://bucket/tables/<table-uuid>/metadata/", as lake's sync writes it in
+// lake's metadata store: ParseLocation's rules, and a prefix of exactly
+// "tables/", a canonical lower-case UUID (8-4-4-4-12 hex digits) and
+// "/metadata/". Anything else is a *LocationError (ErrMetadataShape, or
+// ParseLocation's reason).
+func ParseMetadataLocation(s string) (Location, error) {
+	loc, err := ParseLocation(s)
+	if err != nil {
+		return Location{}, err
+	}
+	if err := loc.checkMetadata(); err != nil {
+		return Location{}, &LocationError{Location: s, Err: err}
+	}
+	return loc, nil
+}
+
+// checkMetadata returns the first reason l is not a table's metadata
+// location, or nil.
+func (l Location) checkMetadata() error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	rest, ok := strings.CutPrefix(l.Prefix, "tables/")
+	if !ok {
+		return ErrMetadataShape
+	}
+	id, ok := strings.CutSuffix(rest, "/metadata/")
+	if !ok || !canonicalUUID(id) {
+		return ErrMetadataShape
+	}
+	return nil
+}
+
+// canonicalUUID reports whether s is a UUID in its canonical form: 36
+// characters, lower-case hex digits with "-" at 8, 13, 18 and 23.
+func canonicalUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// SyncedMetadata returns the metadata prefix to vend with a table whose
+// current Iceberg metadata file is metadataLocation (catalog.IcebergState's
+// MetadataLocation) and whose table-uuid is tableUUID: the file's directory,
+// "s3://bucket/tables/<tableUUID>/metadata/", when the file lies directly
+// in it and ParseMetadataLocation accepts it; otherwise "" (a local
+// file:// metadata location, another table's prefix, any other shape),
+// which vends nothing more.
+func SyncedMetadata(metadataLocation, tableUUID string) string {
+	i := strings.LastIndexByte(metadataLocation, '/')
+	if i < 0 || i == len(metadataLocation)-1 {
+		return ""
+	}
+	dir := metadataLocation[:i+1]
+	loc, err := ParseMetadataLocation(dir)
+	if err != nil || loc.String() != dir || loc.Prefix != "tables/"+tableUUID+"/metadata/" {
+		return ""
+	}
+	return dir
 }

@@ -24,6 +24,15 @@ const (
 	TagPrefix = "lake:prefix"
 )
 
+// Session tag keys naming the table's Iceberg metadata prefix in lake's
+// metadata store, on a vend with one (Request.Metadata): the reader role's
+// ABAC grant for metadata reads only "arn:aws:s3:::${aws:PrincipalTag/
+// lake:meta-bucket}/${aws:PrincipalTag/lake:meta-prefix}*".
+const (
+	TagMetaBucket = "lake:meta-bucket"
+	TagMetaPrefix = "lake:meta-prefix"
+)
+
 // Limits of STS: RoleSessionName is 2–64 characters; a session tag value is
 // at most 256 characters.
 const (
@@ -74,6 +83,13 @@ func SessionTags(tenant, namespace, table string) []Tag {
 // characters STS allows in a tag value, and at most 256 characters in all.
 func LocationTags(loc Location) []Tag {
 	return []Tag{{Key: TagBucket, Value: loc.Bucket}, {Key: TagPrefix, Value: loc.Prefix}}
+}
+
+// MetadataTags returns the session tags naming a table's metadata location
+// meta (keys TagMetaBucket and TagMetaPrefix), its own text as for
+// LocationTags.
+func MetadataTags(meta Location) []Tag {
+	return []Tag{{Key: TagMetaBucket, Value: meta.Bucket}, {Key: TagMetaPrefix, Value: meta.Prefix}}
 }
 
 func tagValue(name string) string {

@@ -66,6 +66,7 @@ type Vend struct {
 	Namespace  string    // the table's namespace
 	Table      string    // the table's name
 	Location   Location  // the prefix the credentials read
+	Metadata   Location  // the metadata prefix they read too; zero for none
 	Expiration time.Time // when the credentials expire
 	Cached     bool      // served from the cache, without an AssumeRole call
 }
@@ -102,18 +103,27 @@ type Request struct {
 	Table     string     // the table's name
 	Location  string     // the table's location as registered
 	Allowed   []Location // the prefixes an operator allowed for Tenant
+	// Metadata is the table's Iceberg metadata prefix in lake's metadata
+	// store, "s3://bucket/tables/<table-uuid>/metadata/"
+	// (ParseMetadataLocation's shape), when lake has synced the table's
+	// current registration; "" for none. Lake wrote it for that table, so
+	// neither Allowed nor the Guard's own buckets govern it; any other
+	// shape is refused.
+	Metadata string
 }
 
-// Vended is the answer to a Request: the location the credentials read and
-// the credentials.
+// Vended is the answer to a Request: the locations the credentials read
+// and the credentials.
 type Vended struct {
 	Location    Location
+	Metadata    Location // the zero Location when the Request had none
 	Credentials Credentials
 }
 
 // Vendor vends table-scoped credentials: it checks a request with its Guard,
 // then assumes the data-reader role with the table's session policy, name and
-// tags. Credentials are cached per (tenant, namespace, table, location) until
+// tags. Credentials are cached per (tenant, namespace, table, location,
+// metadata location) until
 // refreshMargin before they expire — 2 min, or a tenth of the duration when
 // that is longer (6 min for 1 h, 72 min for 12 h) — so a caller always gets
 // at least that much time; the cache holds at most MaxEntries, least recently
@@ -186,20 +196,31 @@ func refreshMargin(d time.Duration) time.Duration {
 	return max(2*time.Minute, d/10)
 }
 
-// Vend returns credentials that read r's table location and nothing else.
-// It returns a *GuardError when the location is not vendable for r.Tenant
-// (without calling AssumeRole), an *STSError when STS refuses (errors.Is
-// ErrPolicyTooLarge, ErrAccessDenied) and any other assumer's error wrapped;
-// failures are not cached.
+// Vend returns credentials that read r's table location, and its metadata
+// prefix when r.Metadata is set, and nothing else. It returns a *GuardError
+// when the location is not vendable for r.Tenant and a *LocationError
+// (ErrMetadataShape or ParseLocation's reason) when r.Metadata is not a
+// table's metadata prefix (both without calling AssumeRole), an *STSError
+// when STS refuses (errors.Is ErrPolicyTooLarge, ErrAccessDenied) and any
+// other assumer's error wrapped; failures are not cached.
 func (v *Vendor) Vend(ctx context.Context, r Request) (Vended, error) {
 	loc, err := v.guard.Check(r.Tenant, r.Allowed, r.Location)
 	if err != nil {
 		return Vended{}, err
 	}
+	var meta Location
+	if r.Metadata != "" {
+		if meta, err = ParseMetadataLocation(r.Metadata); err != nil {
+			return Vended{}, err
+		}
+	}
 	key := r.Tenant + "\x00" + r.Namespace + "\x00" + r.Table + "\x00" + loc.String()
+	if meta != (Location{}) {
+		key += "\x00" + meta.String()
+	}
 	creds, cached := v.lookup(key)
 	if !cached {
-		ch := v.flights.DoChan(key, func() (any, error) { return v.assume(ctx, key, r, loc) })
+		ch := v.flights.DoChan(key, func() (any, error) { return v.assume(ctx, key, r, loc, meta) })
 		if v.onWait != nil {
 			v.onWait()
 		}
@@ -216,22 +237,26 @@ func (v *Vendor) Vend(ctx context.Context, r Request) (Vended, error) {
 	if v.observer != nil {
 		v.observer.Vended(ctx, Vend{
 			Who: r.Who, Tenant: r.Tenant, Namespace: r.Namespace, Table: r.Table,
-			Location: loc, Expiration: creds.Expiration, Cached: cached,
+			Location: loc, Metadata: meta, Expiration: creds.Expiration, Cached: cached,
 		})
 	}
-	return Vended{Location: loc, Credentials: creds}, nil
+	return Vended{Location: loc, Metadata: meta, Credentials: creds}, nil
 }
 
 // assume runs one AssumeRole for key and caches its answer. It runs once per
 // flight, on behalf of every caller waiting for it, so it does not stop when
 // the first caller's context is cancelled.
-func (v *Vendor) assume(ctx context.Context, key string, r Request, loc Location) (any, error) {
+func (v *Vendor) assume(ctx context.Context, key string, r Request, loc, meta Location) (any, error) {
 	if creds, ok := v.lookup(key); ok { // a flight that just ended stored it
 		return creds, nil
 	}
-	policy, err := SessionPolicy(loc)
+	policy, err := SessionPolicyWithMetadata(loc, meta)
 	if err != nil {
 		return nil, err
+	}
+	tags := append(SessionTags(r.Tenant, r.Namespace, r.Table), LocationTags(loc)...)
+	if meta != (Location{}) {
+		tags = append(tags, MetadataTags(meta)...)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), assumeTimeout)
 	defer cancel()
@@ -239,7 +264,7 @@ func (v *Vendor) assume(ctx context.Context, key string, r Request, loc Location
 		RoleARN:     v.role,
 		SessionName: SessionName(r.Tenant, r.Namespace, r.Table),
 		Policy:      policy,
-		Tags:        append(SessionTags(r.Tenant, r.Namespace, r.Table), LocationTags(loc)...),
+		Tags:        tags,
 		Duration:    v.duration,
 	})
 	if se := (*STSError)(nil); errors.As(err, &se) {
