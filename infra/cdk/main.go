@@ -30,7 +30,7 @@
 //	historyMaxAge    versions older than this are no longer kept: a
 //	                 duration of at least 1h (default: unset, by count alone)
 //	dataBuckets      S3 buckets tenants' tables may live in, comma-separated
-//	                 (or a JSON list in cdk.json), at most 20: lake vends
+//	                 (or a JSON list in cdk.json), at most 19: lake vends
 //	                 table-scoped read credentials in these only, through
 //	                 the LakeDataReader role (default: none, vending off:
 //	                 no reader role, no LAKE_VENDING_* environment)

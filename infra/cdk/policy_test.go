@@ -274,11 +274,13 @@ func TestProducerResourcePathRefusesTenantsNeedingEscapes(t *testing.T) {
 	}
 }
 
-// The policy variables of the reader role's attribute-based grant: the
-// session's lake:bucket and lake:prefix tags.
+// The policy variables of the reader role's attribute-based grants: the
+// session's lake:bucket and lake:prefix tags, and its lake:meta-prefix tag
+// in the metadata bucket.
 const (
-	abacBucket = "${aws:PrincipalTag/" + tagBucket + "}"
-	abacPrefix = "${aws:PrincipalTag/" + tagPrefix + "}"
+	abacBucket     = "${aws:PrincipalTag/" + tagBucket + "}"
+	abacPrefix     = "${aws:PrincipalTag/" + tagPrefix + "}"
+	abacMetaPrefix = "${aws:PrincipalTag/" + tagMetaPrefix + "}"
 )
 
 // readsObjects reports whether a statement's actions (Action, or
@@ -305,9 +307,20 @@ func readsObjects(m map[string]any) bool {
 // returns the roles (logical ids, sorted) granted s3:GetObject (or
 // GetObjectVersion, or a wildcard covering them) on anything but lake's
 // snapshot bucket without the grant being scoped by the session's tags: a
+// resource in the Iceberg metadata bucket must contain
+// ${aws:PrincipalTag/lake:meta-prefix} in a statement whose condition
+// holds that tag to IcebergMetaPrefixShape (StringLike), and any other
 // resource that is not lake's snapshot bucket must contain both
 // ${aws:PrincipalTag/lake:bucket} and ${aws:PrincipalTag/lake:prefix}.
 // Such a role could read tenant data with no session policy narrowing it.
+//
+// One grant in the metadata bucket is not a read of tenant data: the
+// writer's. A statement that also grants s3:PutObject on the resource
+// belongs to the role that writes the tables' metadata (the register
+// function's sync): lake's own output in lake's own bucket, which it reads
+// back to commit the next version, as refresh reads back the snapshot it
+// writes. Tenants' files it reaches only through vended credentials.
+// TestLeastPrivilege pins that only the register function writes there.
 // Grants are a role's inline Policies, AWS::IAM::Policy and
 // AWS::IAM::ManagedPolicy resources naming it in Roles, and managed
 // policies of the template in its ManagedPolicyArns; a permissions
@@ -316,18 +329,42 @@ func readsObjects(m map[string]any) bool {
 func unscopedDataReaders(t testing.TB, raw map[string]any) []string {
 	t.Helper()
 	resources := raw["Resources"].(map[string]any)
-	var snapshotBuckets []string
+	var snapshotBuckets, metadataBuckets []string
 	for id, r := range resources {
-		if r.(map[string]any)["Type"] == "AWS::S3::Bucket" && strings.HasPrefix(id, "Snapshots") {
+		if r.(map[string]any)["Type"] != "AWS::S3::Bucket" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(id, "Snapshots"):
 			snapshotBuckets = append(snapshotBuckets, `"`+id+`"`)
+		case strings.HasPrefix(id, "IcebergMetadata"):
+			metadataBuckets = append(metadataBuckets, `"`+id+`"`)
 		}
 	}
 	if len(snapshotBuckets) == 0 {
 		t.Fatal("no snapshot bucket in the template")
 	}
-	scoped := func(res string) bool {
-		if slices.ContainsFunc(snapshotBuckets, func(id string) bool { return strings.Contains(res, id) }) {
+	in := func(res string, ids []string) bool {
+		return slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(res, id) })
+	}
+	// metaShaped reports whether a statement's condition holds the
+	// session's lake:meta-prefix tag to the shape of one table's prefix.
+	metaShaped := func(m map[string]any) bool {
+		cond, _ := m["Condition"].(map[string]any)
+		like, _ := cond["StringLike"].(map[string]any)
+		return slices.Equal(asStrings(like["aws:PrincipalTag/"+tagMetaPrefix]), []string{IcebergMetaPrefixShape})
+	}
+	writes := func(m map[string]any) bool {
+		return slices.ContainsFunc(asStrings(m["Action"]), func(a string) bool { return strings.EqualFold(a, "s3:PutObject") })
+	}
+	scoped := func(res string, m map[string]any) bool {
+		switch {
+		case in(res, snapshotBuckets):
 			return true
+		case in(res, metadataBuckets):
+			// The writer's own output (see above), or a reader's grant
+			// by the shape-checked lake:meta-prefix tag.
+			return writes(m) || strings.Contains(res, abacMetaPrefix) && metaShaped(m)
 		}
 		return strings.Contains(res, abacBucket) && strings.Contains(res, abacPrefix)
 	}
@@ -343,7 +380,7 @@ func unscopedDataReaders(t testing.TB, raw map[string]any) []string {
 				return true
 			}
 			for _, res := range asStrings(m["Resource"]) {
-				if !scoped(res) {
+				if !scoped(res, m) {
 					return true
 				}
 			}
@@ -391,12 +428,22 @@ func unscopedDataReaders(t testing.TB, raw map[string]any) []string {
 
 // unscopedDataReaders finds a role granted reads beyond the snapshot bucket
 // that its session's tags do not scope, however the grant reaches it, and
-// passes the reader's attribute-based grant, the snapshot reads and a
-// permissions boundary.
+// passes the reader's attribute-based grants (in the metadata bucket only
+// by a shape-checked lake:meta-prefix), the snapshot reads, the metadata
+// writer's read-back and a permissions boundary.
 func TestUnscopedDataReaders(t *testing.T) {
-	doc := func(effect, action string, res ...any) map[string]any {
+	doc := func(effect, action any, res ...any) map[string]any {
 		return map[string]any{"Statement": []any{map[string]any{"Effect": effect, "Action": action, "Resource": res}}}
 	}
+	withCondition := func(d map[string]any, cond map[string]any) map[string]any {
+		d["Statement"].([]any)[0].(map[string]any)["Condition"] = cond
+		return d
+	}
+	metaObjects := func(rest string) any {
+		return map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{"IcebergMetadata8B2A1C3D", "Arn"}}, rest}}}
+	}
+	shaped := map[string]any{"StringLike": map[string]any{"aws:PrincipalTag/" + tagMetaPrefix: IcebergMetaPrefixShape}}
+	loose := map[string]any{"StringLike": map[string]any{"aws:PrincipalTag/" + tagMetaPrefix: "tables/*"}}
 	snapshot := map[string]any{"Fn::Join": []any{"", []any{map[string]any{"Fn::GetAtt": []any{"SnapshotsD03D071C", "Arn"}}, "/snapshots/*"}}}
 	abac := "arn:aws:s3:::" + abacBucket + "/" + abacPrefix + "*"
 	role := func(p map[string]any) map[string]any {
@@ -426,9 +473,27 @@ func TestUnscopedDataReaders(t *testing.T) {
 		"DenyPolicy":        policy("AWS::IAM::Policy", doc("Deny", "s3:*", "*"), "Denier"),
 		"Writer":            role(nil),
 		"WritePolicy":       policy("AWS::IAM::Policy", doc("Allow", "s3:PutObject", "*"), "Writer"),
+		// The metadata bucket.
+		"IcebergMetadata8B2A1C3D": map[string]any{"Type": "AWS::S3::Bucket"},
+		"MetaReader":              role(nil),
+		"MetaReaderPolicy": policy("AWS::IAM::Policy",
+			withCondition(doc("Allow", []any{"s3:GetObject", "s3:GetObjectVersion"}, metaObjects("/"+abacMetaPrefix+"*")), shaped), "MetaReader"),
+		"MetaUnshaped":       role(nil),
+		"MetaUnshapedPolicy": policy("AWS::IAM::Policy", doc("Allow", "s3:GetObject", metaObjects("/"+abacMetaPrefix+"*")), "MetaUnshaped"),
+		"MetaLoose":          role(nil),
+		"MetaLoosePolicy":    policy("AWS::IAM::Policy", withCondition(doc("Allow", "s3:GetObject", metaObjects("/"+abacMetaPrefix+"*")), loose), "MetaLoose"),
+		"MetaBroad":          role(nil),
+		"MetaBroadPolicy":    policy("AWS::IAM::Policy", withCondition(doc("Allow", "s3:GetObject", metaObjects("/tables/*")), shaped), "MetaBroad"),
+		"MetaWriter":         role(nil),
+		"MetaWriterPolicy":   policy("AWS::IAM::Policy", doc("Allow", []any{"s3:GetObject", "s3:PutObject"}, metaObjects("/tables/*")), "MetaWriter"),
+		// lake:meta-prefix names a prefix of the metadata bucket only:
+		// in a data bucket it scopes nothing.
+		"MetaTagElsewhere": role(nil),
+		"MetaTagElsewherePolicy": policy("AWS::IAM::Policy",
+			withCondition(doc("Allow", "s3:GetObject", "arn:aws:s3:::acme-data/"+abacMetaPrefix+"*"), shaped), "MetaTagElsewhere"),
 	}}
 	got := unscopedDataReaders(t, raw)
-	if want := []string{"Attached", "ByPolicy", "Inline", "Outside"}; !slices.Equal(got, want) {
+	if want := []string{"Attached", "ByPolicy", "Inline", "MetaBroad", "MetaLoose", "MetaTagElsewhere", "MetaUnshaped", "Outside"}; !slices.Equal(got, want) {
 		t.Fatalf("unscopedDataReaders = %v, want %v", got, want)
 	}
 }

@@ -50,6 +50,18 @@ const SegmentsPrefix = SnapshotKey + ".segments/"
 // a race.
 const SegmentGraceDays = 3
 
+// IcebergTablesPrefix is the key prefix of every table's Iceberg metadata
+// in the metadata bucket (issue 41): `lake sync` writes a table's under
+// IcebergTablesPrefix + <table-uuid> + "/metadata/" (the uuid lower-case
+// hex and '-'), the prefix its vended credentials read (the session tag
+// lake:meta-prefix).
+const IcebergTablesPrefix = "tables/"
+
+// IcebergMetaPrefixShape is the shape every lake:meta-prefix tag has, as an
+// IAM pattern: the data-reader role grants by the tag only when it has it,
+// so a forged tag cannot name another prefix of the metadata bucket.
+const IcebergMetaPrefixShape = IcebergTablesPrefix + "*/metadata/"
+
 // Defaults of LakeProps, and the stream trigger's fixed settings.
 const (
 	// DefaultRefreshMinutes is the safety-net schedule: the stream
@@ -169,9 +181,11 @@ const DataReaderMaxSession = time.Hour
 // MaxDataBuckets bounds DataBuckets: each name goes into the reader role's
 // trust policy, its permissions boundary (two ARNs) and its own policy. The
 // trust policy is the tightest: IAM's default quota is 2,048 characters,
-// and with 20 names of 63 characters it takes 2,022
-// (TestDataReaderTrustFitsIAMLimit).
-const MaxDataBuckets = 20
+// and with 19 names of 63 characters it takes 1,994
+// (TestDataReaderTrustFitsIAMLimit). (It was 20 until the trust allowed
+// the lake:meta-bucket and lake:meta-prefix tag keys, issue 41: 20 names
+// took 2,060.)
+const MaxDataBuckets = 19
 
 // The session tags lake's vending sets (internal/vending's TagTenant …
 // TagPrefix): the reader role's trust requires tenant, bucket and prefix,
@@ -182,6 +196,10 @@ const (
 	tagTable     = "lake:table"
 	tagBucket    = "lake:bucket"
 	tagPrefix    = "lake:prefix"
+	// Set only for a synced table (optional): the metadata bucket and its
+	// table's prefix there, IcebergTablesPrefix + <uuid> + "/metadata/".
+	tagMetaBucket = "lake:meta-bucket"
+	tagMetaPrefix = "lake:meta-prefix"
 )
 
 // validateDataBuckets checks DataBuckets: S3 bucket names, no duplicates,
@@ -422,6 +440,24 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		}},
 		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
 	})
+	// Iceberg metadata (issue 41): `lake sync` (the register function)
+	// writes each table's under IcebergTablesPrefix; engines read a
+	// table's with its vended credentials (the data-reader role, by the
+	// session's lake:meta-prefix tag). Discovery serves the metadata from
+	// its snapshot and reads nothing here. Versioned, encrypted, private,
+	// TLS only, access-logged and retained as the snapshot bucket is.
+	metadata := awss3.NewBucket(stack, s("IcebergMetadata"), &awss3.BucketProps{
+		Versioned:              jsii.Bool(true),
+		Encryption:             awss3.BucketEncryption_S3_MANAGED,
+		BlockPublicAccess:      awss3.BlockPublicAccess_BLOCK_ALL(),
+		EnforceSSL:             jsii.Bool(true),
+		ServerAccessLogsBucket: logs,
+		ServerAccessLogsPrefix: s("iceberg-metadata/"),
+		LifecycleRules: &[]*awss3.LifecycleRule{{
+			NoncurrentVersionExpiration: awscdk.Duration_Days(jsii.Number(7)),
+		}},
+		RemovalPolicy: awscdk.RemovalPolicy_RETAIN,
+	})
 
 	lambdaLogs := func(name string) awslogs.LogGroup {
 		return awslogs.NewLogGroup(stack, s(name+"Logs"), &awslogs.LogGroupProps{
@@ -468,8 +504,12 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// version record (ver/…), a tenant's settings (tenant/…, the
 	// prefixes lake may vend under, written through an admin route) or a
 	// table's Iceberg state (iceberg/…, written by a sync, deleted by a
-	// drop). It reads nothing of the snapshot.
-	registerEnv := map[string]*string{"LAKE_TABLE": table.TableName()}
+	// drop). It reads nothing of the snapshot. A sync writes the table's
+	// Iceberg metadata into the metadata bucket (LAKE_ICEBERG_METADATA).
+	registerEnv := map[string]*string{
+		"LAKE_TABLE":            table.TableName(),
+		"LAKE_ICEBERG_METADATA": s("s3://" + *metadata.BucketName() + "/"),
+	}
 	for name, v := range map[string]string{"LAKE_DEFAULT_COMPATIBILITY": props.DefaultCompatibility, "LAKE_TOMBSTONE_RETENTION": props.TombstoneRetention,
 		"LAKE_HISTORY_VERSIONS": props.HistoryVersions, "LAKE_HISTORY_MAX_AGE": props.HistoryMaxAge} {
 		if v != "" {
@@ -485,6 +525,22 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 			"dynamodb:LeadingKeys": []string{"tbl/*", "quota/*", "meta/changes", "dropped/*", "droppedidx/*", "ver/*", "tenant/*", "iceberg/*"},
 		}},
 	}))
+	// A sync writes, reads back and lists the tables' Iceberg metadata
+	// under IcebergTablesPrefix, and nothing else of the bucket.
+	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:       s("IcebergMetadataObjects"),
+		Actions:   jsii.Strings("s3:GetObject", "s3:PutObject"),
+		Resources: &[]*string{metadata.ArnForObjects(s(IcebergTablesPrefix + "*"))},
+	}))
+	register.AddToRolePolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        s("ListIcebergMetadata"),
+		Actions:    jsii.Strings("s3:ListBucket"),
+		Resources:  &[]*string{metadata.BucketArn()},
+		Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": IcebergTablesPrefix + "*"}},
+	}))
+	nag(register.Role(), "AwsSolutions-IAM5", "A sync writes each table's Iceberg metadata under tables/<table-uuid>/metadata/ in lake's own metadata bucket, "+
+		"tables created at run time: the statement names that one prefix.",
+		map[string]any{"regex": "/^Resource::<IcebergMetadata[0-9A-F]+\\.Arn>\\/tables\\/\\*$/g"})
 
 	// refresh: triggered by the table's stream and, as a safety net, by a
 	// schedule. Scan the table; get registrations and the change markers;
@@ -774,9 +830,11 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	// any AssumeRole) and the bus.
 	var reader awsiam.Role
 	if len(props.DataBuckets) > 0 {
-		// Every bucket the stack creates is lake's own.
-		own := []awss3.IBucket{bucket, logs}
-		reader = newDataReader(stack, props.DataBuckets, []awsiam.IRole{taskDef.TaskRole(), register.Role()}, own, nag)
+		// Every bucket the stack creates is lake's own; the reader reads
+		// the metadata bucket by its lake:meta-prefix tag only, and no
+		// other of them.
+		own := []awss3.IBucket{bucket, logs, metadata}
+		reader = newDataReader(stack, props.DataBuckets, []awsiam.IRole{taskDef.TaskRole(), register.Role()}, []awss3.IBucket{bucket, logs}, metadata, nag)
 		for _, grant := range []func(awsiam.PolicyStatement){taskDef.AddToTaskRolePolicy, func(st awsiam.PolicyStatement) { register.AddToRolePolicy(st) }} {
 			grant(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       s("AssumeDataReader"),
@@ -919,6 +977,7 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 	out("IcebergCatalogUri", icebergURI, "Iceberg REST catalog uri (warehouse: the tenant; the discovery bearer tokens); with a certificate, "+
 		"use your certificate's name (a CNAME to DiscoveryEndpoint) as its host")
 	out("SnapshotBucket", bucket.BucketName(), "S3 bucket of the snapshot blob")
+	out("IcebergMetadataBucket", metadata.BucketName(), "S3 bucket of the tables' Iceberg metadata (tables/<table-uuid>/metadata/), written by lake sync")
 	out("ChangeEventBus", changes.EventBusName(), "EventBridge bus of table change events (source lake.catalog, detail-type Table Changed)")
 	out("RegistrationsTable", table.TableName(), "DynamoDB table of registrations")
 	out("TokenSecretArn", secret.SecretArn(), "Secrets Manager secret that signs discovery tokens (HS256)")
@@ -942,17 +1001,23 @@ type nagFunc func(c constructs.IConstruct, id, reason string, appliesTo ...any)
 //     function's role) may assume it and tag the session, and only with
 //     the lake:tenant, lake:bucket and lake:prefix tags present, the
 //     bucket one of dataBuckets, the prefix ending in "/", and no tag keys
-//     but lake's five.
+//     but lake's seven (lake:meta-bucket and lake:meta-prefix are
+//     optional: a synced table's vend carries them).
 //   - Its own policy is attribute-based: objects and listings under
 //     ${aws:PrincipalTag/lake:bucket}/${aws:PrincipalTag/lake:prefix}
 //     only, so a session reads no more than its tags name even without a
-//     session policy; s3:GetBucketLocation on the data buckets.
+//     session policy; s3:GetBucketLocation on the data buckets. In the
+//     metadata bucket, objects and listings under
+//     ${aws:PrincipalTag/lake:meta-prefix} only, and only when that tag
+//     has the shape IcebergMetaPrefixShape (one table's metadata).
 //   - Its permissions boundary allows those four actions on the data
-//     buckets only, and denies every S3 action on own (every bucket the
-//     stack creates), so no session, whatever its tags, reads lake's own
-//     buckets or a bucket that is not a data bucket.
+//     buckets and the reads of tables' metadata in the metadata bucket
+//     only, and denies every S3 action on denied (every other bucket the
+//     stack creates), so no session, whatever its tags, reads lake's
+//     snapshot or logs, anything of the metadata bucket but tables'
+//     metadata, or a bucket that is not a data bucket.
 //   - Sessions last at most DataReaderMaxSession.
-func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IRole, own []awss3.IBucket, nag nagFunc) awsiam.Role {
+func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IRole, denied []awss3.IBucket, metadata awss3.IBucket, nag nagFunc) awsiam.Role {
 	s := jsii.String
 	s3ARN := func(rest string) *string { return s("arn:" + *stack.Partition() + ":s3:::" + rest) }
 	var bucketARNs, objectARNs []*string
@@ -962,12 +1027,13 @@ func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IR
 		objectARNs = append(objectARNs, s3ARN(b+"/*"))
 		objectFindings = append(objectFindings, "Resource::arn:<AWS::Partition>:s3:::"+b+"/*")
 	}
-	var ownARNs []*string
-	for _, b := range own {
-		ownARNs = append(ownARNs, b.BucketArn(), b.ArnForObjects(s("*")))
+	var deniedARNs []*string
+	for _, b := range denied {
+		deniedARNs = append(deniedARNs, b.BucketArn(), b.ArnForObjects(s("*")))
 	}
+	metaObjects := IcebergMetaPrefixShape + "*"
 	boundary := awsiam.NewManagedPolicy(stack, s(DataReaderRoleID+"Boundary"), &awsiam.ManagedPolicyProps{
-		Description: s("Permissions boundary of lake's data-reader role: reads in the data buckets, never in lake's own buckets."),
+		Description: s("Permissions boundary of lake's data-reader role: reads in the data buckets and of tables' Iceberg metadata, never elsewhere in lake's own buckets."),
 		Statements: &[]awsiam.PolicyStatement{
 			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       s("DataObjects"),
@@ -980,10 +1046,21 @@ func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IR
 				Resources: &bucketARNs,
 			}),
 			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:       s("IcebergMetadataObjects"),
+				Actions:   jsii.Strings("s3:GetObject", "s3:GetObjectVersion"),
+				Resources: &[]*string{metadata.ArnForObjects(s(metaObjects))},
+			}),
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+				Sid:        s("IcebergMetadataBucket"),
+				Actions:    jsii.Strings("s3:ListBucket"),
+				Resources:  &[]*string{metadata.BucketArn()},
+				Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": metaObjects}},
+			}),
+			awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 				Sid:       s("NeverLakesOwnBuckets"),
 				Effect:    awsiam.Effect_DENY,
 				Actions:   jsii.Strings("s3:*"),
-				Resources: &ownARNs,
+				Resources: &deniedARNs,
 			}),
 		},
 	})
@@ -992,7 +1069,9 @@ func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IR
 		principals[i] = awsiam.NewArnPrincipal(r.RoleArn())
 	}
 	nag(boundary, "AwsSolutions-IAM5", "The boundary is the outer bound of the data-reader role, which grants nothing itself: the objects of the data buckets the operator named; "+
-		"the role's own policy narrows reads to the session's lake:bucket and lake:prefix tags, and each session's policy to one table's prefix.", objectFindings...)
+		"the role's own policy narrows reads to the session's lake:bucket and lake:prefix tags, and each session's policy to one table's prefix; "+
+		"in lake's metadata bucket, the objects of tables/*/metadata/ (tables' Iceberg metadata), which the role's policy narrows to the session's lake:meta-prefix tag.",
+		append(objectFindings, map[string]any{"regex": "/^Resource::<IcebergMetadata[0-9A-F]+\\.Arn>\\/tables\\/\\*\\/metadata\\/\\*$/g"})...)
 	reader := awsiam.NewRole(stack, s(DataReaderRoleID), &awsiam.RoleProps{
 		Description:         s("lake data reader: table-scoped read credentials vended by discovery and register (session policy and lake:* session tags)"),
 		AssumedBy:           principals[0], // replaced below
@@ -1018,8 +1097,11 @@ func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IR
 				// A prefix ends in "/", so the grant of prefix* never
 				// reaches a sibling ("sales" would reach "salesforce/").
 				"StringLike": map[string]any{"aws:RequestTag/" + tagPrefix: "?*/"},
+				// lake:meta-bucket and lake:meta-prefix are optional (a
+				// synced table's); the reader's grant by lake:meta-prefix
+				// checks its shape itself.
 				"ForAllValues:StringEquals": map[string]any{
-					"aws:TagKeys": []string{tagTenant, tagNamespace, tagTable, tagBucket, tagPrefix},
+					"aws:TagKeys": []string{tagTenant, tagNamespace, tagTable, tagBucket, tagPrefix, tagMetaBucket, tagMetaPrefix},
 				},
 			},
 		}),
@@ -1040,6 +1122,31 @@ func newDataReader(stack awscdk.Stack, dataBuckets []string, callers []awsiam.IR
 		Resources:  &[]*string{s3ARN(bucketVar)},
 		Conditions: &map[string]any{"StringLike": map[string]any{"s3:prefix": prefixVar + "*"}},
 	}))
+	// A synced table's Iceberg metadata: by the lake:meta-prefix tag, and
+	// only when it has the shape of one table's metadata prefix, so a tag
+	// naming "tables/" or "" reads no other table's. (Without the tag the
+	// variable does not resolve and neither statement matches.)
+	const metaPrefixVar = "${aws:PrincipalTag/" + tagMetaPrefix + "}"
+	metaShape := map[string]any{"aws:PrincipalTag/" + tagMetaPrefix: IcebergMetaPrefixShape}
+	reader.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        s("ReadTaggedMetadata"),
+		Actions:    jsii.Strings("s3:GetObject", "s3:GetObjectVersion"),
+		Resources:  &[]*string{metadata.ArnForObjects(s(metaPrefixVar + "*"))},
+		Conditions: &map[string]any{"StringLike": metaShape},
+	}))
+	metaList := map[string]any{"s3:prefix": metaPrefixVar + "*"}
+	for k, v := range metaShape {
+		metaList[k] = v
+	}
+	reader.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
+		Sid:        s("ListTaggedMetadata"),
+		Actions:    jsii.Strings("s3:ListBucket"),
+		Resources:  &[]*string{metadata.BucketArn()},
+		Conditions: &map[string]any{"StringLike": metaList},
+	}))
+	nag(reader, "AwsSolutions-IAM5", "Attribute-based: a session reads only the Iceberg metadata under the prefix its lake:meta-prefix tag names in lake's metadata bucket, "+
+		"and only when the tag has the shape tables/*/metadata/ (one table's); the trailing wildcard is that table's metadata files.",
+		map[string]any{"regex": "/^Resource::<IcebergMetadata[0-9A-F]+\\.Arn>\\/<aws:PrincipalTag\\/lake:meta-prefix>\\*$/g"})
 	reader.AddToPolicy(awsiam.NewPolicyStatement(&awsiam.PolicyStatementProps{
 		Sid:       s("LocateDataBuckets"),
 		Actions:   jsii.Strings("s3:GetBucketLocation"),

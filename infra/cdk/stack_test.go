@@ -332,8 +332,111 @@ func TestResources(t *testing.T) {
 			t.Errorf("refresh's LAKE_EVENT_BUS = %v, want the change bus", vars["LAKE_EVENT_BUS"])
 		}
 	}
-	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "IcebergCatalogUri", "SnapshotBucket", "RegistrationsTable", "ChangeEventBus"} {
+	for _, out := range []string{"ApiUrl", "DiscoveryEndpoint", "IcebergCatalogUri", "SnapshotBucket", "IcebergMetadataBucket", "RegistrationsTable", "ChangeEventBus"} {
 		tm.HasOutput(jsii.String(out), map[string]any{})
+	}
+}
+
+// The Iceberg metadata bucket (issue 41), vending on or off: versioned
+// with old versions expiring as the snapshot bucket's, encrypted, private,
+// TLS only, access-logged to the log bucket, retained; the register
+// function is told it (LAKE_ICEBERG_METADATA=s3://<bucket>/), discovery
+// is not; the output names it. (TestLeastPrivilege has the grants.)
+func TestIcebergMetadataBucket(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		props LakeProps
+	}{
+		{"vending off", LakeProps{Internal: true}},
+		{"vending on", LakeProps{Internal: true, DataBuckets: testDataBuckets}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := synth(t, tt.props)
+			var metaID, logsID string
+			buckets := s.resources("AWS::S3::Bucket")
+			for id := range buckets {
+				switch {
+				case strings.HasPrefix(id, "IcebergMetadata"):
+					metaID = id
+				case strings.HasPrefix(id, "AccessLogs"):
+					logsID = id
+				}
+			}
+			if metaID == "" || logsID == "" {
+				t.Fatalf("buckets %v, want IcebergMetadata and AccessLogs", keys(buckets))
+			}
+			b := buckets[metaID]
+			if b["DeletionPolicy"] != "Retain" || b["UpdateReplacePolicy"] != "Retain" {
+				t.Errorf("metadata bucket DeletionPolicy %v, UpdateReplacePolicy %v, want Retain as the snapshot bucket's", b["DeletionPolicy"], b["UpdateReplacePolicy"])
+			}
+			got, _ := json.Marshal(map[string]any{
+				"BucketEncryption":               props(b)["BucketEncryption"],
+				"LifecycleConfiguration":         props(b)["LifecycleConfiguration"],
+				"LoggingConfiguration":           props(b)["LoggingConfiguration"],
+				"PublicAccessBlockConfiguration": props(b)["PublicAccessBlockConfiguration"],
+				"VersioningConfiguration":        props(b)["VersioningConfiguration"],
+			})
+			want := `{"BucketEncryption":{"ServerSideEncryptionConfiguration":[{"ServerSideEncryptionByDefault":{"SSEAlgorithm":"AES256"}}]},` +
+				`"LifecycleConfiguration":{"Rules":[{"NoncurrentVersionExpiration":{"NoncurrentDays":7},"Status":"Enabled"}]},` +
+				`"LoggingConfiguration":{"DestinationBucketName":{"Ref":"` + logsID + `"},"LogFilePrefix":"iceberg-metadata/"},` +
+				`"PublicAccessBlockConfiguration":{"BlockPublicAcls":true,"BlockPublicPolicy":true,"IgnorePublicAcls":true,"RestrictPublicBuckets":true},` +
+				`"VersioningConfiguration":{"Status":"Enabled"}}`
+			if string(got) != want {
+				t.Errorf("metadata bucket\n%s\nwant\n%s", got, want)
+			}
+			tls := false
+			for _, pol := range s.resources("AWS::S3::BucketPolicy") {
+				if b, _ := json.Marshal(props(pol)["Bucket"]); string(b) != `{"Ref":"`+metaID+`"}` {
+					continue
+				}
+				for _, st := range asAny(props(pol)["PolicyDocument"].(map[string]any)["Statement"]) {
+					m := st.(map[string]any)
+					c, _ := json.Marshal(m["Condition"])
+					if m["Effect"] == "Deny" && string(c) == `{"Bool":{"aws:SecureTransport":"false"}}` {
+						tls = true
+					}
+				}
+			}
+			if !tls {
+				t.Error("the metadata bucket's policy does not deny requests without TLS")
+			}
+
+			// Register is told the bucket, as s3://<bucket>/; no other
+			// function, and not discovery.
+			wantEnv := `{"Fn::Join":["",["s3://",{"Ref":"` + metaID + `"},"/"]]}`
+			seen := 0
+			for id, fn := range s.resources("AWS::Lambda::Function") {
+				env, _ := props(fn)["Environment"].(map[string]any)
+				vars, _ := env["Variables"].(map[string]any)
+				v, set := vars["LAKE_ICEBERG_METADATA"]
+				b, _ := json.Marshal(v)
+				switch {
+				case strings.HasPrefix(id, "Register") && string(b) == wantEnv:
+					seen++
+				case strings.HasPrefix(id, "Register"):
+					t.Errorf("register's LAKE_ICEBERG_METADATA = %s, want %s", b, wantEnv)
+				case set:
+					t.Errorf("%s has LAKE_ICEBERG_METADATA %s", id, b)
+				}
+			}
+			if seen != 1 {
+				t.Errorf("%d register functions told the metadata bucket, want 1", seen)
+			}
+			defs := s.resources("AWS::ECS::TaskDefinition")
+			for _, c := range asAny(props(defs[onlyID(t, defs)])["ContainerDefinitions"]) {
+				for _, e := range asAny(c.(map[string]any)["Environment"]) {
+					m := e.(map[string]any)
+					b, _ := json.Marshal(m["Value"])
+					if m["Name"] == "LAKE_ICEBERG_METADATA" || m["Name"] != "LAKE_VENDING_OWN_BUCKETS" && strings.Contains(string(b), metaID) {
+						t.Errorf("discovery's %v = %s: discovery serves the metadata from its snapshot", m["Name"], b)
+					}
+				}
+			}
+			out, _ := s.raw["Outputs"].(map[string]any)["IcebergMetadataBucket"].(map[string]any)
+			if b, _ := json.Marshal(out["Value"]); string(b) != `{"Ref":"`+metaID+`"}` {
+				t.Errorf("output IcebergMetadataBucket = %s, want the bucket's name", b)
+			}
+		})
 	}
 }
 
@@ -759,7 +862,9 @@ func TestLeastPrivilege(t *testing.T) {
 	// items of registrations, usage, the change counter, tombstones, the
 	// index of dropped tables (GET …/dropped), version records and
 	// tenants' settings on the table; assume the data-reader role (GET
-	// …/credentials) and put its vend events; nothing of the snapshot.
+	// …/credentials) and put its vend events; write, read back and list
+	// the tables' Iceberg metadata (a sync) under tables/ of the metadata
+	// bucket; nothing of the snapshot.
 	register := ownLogsOnly(t, findRole(t, all, "RegisterServiceRole"), "RegisterLogs")
 	var registerShape []string
 	for _, st := range register {
@@ -769,6 +874,8 @@ func TestLeastPrivilege(t *testing.T) {
 	if want := []string{
 		`[dynamodb:DeleteItem dynamodb:GetItem dynamodb:PutItem dynamodb:UpdateItem] on [table] if {"ForAllValues:StringLike":{"dynamodb:LeadingKeys":["tbl/*","quota/*","meta/changes","dropped/*","droppedidx/*","ver/*","tenant/*","iceberg/*"]}}`,
 		`[events:PutEvents] on [change bus]`,
+		`[s3:GetObject s3:PutObject] on [metadata tables]`,
+		`[s3:ListBucket] on [metadata bucket] if {"StringLike":{"s3:prefix":"tables/*"}}`,
 		`[sts:AssumeRole sts:TagSession] on [reader role]`,
 	}; !slices.Equal(registerShape, want) {
 		t.Fatalf("register statements:\n%s\nwant exactly:\n%s", strings.Join(registerShape, "\n"), strings.Join(want, "\n"))
@@ -831,8 +938,9 @@ func TestLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
-	// The reader itself: by its session tags only, and the buckets'
-	// locations (TestDataReaderRole has its trust and boundary).
+	// The reader itself: by its session tags only (in the metadata bucket
+	// by lake:meta-prefix, when it has the shape of one table's), and the
+	// buckets' locations (TestDataReaderRole has its trust and boundary).
 	var readerShape []string
 	for _, st := range findRole(t, all, DataReaderRoleID) {
 		readerShape = append(readerShape, shape(st))
@@ -840,10 +948,29 @@ func TestLeastPrivilege(t *testing.T) {
 	sort.Strings(readerShape)
 	if want := []string{
 		`[s3:GetBucketLocation] on [data bucket acme-data data bucket globex.lake-eu]`,
+		`[s3:GetObject s3:GetObjectVersion] on [tagged metadata prefix] if {"StringLike":{"aws:PrincipalTag/lake:meta-prefix":"tables/*/metadata/"}}`,
 		`[s3:GetObject s3:GetObjectVersion] on [tagged prefix]`,
+		`[s3:ListBucket] on [metadata bucket] if {"StringLike":{"aws:PrincipalTag/lake:meta-prefix":"tables/*/metadata/","s3:prefix":"${aws:PrincipalTag/lake:meta-prefix}*"}}`,
 		`[s3:ListBucket] on [tagged bucket] if {"StringLike":{"s3:prefix":"${aws:PrincipalTag/lake:prefix}*"}}`,
 	}; !slices.Equal(readerShape, want) {
 		t.Fatalf("reader statements:\n%s\nwant exactly:\n%s", strings.Join(readerShape, "\n"), strings.Join(want, "\n"))
+	}
+	// The metadata bucket: only the register function (which writes it)
+	// and the reader (by its tags) are granted anything of it; discovery
+	// serves the metadata from its snapshot. unscopedDataReaders counts the
+	// writer's read-back as lake's own, so no other role may write there.
+	for _, role := range keys(all) {
+		for _, st := range all[role] {
+			if !slices.ContainsFunc(st.Resources, func(r string) bool { return strings.Contains(r, `"IcebergMetadata`) }) {
+				continue
+			}
+			if !strings.HasPrefix(role, `{"Ref":"RegisterServiceRole`) && !strings.HasPrefix(role, `{"Ref":"`+DataReaderRoleID) {
+				t.Errorf("role %s may %v in the metadata bucket, want only register and the reader", role, st.Actions)
+			}
+			if slices.Contains(st.Actions, "s3:PutObject") && !strings.HasPrefix(role, `{"Ref":"RegisterServiceRole`) {
+				t.Errorf("role %s writes the metadata bucket, want only register", role)
+			}
+		}
 	}
 	unscoped := unscopedDataReaders(t, s.raw)
 	t.Logf("lake roles that can read tenant data without a session policy: %d %v", len(unscoped), unscoped)
@@ -888,6 +1015,14 @@ func shape(st statement) string {
 			res = append(res, "failure queue")
 		case strings.HasPrefix(r, `{"Fn::GetAtt":["`+DataReaderRoleID) && strings.HasSuffix(r, `"Arn"]}`):
 			res = append(res, "reader role")
+		case strings.Contains(r, `"IcebergMetadata`) && strings.HasSuffix(r, `"/`+IcebergTablesPrefix+`*"]]}`):
+			res = append(res, "metadata tables")
+		case strings.Contains(r, `"IcebergMetadata`) && strings.HasSuffix(r, `"/`+IcebergMetaPrefixShape+`*"]]}`):
+			res = append(res, "metadata of tables")
+		case strings.Contains(r, `"IcebergMetadata`) && strings.HasSuffix(r, `"/`+abacMetaPrefix+`*"]]}`):
+			res = append(res, "tagged metadata prefix")
+		case strings.HasPrefix(r, `{"Fn::GetAtt":["IcebergMetadata`) && strings.HasSuffix(r, `"Arn"]}`):
+			res = append(res, "metadata bucket")
 		case strings.HasSuffix(r, `":s3:::`+abacBucket+`/`+abacPrefix+`*"]]}`):
 			res = append(res, "tagged prefix")
 		case strings.HasSuffix(r, `":s3:::`+abacBucket+`"]]}`):
@@ -1102,8 +1237,9 @@ func TestVendingOffByDefault(t *testing.T) {
 		t.Fatalf("discovery task statements %v, want s3:GetObject of the snapshot key and its segments only", task)
 	}
 	register := ownLogsOnly(t, findRole(t, all, "RegisterServiceRole"), "RegisterLogs")
-	if got := actionsOf(register); !slices.Equal(got, []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}) {
-		t.Fatalf("register actions %v without data buckets, want its table items only", got)
+	if got := actionsOf(register); !slices.Equal(got, []string{"dynamodb:DeleteItem", "dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:UpdateItem",
+		"s3:GetObject", "s3:ListBucket", "s3:PutObject"}) {
+		t.Fatalf("register actions %v without data buckets, want its table items and the Iceberg metadata only", got)
 	}
 }
 
@@ -1164,7 +1300,7 @@ func TestDataReaderRole(t *testing.T) {
 		}
 	}
 	cond, _ := json.Marshal(st["Condition"])
-	want := `{"ForAllValues:StringEquals":{"aws:TagKeys":["lake:tenant","lake:namespace","lake:table","lake:bucket","lake:prefix"]},` +
+	want := `{"ForAllValues:StringEquals":{"aws:TagKeys":["lake:tenant","lake:namespace","lake:table","lake:bucket","lake:prefix","lake:meta-bucket","lake:meta-prefix"]},` +
 		`"Null":{"aws:RequestTag/lake:bucket":"false","aws:RequestTag/lake:prefix":"false","aws:RequestTag/lake:tenant":"false"},` +
 		`"StringEquals":{"aws:RequestTag/lake:bucket":["acme-data","globex.lake-eu"]},` +
 		`"StringLike":{"aws:RequestTag/lake:prefix":"?*/"}}`
@@ -1188,7 +1324,12 @@ func TestDataReaderRole(t *testing.T) {
 		m := st.(map[string]any)
 		acts := asStrings(m["Action"])
 		sort.Strings(acts)
-		sh := shape(statement{Actions: acts, Resources: asStrings(m["Resource"])})
+		st := statement{Actions: acts, Resources: asStrings(m["Resource"])}
+		if c, ok := m["Condition"]; ok {
+			b, _ := json.Marshal(c)
+			st.Condition = string(b)
+		}
+		sh := shape(st)
 		switch m["Effect"] {
 		case "Allow":
 			allowShapes = append(allowShapes, sh)
@@ -1205,16 +1346,26 @@ func TestDataReaderRole(t *testing.T) {
 	if want := []string{
 		`[s3:GetBucketLocation s3:ListBucket] on [data bucket acme-data data bucket globex.lake-eu]`,
 		`[s3:GetObject s3:GetObjectVersion] on [data bucket acme-data/* data bucket globex.lake-eu/*]`,
+		`[s3:GetObject s3:GetObjectVersion] on [metadata of tables]`,
+		`[s3:ListBucket] on [metadata bucket] if {"StringLike":{"s3:prefix":"tables/*/metadata/*"}}`,
 	}; !slices.Equal(allowShapes, want) {
 		t.Errorf("boundary allows\n%s\nwant exactly\n%s", strings.Join(allowShapes, "\n"), strings.Join(want, "\n"))
 	}
 	buckets := s.resources("AWS::S3::Bucket")
-	if len(buckets) < 2 {
-		t.Fatalf("buckets %v, want the snapshot and access-log buckets", keys(buckets))
+	if len(buckets) < 3 {
+		t.Fatalf("buckets %v, want the snapshot, access-log and metadata buckets", keys(buckets))
 	}
+	// Every bucket of the stack but the metadata bucket, whose tables'
+	// metadata the boundary allows (a deny would void that).
 	for _, id := range keys(buckets) {
 		arn := `{"Fn::GetAtt":["` + id + `","Arn"]}`
 		objects := `{"Fn::Join":["",[` + arn + `,"/*"]]}`
+		if strings.HasPrefix(id, "IcebergMetadata") {
+			if denied[arn] || denied[objects] {
+				t.Errorf("the boundary denies the metadata bucket %s, whose tables' metadata it allows", id)
+			}
+			continue
+		}
 		if !denied[arn] || !denied[objects] {
 			t.Errorf("the boundary does not deny lake's own bucket %s and its objects (denies %v)", id, keys(denied))
 		}
@@ -1222,11 +1373,27 @@ func TestDataReaderRole(t *testing.T) {
 
 	// Its own policy: S3 by the session's tags, but GetBucketLocation.
 	own := s.statements()[`{"Ref":"`+readerID+`"}`]
-	if len(own) != 3 {
-		t.Fatalf("reader has %d statements, want 3", len(own))
+	if len(own) != 5 {
+		t.Fatalf("reader has %d statements, want 5", len(own))
 	}
 	for _, st := range own {
 		if slices.Equal(st.Actions, []string{"s3:GetBucketLocation"}) {
+			continue
+		}
+		if slices.ContainsFunc(st.Resources, func(r string) bool { return strings.Contains(r, `"IcebergMetadata`) }) {
+			// The metadata bucket: by lake:meta-prefix, shape-checked.
+			shaped := `"aws:PrincipalTag/` + tagMetaPrefix + `":"` + IcebergMetaPrefixShape + `"`
+			if !strings.Contains(st.Condition, `{"StringLike":{`) || !strings.Contains(st.Condition, shaped) {
+				t.Errorf("reader may %v on %v if %s, want lake:meta-prefix held to %s", st.Actions, st.Resources, st.Condition, IcebergMetaPrefixShape)
+			}
+			for _, r := range st.Resources {
+				if st.Actions[0] != "s3:ListBucket" && !strings.Contains(r, abacMetaPrefix) {
+					t.Errorf("reader may %v on %s, not scoped by the session's lake:meta-prefix", st.Actions, r)
+				}
+			}
+			if st.Actions[0] == "s3:ListBucket" && !strings.Contains(st.Condition, `"s3:prefix":"`+abacMetaPrefix+`*"`) {
+				t.Errorf("reader lists %v under %s, want s3:prefix scoped by the session's lake:meta-prefix", st.Resources, st.Condition)
+			}
 			continue
 		}
 		for _, r := range st.Resources {
