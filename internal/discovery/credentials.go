@@ -24,10 +24,13 @@ const maxCredentialsBody = 4 * catalog.MaxNameBytes
 // credentials answers wire.CredentialsActionType for the tenant in ctx:
 // the table's location from its prepared state, the tenant's allowed
 // prefixes from its segment (catalog.TenantSettings, published by refresh),
-// and the answer of Options.Door (vending.Door: the registration API's GET
-// …/credentials answers through the same code). A location outside the
-// allowed prefixes is PERMISSION_DENIED naming the reason; a discovery
-// without vending UNIMPLEMENTED; an STS refusal or failure UNAVAILABLE.
+// the table's Iceberg metadata prefix when lake has synced its current
+// registration (issue 41: an engine reads the metadata-location loadTable
+// answers with these credentials), and the answer of Options.Door
+// (vending.Door: the registration API's GET …/credentials answers through
+// the same code). A location outside the allowed prefixes is
+// PERMISSION_DENIED naming the reason; a discovery without vending
+// UNIMPLEMENTED; an STS refusal or failure UNAVAILABLE.
 // The STS call it may make is the only I/O a Flight call does, and the
 // Door caches its answer until shortly before it expires.
 func (s *Service) credentials(ctx context.Context, body []byte) ([]byte, error) {
@@ -65,7 +68,7 @@ func (s *Service) credentials(ctx context.Context, body []byte) ([]byte, error) 
 		who += "@" + p.Addr.String()
 	}
 	creds, err := s.opts.Door.Credentials(ctx, vending.TableRequest{Who: who, Tenant: tenant, Namespace: req.Namespace, Table: req.Table,
-		Location: ts.cols.Location.Value(i), Allowed: ts.settings().AllowedPrefixes})
+		Location: ts.cols.Location.Value(i), Allowed: ts.settings().AllowedPrefixes, Metadata: icebergSource{s}.metadataPrefix(ctx, ts, i)})
 	if err != nil {
 		switch vending.Code(err) {
 		case wire.CodeLocationNotAllowed:

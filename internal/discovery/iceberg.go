@@ -202,5 +202,24 @@ func (src icebergSource) Credentials(ctx context.Context, tenant, namespace, nam
 		return wire.Credentials{}, vending.ErrNotConfigured
 	}
 	return door.Credentials(ctx, vending.TableRequest{Who: "iceberg:" + tenant, Tenant: tenant, Namespace: namespace, Table: name,
-		Location: ts.cols.Location.Value(i), Allowed: ts.settings().AllowedPrefixes})
+		Location: ts.cols.Location.Value(i), Allowed: ts.settings().AllowedPrefixes, Metadata: src.metadataPrefix(ctx, ts, i)})
+}
+
+// metadataPrefix is the Iceberg metadata prefix row i's credentials read
+// too (vending.TableRequest.Metadata): the directory of its metadata file
+// when the row carries a state synced against its registration (synced)
+// whose file lies in lake's metadata store under the table's own
+// "tables/<table-uuid>/metadata/" (vending.SyncedMetadata, with the row's
+// icebergrest.TableUUID); otherwise "" (no state, an older one, a local
+// file:// metadata location).
+func (src icebergSource) metadataPrefix(ctx context.Context, ts *tenantState, i int) string {
+	id := ts.creationID(i)
+	if id == "" {
+		return ""
+	}
+	t, ok := src.synced(ctx, ts, i)
+	if !ok {
+		return ""
+	}
+	return vending.SyncedMetadata(t.MetadataLocation, icebergrest.TableUUID(ts.tenant, ts.cols.Namespace.Value(i), ts.cols.Name.Value(i), id))
 }
