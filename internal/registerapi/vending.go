@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/lake-catalog/lake/internal/icebergrest"
 	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/wire"
@@ -22,7 +23,9 @@ import (
 //
 // The credentials route answers through Options.Door (vending.Door: the
 // same code as discovery's lake.credentials): wire.Credentials, never
-// cached (Cache-Control: no-store); a location outside the tenant's
+// cached (Cache-Control: no-store), reading the table's Iceberg metadata
+// prefix too when lake has synced its current registration
+// (syncedMetadata); a location outside the tenant's
 // allowed prefixes is 403 location_not_allowed naming the reason, a
 // deployment without vending 501 vending_not_configured, an STS refusal
 // 502 vending_failed. The admin routes are authorized by
@@ -71,8 +74,13 @@ func (h *Handler) credentials(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, &apiError{http.StatusNotImplemented, wire.CodeVendingNotConfigured, ref.String() + ": " + vending.ErrNotConfigured.Error()})
 		return
 	}
+	meta, err := h.syncedMetadata(r, ref, reg)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return
+	}
 	creds, err := h.opts.Door.Credentials(r.Context(), vending.TableRequest{Who: caller, Tenant: ref.Tenant, Namespace: ref.Namespace,
-		Table: ref.Name, Location: reg.Location(), Allowed: settings.AllowedPrefixes})
+		Table: ref.Name, Location: reg.Location(), Allowed: settings.AllowedPrefixes, Metadata: meta})
 	if err != nil {
 		h.fail(w, r, ref, vendError(ref, err))
 		if vending.Code(err) == wire.CodeVendingFailed {
@@ -82,6 +90,28 @@ func (h *Handler) credentials(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusOK, creds)
+}
+
+// syncedMetadata is the Iceberg metadata prefix the table's credentials
+// read too (vending.TableRequest.Metadata, issue 41): the directory of the
+// metadata file of its Iceberg state when that state was synced against
+// reg (its creation id and version) and the file lies in lake's metadata
+// store under the table's own "tables/<table-uuid>/metadata/"
+// (vending.SyncedMetadata, with icebergrest.TableUUID); otherwise "" (no
+// state, an older one, a local file:// metadata location). A stored state
+// that does not decode is logged and vends nothing more, as discovery
+// serves none; failing to read the store is an error.
+func (h *Handler) syncedMetadata(r *http.Request, ref catalog.TableRef, reg catalog.Registration) (string, error) {
+	st, ok, err := h.cat.IcebergState(r.Context(), ref)
+	if errors.Is(err, catalog.ErrInvalidIcebergState) {
+		h.opts.Log.WarnContext(r.Context(), "register api: a table's iceberg state does not decode; credentials vended without its metadata",
+			slog.String("table", ref.String()), slog.String("error", err.Error()))
+		return "", nil
+	}
+	if err != nil || !ok || st.CreationID != reg.CreationID() || st.Version != reg.Version() {
+		return "", err
+	}
+	return vending.SyncedMetadata(st.MetadataLocation, icebergrest.TableUUID(ref.Tenant, ref.Namespace, ref.Name, reg.CreationID())), nil
 }
 
 // vendError is the answer to a refused or failed vend.

@@ -12,8 +12,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/lake-catalog/lake/internal/icebergrest"
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/vending"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -162,5 +165,100 @@ func TestCredentialsRoute(t *testing.T) {
 	registerAt(t, off, "orders", "s3://tenant-data/acme/orders/")
 	if r := do(t, off, "GET", base+"/orders/credentials", "", nil); r.status != http.StatusNotImplemented || errorCode(t, r) != wire.CodeVendingNotConfigured {
 		t.Fatalf("without vending: %d %s, want 501", r.status, r.body)
+	}
+}
+
+// lastAssumer stands in for STS and keeps the last AssumeInput.
+type lastAssumer struct {
+	last atomic.Pointer[vending.AssumeInput]
+}
+
+func (a *lastAssumer) AssumeRole(_ context.Context, in vending.AssumeInput) (vending.Credentials, error) {
+	a.last.Store(&in)
+	return vending.Credentials{AccessKeyID: "ASIAEXAMPLE", SecretAccessKey: "secret", SessionToken: "token",
+		Expiration: time.Now().Add(in.Duration)}, nil
+}
+
+// A synced table's credentials read its Iceberg metadata prefix in lake's
+// metadata bucket too (its own bucket, outside the tenant's allowed
+// prefixes) while its state is of its current registration; a table never
+// synced, updated since, or with a local metadata file gets its data's
+// grant alone.
+func TestCredentialsRouteCarriesSyncedMetadata(t *testing.T) {
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	cat := catalog.New(st, catalog.Options{})
+	a := &lastAssumer{}
+	v, err := vending.New(a, vending.NewGuard([]string{"lake-snapshots", "lake-iceberg"}), vending.Options{RoleARN: "arn:aws:iam::123456789012:role/reader"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(func(*http.Request) string { return "producer" }),
+		Door: &vending.Door{Vendor: v}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cat.UpdateTenantSettings(ctx, "acme", "ops", func(s *catalog.TenantSettings) error {
+		s.AllowedPrefixes = []string{"s3://tenant-data/acme/"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	s3File := func(uuid string) string { return "s3://lake-iceberg/tables/" + uuid + "/metadata/v2.metadata.json" }
+	for _, tt := range []struct {
+		table    string
+		file     func(uuid string) string // the state's metadata location; nil: no state
+		update   bool                     // updated after the sync
+		wantMeta bool
+	}{
+		{"synced", s3File, false, true},
+		{"unsynced", nil, false, false},
+		{"updated", s3File, true, false},
+		{"local", func(uuid string) string {
+			return "file:///var/lake/iceberg/tables/" + uuid + "/metadata/v2.metadata.json"
+		}, false, false},
+	} {
+		t.Run(tt.table, func(t *testing.T) {
+			ref := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: tt.table}
+			spec := catalog.TableSpec{Location: "s3://tenant-data/acme/" + tt.table + "/", Schema: schema}
+			reg, _, err := cat.Register(ctx, ref, spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			uuid := icebergrest.TableUUID(ref.Tenant, ref.Namespace, ref.Name, reg.CreationID())
+			if tt.file != nil {
+				md := `{"format-version":2,"table-uuid":"` + uuid + `"}`
+				if err := cat.PutIcebergState(ctx, ref, catalog.IcebergState{CreationID: reg.CreationID(), Version: reg.Version(),
+					MetadataLocation: tt.file(uuid), Metadata: json.RawMessage(md), SyncedAt: time.Now()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.update {
+				spec.Description = "changed"
+				if _, err := cat.Update(ctx, ref, spec, catalog.UpdateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.last.Store(nil)
+			r := do(t, h, "GET", base+"/"+tt.table+"/credentials", "", nil)
+			if r.status != http.StatusOK {
+				t.Fatalf("credentials: %d %s", r.status, r.body)
+			}
+			in := a.last.Load()
+			if in == nil {
+				t.Fatal("no AssumeRole call")
+			}
+			meta := "tables/" + uuid + "/metadata/"
+			grant := strings.Contains(string(in.Policy), "arn:aws:s3:::lake-iceberg/"+meta+"*")
+			tagged := false
+			for _, tag := range in.Tags {
+				tagged = tagged || tag == vending.Tag{Key: vending.TagMetaPrefix, Value: meta}
+			}
+			if grant != tt.wantMeta || tagged != tt.wantMeta || (!tt.wantMeta && strings.Contains(string(in.Policy), "lake-iceberg")) {
+				t.Fatalf("policy %s\ntags %v\nwant the grant of %s: %v", in.Policy, in.Tags, meta, tt.wantMeta)
+			}
+		})
 	}
 }
