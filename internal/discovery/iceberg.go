@@ -101,7 +101,7 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 	}
 	// The metadata built from the schema is kept for the same state of the
 	// tenant: a repeat answers the kept bytes without decoding anything.
-	key, keyed := answerKeyOf(v, tenant, []byte(icebergAnswerSub+namespace+"\x00"+name))
+	key, keyed := answerKeyFor(v, tenant, icebergAnswerSub+namespace+"\x00"+name)
 	if keyed {
 		if h, ok := src.s.cache.lookup(key); ok {
 			a := h.value().(icebergAnswer) // immutable: valid after the release

@@ -508,8 +508,13 @@ func (s *Service) dbSchemasAnswer(ctx context.Context, cmd *pb.CommandGetDbSchem
 // ticket's bytes: the same bytes are the same question); ok is false when
 // v holds no such tenant: nothing is kept for it.
 func answerKeyOf(v *View, tenant string, ticket []byte) (cacheKey, bool) {
+	return answerKeyFor(v, tenant, string(ticket))
+}
+
+// answerKeyFor is answerKeyOf for a sub-key already a string.
+func answerKeyFor(v *View, tenant, sub string) (cacheKey, bool) {
 	info, ok := v.index.tenant(tenant)
-	return cacheKey{kind: kindAnswer, tenant: tenant, addr: info.Address, sub: string(ticket)}, ok
+	return cacheKey{kind: kindAnswer, tenant: tenant, addr: info.Address, sub: sub}, ok
 }
 
 // keptAnswer is the answer kept for the same request (the ticket's bytes)

@@ -221,33 +221,38 @@ func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.
 // when the sync stored it (catalog.DecodeIcebergState) or that
 // BuildMetadata made. The rest is small and encoded as usual.
 func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMessage, config map[string]string, creds []storageCredential) {
-	loc, err1 := json.Marshal(location)
-	cfg, err2 := json.Marshal(config)
-	var sc []byte
-	var err3 error
-	if len(creds) > 0 {
-		sc, err3 = json.Marshal(creds)
-	}
-	if err1 != nil || err2 != nil || err3 != nil || len(metadata) == 0 {
+	if len(metadata) == 0 {
 		writeError(w, errInternal)
 		return
 	}
-	b := make([]byte, 0, len(metadata)+len(loc)+len(cfg)+len(sc)+64)
-	b = append(b, `{"metadata-location":`...)
-	b = append(b, loc...)
-	b = append(b, `,"metadata":`...)
-	b = append(b, metadata...)
-	b = append(b, `,"config":`...)
-	b = append(b, cfg...)
-	if sc != nil {
-		b = append(b, `,"storage-credentials":`...)
-		b = append(b, sc...)
+	loc, err := json.Marshal(location)
+	if err != nil {
+		writeError(w, errInternal)
+		return
 	}
-	b = append(b, '}')
+	cfg, sc := []byte("{}"), []byte(nil)
+	if len(config) > 0 || len(creds) > 0 {
+		if cfg, err = json.Marshal(config); err == nil && len(creds) > 0 {
+			sc, err = json.Marshal(creds)
+		}
+		if err != nil {
+			writeError(w, errInternal)
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(b)
+	// Written in pieces, not copied into one buffer first: the response
+	// writer buffers them (a few KB, so net/http still sets the length).
+	for _, part := range [][]byte{[]byte(`{"metadata-location":`), loc, []byte(`,"metadata":`), metadata, []byte(`,"config":`), cfg} {
+		_, _ = w.Write(part)
+	}
+	if sc != nil {
+		_, _ = w.Write([]byte(`,"storage-credentials":`))
+		_, _ = w.Write(sc)
+	}
+	_, _ = w.Write([]byte{'}'})
 }
 
 // wantsVended reports whether X-Iceberg-Access-Delegation (a comma list)
