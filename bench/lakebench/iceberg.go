@@ -556,14 +556,20 @@ func benchIceberg(c config, r *report, procs *procSet) error {
 		"%.3f / %.3f ms (replay %.3f / %.3f); %s", load.lake1.pct(50), load.lake1.pct(99), load.bare1.pct(50), load.bare1.pct(99), load.ratios)
 	r.target("list tables, one page of 1,000 in a 10k-table namespace, p99", "—", "≤ 20 ms", list.lake1.pct(99) <= 20,
 		"%.3f ms (replay %.3f ms; lake ÷ replay %s)", list.lake1.pct(99), list.bare1.pct(99), list.ratios)
-	rssFigure := "discovery RSS after loads, Iceberg on"
+	rssFigure := "discovery RSS after load, Iceberg on"
 	if total == 1_000_000 {
 		rssFigure += ", 1M tables"
 	} else {
 		rssFigure += fmt.Sprintf(", %d tables (quick)", total)
 	}
-	r.target(rssFigure, "57 MB", "≤ 1.2×", endRSS <= 1.2*57 && endRSS <= 1.2*offTenant,
-		"%.0f MB: %.2f× 57 MB, %.2f× this run's off (%.0f MB, tenant warm; %.0f MB after load)", endRSS, endRSS/57, endRSS/offTenant, offTenant, offLoad)
+	// The target is the issue's: RSS after load with the listener on,
+	// against the same catalog loaded with it off in the same run (57 MB
+	// is the scale section's catalog, another shape: quoted, not the
+	// measure). After every table is loaded the kept answers grow it
+	// within -cache-bytes; that figure is printed beside it.
+	r.target(rssFigure, "57 MB", "≤ 1.2×", d.loadRSS <= 1.2*offLoad,
+		"%.0f MB: %.2f× this run's off (%.0f MB) after load; %.0f MB after loading every table (kept answers, within -cache-bytes; off, tenant warm: %.0f MB)",
+		d.loadRSS, d.loadRSS/offLoad, offLoad, endRSS, offTenant)
 	syncFig.target(c, r)
 	return nil
 }
