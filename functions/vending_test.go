@@ -235,6 +235,18 @@ func TestVendingThroughThePrograms(t *testing.T) {
 	}
 }
 
+// stringOrList is an IAM policy value: one string, or a list of them.
+type stringOrList []string
+
+func (l *stringOrList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*l = []string{one}
+		return nil
+	}
+	return json.Unmarshal(b, (*[]string)(l))
+}
+
 // outsideTable returns what a session policy names beyond acme's orders
 // table: each resource other than its objects and its bucket, and each
 // s3:prefix a listing may take outside the table's prefix.
@@ -242,8 +254,8 @@ func outsideTable(t *testing.T, policy string) []string {
 	t.Helper()
 	var doc struct {
 		Statement []struct {
-			Resource  []string
-			Condition map[string]map[string][]string
+			Resource  stringOrList
+			Condition map[string]map[string]stringOrList
 		}
 	}
 	if err := json.Unmarshal([]byte(policy), &doc); err != nil || len(doc.Statement) == 0 {
