@@ -225,34 +225,60 @@ func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMes
 		writeError(w, errInternal)
 		return
 	}
-	loc, err := json.Marshal(location)
+	head := make([]byte, 0, len(location)+48)
+	head = append(head, `{"metadata-location":`...)
+	head, err := appendJSONString(head, location)
 	if err != nil {
 		writeError(w, errInternal)
 		return
 	}
-	cfg, sc := []byte("{}"), []byte(nil)
+	head = append(head, `,"metadata":`...)
+	tail := []byte(`,"config":{}}`)
 	if len(config) > 0 || len(creds) > 0 {
-		if cfg, err = json.Marshal(config); err == nil && len(creds) > 0 {
+		cfg, err := json.Marshal(config)
+		var sc []byte
+		if err == nil && len(creds) > 0 {
 			sc, err = json.Marshal(creds)
 		}
 		if err != nil {
 			writeError(w, errInternal)
 			return
 		}
+		tail = append(append([]byte(`,"config":`), cfg...), ',')
+		if sc != nil {
+			tail = append(append(append(tail, `"storage-credentials":`...), sc...), ',')
+		}
+		tail[len(tail)-1] = '}'
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"], h["Cache-Control"] = jsonContentType, noStore
 	w.WriteHeader(http.StatusOK)
 	// Written in pieces, not copied into one buffer first: the response
 	// writer buffers them (a few KB, so net/http still sets the length).
-	for _, part := range [][]byte{[]byte(`{"metadata-location":`), loc, []byte(`,"metadata":`), metadata, []byte(`,"config":`), cfg} {
-		_, _ = w.Write(part)
+	_, _ = w.Write(head)
+	_, _ = w.Write(metadata)
+	_, _ = w.Write(tail)
+}
+
+// Header values every answer carries, shared (net/http only reads them).
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+)
+
+// appendJSONString appends s as a JSON string: as it is between quotes
+// when it holds only printable ASCII that needs no escape (every location
+// lake names), else as encoding/json writes it.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(s)
+			return append(b, q...), err
+		}
 	}
-	if sc != nil {
-		_, _ = w.Write([]byte(`,"storage-credentials":`))
-		_, _ = w.Write(sc)
-	}
-	_, _ = w.Write([]byte{'}'})
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), nil
 }
 
 // wantsVended reports whether X-Iceberg-Access-Delegation (a comma list)
