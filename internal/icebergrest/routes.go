@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -225,15 +226,16 @@ func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMes
 		writeError(w, errInternal)
 		return
 	}
-	head := make([]byte, 0, len(location)+48)
-	head = append(head, `{"metadata-location":`...)
-	head, err := appendJSONString(head, location)
-	if err != nil {
-		writeError(w, errInternal)
-		return
+	loc := `"` + location + `"`
+	if needsEscape(location) {
+		q, err := json.Marshal(location)
+		if err != nil {
+			writeError(w, errInternal)
+			return
+		}
+		loc = string(q)
 	}
-	head = append(head, `,"metadata":`...)
-	tail := []byte(`,"config":{}}`)
+	tail := emptyConfigTail
 	if len(config) > 0 || len(creds) > 0 {
 		cfg, err := json.Marshal(config)
 		var sc []byte
@@ -255,10 +257,15 @@ func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMes
 	w.WriteHeader(http.StatusOK)
 	// Written in pieces, not copied into one buffer first: the response
 	// writer buffers them (a few KB, so net/http still sets the length).
-	_, _ = w.Write(head)
+	_, _ = io.WriteString(w, `{"metadata-location":`)
+	_, _ = io.WriteString(w, loc)
+	_, _ = io.WriteString(w, `,"metadata":`)
 	_, _ = w.Write(metadata)
 	_, _ = w.Write(tail)
 }
+
+// emptyConfigTail ends a LoadTableResult without credentials.
+var emptyConfigTail = []byte(`,"config":{}}`)
 
 // Header values every answer carries, shared (net/http only reads them).
 var (
@@ -266,19 +273,17 @@ var (
 	noStore         = []string{"no-store"}
 )
 
-// appendJSONString appends s as a JSON string: as it is between quotes
-// when it holds only printable ASCII that needs no escape (every location
-// lake names), else as encoding/json writes it.
-func appendJSONString(b []byte, s string) ([]byte, error) {
+// needsEscape reports whether encoding/json would write s other than as
+// it is between quotes: anything but printable ASCII, a quote, a
+// backslash, or one of the HTML characters it escapes. Every location lake
+// names needs none.
+func needsEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, err := json.Marshal(s)
-			return append(b, q...), err
+			return true
 		}
 	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), nil
+	return false
 }
 
 // wantsVended reports whether X-Iceberg-Access-Delegation (a comma list)
