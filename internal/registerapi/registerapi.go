@@ -130,9 +130,14 @@ type Options struct {
 	// sync_not_configured.
 	Sync Syncer
 	// SyncOnWrite also takes a table's file snapshot after each register,
-	// update and undrop, in the background (local mode): a failure is
-	// logged, never the write's. Off, a producer syncs with POST …/sync.
+	// update and undrop: a failure is logged, never the write's. Off, a
+	// producer syncs with POST …/sync.
 	SyncOnWrite bool
+	// SyncInline runs SyncOnWrite's sync before the write is answered,
+	// bounded by InlineSyncTimeout (a Lambda, whose process may be frozen
+	// as soon as it answers); otherwise it runs in the background (local
+	// mode).
+	SyncInline bool
 }
 
 // Handler serves the registration API over a catalog.
@@ -660,7 +665,11 @@ func (h *Handler) wrote(ctx context.Context, op string, ref catalog.TableRef, ca
 		h.opts.OnWrite()
 	}
 	if h.opts.SyncOnWrite && h.opts.Sync != nil && op != "drop" {
-		go h.syncAfterWrite(context.WithoutCancel(ctx), ref, caller, reg)
+		if h.opts.SyncInline {
+			h.syncAfterWrite(context.WithoutCancel(ctx), ref, caller, reg)
+		} else {
+			go h.syncAfterWrite(context.WithoutCancel(ctx), ref, caller, reg)
+		}
 	}
 }
 

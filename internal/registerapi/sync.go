@@ -21,11 +21,15 @@ type Syncer interface {
 	Sync(ctx context.Context, who string, ref catalog.TableRef, reg catalog.Registration) (wire.SyncResult, error)
 }
 
-// Background syncs (Options.SyncOnWrite): at most backgroundSyncs at once,
-// each bounded by backgroundSyncTimeout.
+// Syncs after a write (Options.SyncOnWrite): at most backgroundSyncs at
+// once, each bounded by backgroundSyncTimeout, or InlineSyncTimeout when
+// the write waits for it (Options.SyncInline).
 const (
 	backgroundSyncs       = 2
 	backgroundSyncTimeout = 5 * time.Minute
+	// InlineSyncTimeout bounds a sync a write waits for: a location with
+	// more files than it reads in that time is synced by POST …/sync.
+	InlineSyncTimeout = 20 * time.Second
 )
 
 // syncAfterWrite takes ref's file snapshot after a write of reg, waiting
@@ -34,7 +38,11 @@ const (
 func (h *Handler) syncAfterWrite(ctx context.Context, ref catalog.TableRef, caller string, reg catalog.Registration) {
 	h.syncs <- struct{}{}
 	defer func() { <-h.syncs }()
-	ctx, cancel := context.WithTimeout(ctx, backgroundSyncTimeout)
+	timeout := backgroundSyncTimeout
+	if h.opts.SyncInline {
+		timeout = InlineSyncTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := h.opts.Sync.Sync(ctx, caller, ref, reg)
 	if err != nil && vending.Code(err) != wire.CodeVendingFailed {

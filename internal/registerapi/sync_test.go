@@ -127,3 +127,19 @@ func TestSyncOnWrite(t *testing.T) {
 	case <-time.After(200 * time.Millisecond):
 	}
 }
+
+// With SyncInline (a Lambda) the write's sync has run when the write is
+// answered, and its failure leaves the answer alone.
+func TestSyncOnWriteInline(t *testing.T) {
+	calls := make(chan string, 4)
+	h := newAPI(t, registerapi.Options{Authorize: registerapi.AllowAll(nil), Sync: chanSyncer{calls}, SyncOnWrite: true, SyncInline: true})
+	registerAt(t, h, "orders", "s3://tenant-data/acme/orders/") // 201 although the sync failed
+	select {
+	case c := <-calls:
+		if c != "acme/sales/orders v1" {
+			t.Fatalf("sync %q", c)
+		}
+	default:
+		t.Fatal("the register was answered before its sync ran")
+	}
+}
