@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 )
@@ -81,8 +82,9 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		status = http.StatusInternalServerError
 		b, _ = json.Marshal(errorResponse{errorModel{Message: errInternal.message, Type: typeInternal, Code: status}})
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"], h["Cache-Control"] = jsonContentType, noStore
+	h["Content-Length"] = []string{strconv.Itoa(len(b))} // one piece, not chunked
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -252,14 +252,18 @@ func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMes
 		}
 		tail[len(tail)-1] = '}'
 	}
+	const open, mid = `{"metadata-location":`, `,"metadata":`
 	h := w.Header()
 	h["Content-Type"], h["Cache-Control"] = jsonContentType, noStore
+	// The length is known: said up front, the answer goes out in one
+	// piece rather than chunked (net/http chunks a body over 2 KB whose
+	// length it was not told).
+	h["Content-Length"] = []string{strconv.Itoa(len(open) + len(loc) + len(mid) + len(metadata) + len(tail))}
 	w.WriteHeader(http.StatusOK)
-	// Written in pieces, not copied into one buffer first: the response
-	// writer buffers them (a few KB, so net/http still sets the length).
-	_, _ = io.WriteString(w, `{"metadata-location":`)
+	// Written in pieces, not copied into one buffer first.
+	_, _ = io.WriteString(w, open)
 	_, _ = io.WriteString(w, loc)
-	_, _ = io.WriteString(w, `,"metadata":`)
+	_, _ = io.WriteString(w, mid)
 	_, _ = w.Write(metadata)
 	_, _ = w.Write(tail)
 }
