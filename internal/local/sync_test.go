@@ -145,4 +145,18 @@ func TestLocalSyncThenScanOverIcebergREST(t *testing.T) {
 	if got := ids(); !slices.Equal(got, []int64{1, 2, 3, 4, 5, 6}) {
 		t.Fatalf("scanned ids %v, want 1..6", got)
 	}
+	// A schema update with no file change keeps the table's rows in
+	// Iceberg: the update's sync records the same metadata for the new
+	// version.
+	wider := map[string]any{"fields": []any{map[string]any{"name": "id", "type": "int64"}, map[string]any{"name": "name", "type": "utf8", "nullable": true},
+		map[string]any{"name": "note", "type": "utf8", "nullable": true}}}
+	if code, b := call(t, "PUT", api+"/events", acme, map[string]any{"schema": wider}); code != http.StatusOK {
+		t.Fatalf("update: %d %s", code, b)
+	}
+	if res := sync(); res.Changed || res.Files != 3 {
+		t.Fatalf("a sync after a schema update alone = %+v, want unchanged, 3 files", res)
+	}
+	if got := ids(); !slices.Equal(got, []int64{1, 2, 3, 4, 5, 6}) {
+		t.Fatalf("after a schema update, scanned ids %v, want 1..6", got)
+	}
 }

@@ -81,10 +81,13 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 		return out, err
 	}
 	var prev icebergsync.State
-	if st, ok, err := s.Catalog.IcebergState(ctx, ref); err != nil {
+	stored, had, err := s.Catalog.IcebergState(ctx, ref)
+	if err != nil {
 		return out, err
-	} else if ok && st.CreationID == reg.CreationID() && len(st.Sync) > 0 {
-		if err := json.Unmarshal(st.Sync, &prev); err != nil {
+	}
+	had = had && stored.CreationID == reg.CreationID()
+	if had && len(stored.Sync) > 0 {
+		if err := json.Unmarshal(stored.Sync, &prev); err != nil {
 			prev = icebergsync.State{} // a record this version cannot read: start again
 		}
 	}
@@ -102,6 +105,21 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 	}
 	if res.State.MetadataLocation == "" {
 		return out, nil // no file, no snapshot: nothing to serve
+	}
+	if !res.Changed && had && stored.MetadataLocation == res.State.MetadataLocation {
+		if stored.Version == reg.Version() {
+			return out, nil // recorded as it is
+		}
+		// The registration changed (a schema update, an undrop) and its
+		// files did not: the same metadata is recorded for the new
+		// version, so the table keeps its rows in Iceberg (its columns as
+		// of the last snapshot, the field ids unchanged) until the files
+		// change and a sync writes the new schema.
+		stored.Version, stored.SyncedAt = reg.Version(), now().UTC()
+		if err := s.Catalog.PutIcebergState(ctx, ref, stored); err != nil && !errors.Is(err, catalog.ErrConflict) {
+			return out, err
+		}
+		return out, nil
 	}
 	// The metadata file of the current version, as stored, is what
 	// discovery serves (read back once here, never on a request).
