@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"net/http"
 	"net/url"
 	"slices"
@@ -126,65 +124,11 @@ func newS3IO(_ context.Context, _ *url.URL, props map[string]string) (iceio.IO, 
 	region := cmp.Or(props[iceio.S3ClientRegion], props[iceio.S3Region], "us-east-1")
 	client := s3.New(s3.Options{Region: region, BaseEndpoint: aws.String(endpoint), UsePathStyle: true,
 		Credentials: credentials.NewStaticCredentialsProvider(r.AccessKeyID, r.SecretAccessKey, r.SessionToken)})
-	return &vendedS3IO{client: client, log: log}, nil
+	// Each read is logged with the keys the client signs with.
+	return testenv.IcebergS3IO{Client: client, OnRead: func(name string, err error) {
+		log.add(s3Read{AccessKeyID: r.AccessKeyID, SecretAccessKey: r.SecretAccessKey, SessionToken: r.SessionToken, Path: name, Err: err})
+	}}, nil
 }
-
-// vendedS3IO reads s3://bucket/key objects whole with its client, logging
-// each read with the credentials the client signs with.
-type vendedS3IO struct {
-	client *s3.Client
-	log    *s3ReadLog
-}
-
-func (o *vendedS3IO) Open(name string) (iceio.File, error) {
-	ctx := context.Background()
-	creds, err := o.client.Options().Credentials.Retrieve(ctx)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	b, err := o.get(ctx, name)
-	o.log.add(s3Read{AccessKeyID: creds.AccessKeyID, SecretAccessKey: creds.SecretAccessKey, SessionToken: creds.SessionToken, Path: name, Err: err})
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return &s3MemFile{Reader: bytes.NewReader(b), name: name}, nil
-}
-
-func (o *vendedS3IO) get(ctx context.Context, name string) ([]byte, error) {
-	path, ok := strings.CutPrefix(name, "s3://")
-	bucket, objKey, ok2 := strings.Cut(path, "/")
-	if !ok || !ok2 {
-		return nil, fs.ErrInvalid
-	}
-	out, err := o.client.GetObject(ctx, &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(objKey)})
-	if err != nil {
-		return nil, err
-	}
-	defer out.Body.Close()
-	return io.ReadAll(out.Body)
-}
-
-func (o *vendedS3IO) Remove(name string) error {
-	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
-}
-
-// s3MemFile is an object read whole.
-type s3MemFile struct {
-	*bytes.Reader
-	name string
-}
-
-func (f *s3MemFile) Close() error               { return nil }
-func (f *s3MemFile) Stat() (fs.FileInfo, error) { return s3MemInfo{f}, nil }
-
-type s3MemInfo struct{ f *s3MemFile }
-
-func (i s3MemInfo) Name() string       { return i.f.name }
-func (i s3MemInfo) Size() int64        { return i.f.Size() }
-func (i s3MemInfo) Mode() fs.FileMode  { return 0o444 }
-func (i s3MemInfo) ModTime() time.Time { return time.Time{} }
-func (i s3MemInfo) IsDir() bool        { return false }
-func (i s3MemInfo) Sys() any           { return nil }
 
 // eventsParquet is a Parquet file of ids, each with the name "n<id>".
 func eventsParquet(t *testing.T, ids ...int64) []byte {

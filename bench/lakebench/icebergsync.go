@@ -5,10 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -206,7 +203,7 @@ func benchIcebergSync(c config, procs *procSet) (syncFigures, error) {
 // metadataLocation returns, reading metadata and files over client.
 func syncScan(ctx context.Context, client *s3.Client, metadataLocation string) (int64, error) {
 	tbl, err := table.NewFromLocation(ctx, table.Identifier{"sync", "t"}, metadataLocation,
-		func(context.Context) (iceio.IO, error) { return s3IO{client}, nil }, nil)
+		func(context.Context) (iceio.IO, error) { return testenv.IcebergS3IO{Client: client}, nil }, nil)
 	if err != nil {
 		return 0, fmt.Errorf("load %s: %w", metadataLocation, err)
 	}
@@ -217,49 +214,6 @@ func syncScan(ctx context.Context, client *s3.Client, metadataLocation string) (
 	defer at.Release()
 	return at.NumRows(), nil
 }
-
-// s3IO is an iceberg-go IO reading s3:// URIs whole over an S3 client
-// (iceberg-go's own S3 IO, io/gocloud, needs modules lake does not have).
-type s3IO struct{ client *s3.Client }
-
-func (o s3IO) Open(name string) (iceio.File, error) {
-	rest, ok := strings.CutPrefix(name, "s3://")
-	bucket, key, ok2 := strings.Cut(rest, "/")
-	if !ok || !ok2 {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
-	}
-	out, err := o.client.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer out.Body.Close()
-	b, err := io.ReadAll(out.Body)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return &memFile{Reader: bytes.NewReader(b), name: name}, nil
-}
-
-func (s3IO) Remove(name string) error {
-	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
-}
-
-type memFile struct {
-	*bytes.Reader
-	name string
-}
-
-func (f *memFile) Close() error               { return nil }
-func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f}, nil }
-
-type memInfo struct{ f *memFile }
-
-func (i memInfo) Name() string       { return i.f.name }
-func (i memInfo) Size() int64        { return i.f.Size() }
-func (i memInfo) Mode() fs.FileMode  { return 0o444 }
-func (i memInfo) ModTime() time.Time { return time.Time{} }
-func (i memInfo) IsDir() bool        { return false }
-func (i memInfo) Sys() any           { return nil }
 
 // report prints the figures and the section's sync row.
 func (f syncFigures) report(c config, r *report) {

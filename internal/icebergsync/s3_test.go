@@ -6,15 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	iceio "github.com/apache/iceberg-go/io"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 	"golang.org/x/sync/errgroup"
@@ -24,50 +21,6 @@ import (
 )
 
 func TestMain(m *testing.M) { testenv.Main(m, nil) }
-
-// s3IO is an iceberg-go IO over an S3 client, for the scans that prove an
-// engine reads what Sync wrote (iceberg-go's own S3 IO, io/gocloud, needs
-// modules lake does not have).
-type s3IO struct{ client *s3.Client }
-
-func (o s3IO) Open(name string) (iceio.File, error) {
-	rest, ok := strings.CutPrefix(name, "s3://")
-	bucket, key, ok2 := strings.Cut(rest, "/")
-	if !ok || !ok2 {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
-	}
-	out, err := o.client.GetObject(context.Background(), &s3.GetObjectInput{Bucket: aws.String(bucket), Key: aws.String(key)})
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer out.Body.Close()
-	b, err := io.ReadAll(out.Body)
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return &memFile{Reader: bytes.NewReader(b), name: name}, nil
-}
-
-func (s3IO) Remove(name string) error {
-	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrPermission}
-}
-
-type memFile struct {
-	*bytes.Reader
-	name string
-}
-
-func (f *memFile) Close() error               { return nil }
-func (f *memFile) Stat() (fs.FileInfo, error) { return memInfo{f}, nil }
-
-type memInfo struct{ f *memFile }
-
-func (i memInfo) Name() string       { return i.f.name }
-func (i memInfo) Size() int64        { return i.f.Size() }
-func (i memInfo) Mode() fs.FileMode  { return 0o444 }
-func (i memInfo) ModTime() time.Time { return time.Time{} }
-func (i memInfo) IsDir() bool        { return false }
-func (i memInfo) Sys() any           { return nil }
 
 func put(tb testing.TB, c *s3.Client, bucket, key string, b []byte) {
 	tb.Helper()
@@ -109,7 +62,7 @@ func TestSyncS3(t *testing.T) {
 	tbl := testTable("s3://" + bucket + "/data/orders/")
 	prefix := "lake/" + metaPrefix
 	now := clock()
-	fsys := s3IO{c}
+	fsys := testenv.IcebergS3IO{Client: c}
 
 	r1, err := icebergsync.Sync(ctx, tbl, icebergsync.State{}, data, meta, prefix, icebergsync.Limits{}, now)
 	if err != nil {
