@@ -241,14 +241,21 @@ func serveCeiling(addr, file string) error {
 // startCeiling starts the ceiling server in a child process serving
 // answers, and waits for it to listen; the caller stops it.
 func startCeiling(procs *procSet, answers []recordedAnswer) (*testenv.Process, string, error) {
-	dir, err := os.MkdirTemp("", "lakebench-ceiling-")
+	return startReplayChild(procs, "ceiling server", ceilingEnv, answers)
+}
+
+// startReplayChild starts this program again as a child serving payload
+// (written to a file the child reads, named with its address in env) and
+// waits for it to listen; the caller stops it. args are the child's flags.
+func startReplayChild(procs *procSet, what, env string, payload any, args ...string) (*testenv.Process, string, error) {
+	dir, err := os.MkdirTemp("", "lakebench-replay-")
 	if err != nil {
 		return nil, "", err
 	}
 	// The child reads the file before it listens.
 	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "answers.json")
-	b, err := json.Marshal(answers)
+	file := filepath.Join(dir, "payload.json")
+	b, err := json.Marshal(payload)
 	if err != nil {
 		return nil, "", err
 	}
@@ -260,13 +267,13 @@ func startCeiling(procs *procSet, answers []recordedAnswer) (*testenv.Process, s
 		return nil, "", err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(freePort())
-	child, err := procs.start([]string{ceilingEnv + "=" + addr + " " + file}, self)
+	child, err := procs.start([]string{env + "=" + addr + " " + file}, self, args...)
 	if err != nil {
 		return nil, "", err
 	}
 	if err := waitTCP(child, addr, 30*time.Second); err != nil {
 		child.Stop()
-		return nil, "", fmt.Errorf("ceiling server: %w (%s)", err, strings.TrimSpace(child.Output()))
+		return nil, "", fmt.Errorf("%s: %w (%s)", what, err, strings.TrimSpace(child.Output()))
 	}
 	return child, addr, nil
 }

@@ -107,34 +107,7 @@ func serveIcebergReplay(addr, file string) error {
 // startIcebergReplay starts the replay server in a child process serving
 // rec and waits for it to listen; the caller stops it.
 func startIcebergReplay(procs *procSet, rec []recordedResponse) (*testenv.Process, string, error) {
-	dir, err := os.MkdirTemp("", "lakebench-iceberg-replay-")
-	if err != nil {
-		return nil, "", err
-	}
-	// The child reads the file before it listens.
-	defer os.RemoveAll(dir)
-	file := filepath.Join(dir, "responses.json")
-	b, err := json.Marshal(rec)
-	if err != nil {
-		return nil, "", err
-	}
-	if err := os.WriteFile(file, b, 0o644); err != nil {
-		return nil, "", err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(freePort())
-	child, err := procs.start([]string{icebergReplayEnv + "=" + addr + " " + file}, self, "-only", "iceberg", "-out", "", "-peer=false")
-	if err != nil {
-		return nil, "", err
-	}
-	if err := waitTCP(child, addr, 30*time.Second); err != nil {
-		child.Stop()
-		return nil, "", fmt.Errorf("iceberg replay server: %w (%s)", err, strings.TrimSpace(child.Output()))
-	}
-	return child, addr, nil
+	return startReplayChild(procs, "iceberg replay server", icebergReplayEnv, rec, "-only", "iceberg", "-out", "", "-peer=false")
 }
 
 // icebergSnapshot writes a snapshot file of total tables: the measured
