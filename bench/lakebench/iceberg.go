@@ -96,8 +96,11 @@ func serveIcebergReplay(addr, file string) error {
 			http.NotFound(w, r)
 			return
 		}
+		// The headers lake sends, its Content-Length too (without it
+		// net/http chunks a body over 2 KB).
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write(body)
 	})}
