@@ -152,16 +152,33 @@ type compiled struct {
 
 // compile compiles the first statement of text.
 func (c *Checker) compile(text string) (compiled, error) {
+	return compiler{tls: c.tls, db: c.db, out: c.out}.compile(text)
+}
+
+// compiler compiles statements on one database: the Checker's, or an
+// engine's own when a statement reads registered tables (its data tables
+// are on the engine alone, datatable.go). out is where SQLite writes back
+// (a heap object, see Checker.out); denied is the database's authorizer's
+// note of what it refused.
+type compiler struct {
+	tls    *libc.TLS
+	db     uintptr
+	out    *[2]uintptr
+	denied *string
+}
+
+// compile compiles the first statement of text.
+func (c compiler) compile(text string) (compiled, error) {
 	z, err := libc.CString(text)
 	if err != nil {
 		return compiled{}, fmt.Errorf("sqlcatalog: checker: %w", err)
 	}
 	defer libc.Xfree(c.tls, z)
 	c.out[0], c.out[1] = 0, 0
-	rc := sqlite3.Xsqlite3_prepare_v2(c.tls, c.db, z, int32(len(text)), c.outAddr(0), c.outAddr(1))
+	rc := sqlite3.Xsqlite3_prepare_v2(c.tls, c.db, z, int32(len(text)), uintptr(unsafe.Pointer(&c.out[0])), uintptr(unsafe.Pointer(&c.out[1])))
 	stmt, tail := c.out[0], c.out[1]
 	if rc != sqlite3.SQLITE_OK {
-		return compiled{errMsg: c.errmsg(), errAt: int(sqlite3.Xsqlite3_error_offset(c.tls, c.db))}, nil
+		return compiled{errMsg: libc.GoString(sqlite3.Xsqlite3_errmsg(c.tls, c.db)), errAt: int(sqlite3.Xsqlite3_error_offset(c.tls, c.db))}, nil
 	}
 	r := compiled{tail: int(tail - z), errAt: -1}
 	if stmt == 0 {
@@ -182,13 +199,18 @@ func (c *Checker) check(text string, tables map[string][]string) error {
 	if c.db == 0 {
 		return fmt.Errorf("sqlcatalog: checker closed")
 	}
-	c.denied = ""
+	return compiler{tls: c.tls, db: c.db, out: c.out, denied: &c.denied}.check(text, tables)
+}
+
+// check is Checker.check on c's database.
+func (c compiler) check(text string, tables map[string][]string) error {
+	*c.denied = ""
 	first, err := c.compile(text)
 	switch {
 	case err != nil:
 		return err
-	case c.denied != "":
-		return &Error{Kind: ErrReadOnly, Msg: readOnlyMessage(c.denied), Offset: -1}
+	case *c.denied != "":
+		return &Error{Kind: ErrReadOnly, Msg: readOnlyMessage(*c.denied), Offset: -1}
 	case first.errMsg != "":
 		return failure(text, first.errMsg, first.errAt, tables)
 	case first.empty:
@@ -199,7 +221,7 @@ func (c *Checker) check(text string, tables map[string][]string) error {
 		if err != nil {
 			return err
 		}
-		c.denied = "" // the second statement is refused whatever it is
+		*c.denied = "" // the second statement is refused whatever it is
 		if !second.empty || second.errMsg != "" {
 			return &Error{Kind: ErrInvalid, Offset: first.tail,
 				Msg: "sql: one statement per request" + position(text, first.tail)}

@@ -63,14 +63,17 @@
 // a query naming a registered table (which SQLite reports as "no such
 // table") from one naming nothing.
 //
-// # A future read path
+// # Registered tables' rows
 //
 // Lake is a catalog: a table's data lives at its location and is read by
-// the caller's engine. A query naming a registered table is refused with
-// that location (ErrTableData). A read path would plug in at that point:
-// SQLite's virtual tables (as columnstable.go writes one) can expose a
-// table whose rows come from Go, so a registered table could become a
-// virtual table of the tenant's database, read from its location through
-// an Arrow reader under the same limits, without changing how statements
-// are checked, authorized and bounded here.
+// the caller's engine. An engine built with Tenant.Data also answers a
+// statement naming a registered table (SELECT * FROM sales.orders LIMIT
+// 10, what a SQL tool's data tab sends) over that table's rows: the table
+// becomes a virtual table of the tenant's own database, whose rows Data
+// reads from the table's files (package preview: only the columns used,
+// row groups skipped by their statistics, no further than asked, under
+// its caps), and the statement is checked, authorized and bounded as
+// every other (datatable.go). A result column that is a registered column
+// keeps its registered Arrow type (typed.go). Without Data such a query is
+// refused with ErrTableData.
 package sqlcatalog

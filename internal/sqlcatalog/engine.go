@@ -84,6 +84,10 @@ type Tenant struct {
 	// Schemas are the distinct schemas Tables.SchemaRef indexes; a nil
 	// one reads as no schema.
 	Schemas []*arrow.Schema
+	// Data reads the rows of the tenant's registered tables for statements
+	// that name them (datatable.go); nil refuses such statements
+	// (ErrTableData).
+	Data Data
 }
 
 // ErrorKind tells the failures of a statement apart.
@@ -106,6 +110,9 @@ const (
 	// ErrBusy: the process's Budget for results in flight could not hold
 	// the result now; the same statement may succeed shortly.
 	ErrBusy
+	// ErrData: a registered table's rows could not be read (Err says
+	// why: its files, their schema, access to them).
+	ErrData
 )
 
 // Error is a statement's failure, with a message fit for the client.
@@ -116,9 +123,14 @@ type Error struct {
 	Offset int
 	// Namespace and Table name the registered table of an ErrTableData.
 	Namespace, Table string
+	// Err is the failure underneath an ErrData or a data table's ErrLimit.
+	Err error
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Unwrap is the failure underneath, if any.
+func (e *Error) Unwrap() error { return e.Err }
 
 func invalid(format string, args ...any) *Error {
 	return &Error{Kind: ErrInvalid, Msg: fmt.Sprintf(format, args...), Offset: -1}
@@ -151,6 +163,12 @@ type Engine struct {
 	// arena is what information_schema's virtual tables and the
 	// engine's functions read (columnstable.go).
 	arena *arena
+	// data are the registered tables mounted for statements that read
+	// them (datatable.go), nil without Tenant.Data; mounting is set while
+	// one is mounted, when the authorizer lets the engine's own ATTACH
+	// and CREATE VIRTUAL TABLE through.
+	data     *dataTables
+	mounting bool
 
 	closeOnce sync.Once
 }
@@ -250,6 +268,11 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	if err := e.arena.register(tls, e.handle); err != nil {
 		return nil, err
 	}
+	if t.Data != nil {
+		if e.data, err = newDataTables(tls, e.handle, t.Data); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.exec(tls, engineDDL); err != nil {
 		return nil, fmt.Errorf("sqlcatalog: create views: %w", err)
 	}
@@ -258,6 +281,11 @@ func Build(ctx context.Context, t Tenant, checker *Checker, limits Limits, mem m
 	}
 	for _, l := range sqlLimits {
 		sqlite3.Xsqlite3_limit(tls, e.handle, int32(l.id), int32(l.val))
+	}
+	if e.data != nil {
+		// The namespaces of mounted tables (the authorizer refuses a
+		// statement's own ATTACH all the same).
+		sqlite3.Xsqlite3_limit(tls, e.handle, sqlite3.SQLITE_LIMIT_ATTACHED, maxDataSchemas+1)
 	}
 	e.auth = e.authorize
 	if rc := sqlite3.Xsqlite3_set_authorizer(tls, e.handle, cFunction(e.auth), 0); rc != sqlite3.SQLITE_OK {
@@ -331,6 +359,7 @@ func (e *Engine) Close() {
 		if e.handle != 0 {
 			tls := libc.NewTLS()
 			sqlite3.Xsqlite3_close_v2(tls, e.handle)
+			e.data.free(tls)
 			tls.Close()
 			e.handle = 0
 		}
@@ -367,6 +396,9 @@ func (e *Engine) registerFunctions(tls *libc.TLS) error {
 // authorize is the database's authorizer: reads, SELECT and functions
 // only (load_extension excepted). It notes what it denies for the error.
 func (e *Engine) authorize(_ *libc.TLS, _ uintptr, action int32, _, arg2, _, _ uintptr) int32 {
+	if e.mounting {
+		return sqlite3.SQLITE_OK
+	}
 	if denied := refusedC(action, arg2); denied != "" {
 		e.denied = denied
 		return sqlite3.SQLITE_DENY
@@ -445,6 +477,10 @@ func (e *Engine) Query(ctx context.Context, text string, r *Reservation) (*Resul
 		return nil, err
 	}
 	if err := e.checker.check(query, e.tables); err != nil {
+		var se *Error
+		if e.data != nil && errors.As(err, &se) && se.Kind == ErrTableData {
+			return e.queryData(ctx, query, args, r, se)
+		}
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.limits.Timeout)

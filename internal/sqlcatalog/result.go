@@ -23,6 +23,9 @@ type Result struct {
 	Schema *arrow.Schema
 	// Rows and Bytes count the result.
 	Rows, Bytes int
+	// Data says the statement read registered tables' rows (a result of
+	// their files as they were when it ran, not of the catalog alone).
+	Data bool
 	batches     []arrow.RecordBatch
 }
 
@@ -210,6 +213,9 @@ func (e *Engine) collect(ctx context.Context, s *statement, r *Reservation) (*Re
 	}
 	if rowCount > lo || len(res.batches) == 0 {
 		res.batches = append(res.batches, e.batch(res.Schema, cols, lo, rowCount))
+	}
+	if types := e.registeredTypes(s); types != nil {
+		retype(e.mem, res, types)
 	}
 	// The batches hold the result now; the gathered values are garbage.
 	if err := r.Grow(res.Size()); err != nil {
