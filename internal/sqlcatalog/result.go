@@ -25,8 +25,8 @@ type Result struct {
 	Rows, Bytes int
 	// Data says the statement read registered tables' rows (a result of
 	// their files as they were when it ran, not of the catalog alone).
-	Data bool
-	batches     []arrow.RecordBatch
+	Data    bool
+	batches []arrow.RecordBatch
 }
 
 // Size is the bytes the result's Arrow buffers hold.
