@@ -13,15 +13,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/credentials"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/lake-catalog/lake/internal/icebergrest"
 	"github.com/lake-catalog/lake/internal/icebergsync"
+	"github.com/lake-catalog/lake/internal/preview"
 	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/wire"
@@ -76,7 +74,7 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 	if err != nil {
 		return out, err
 	}
-	data, err := s.files(access)
+	data, err := preview.FilesFor(access, s.S3Config, s.S3PathStyle)
 	if err != nil {
 		return out, err
 	}
@@ -91,10 +89,14 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 			prev = icebergsync.State{} // a record this version cannot read: start again
 		}
 	}
+	earlier, err := EarlierSchemas(ctx, s.Catalog, ref, reg)
+	if err != nil {
+		return out, err
+	}
 	uuid := icebergrest.TableUUID(ref.Tenant, ref.Namespace, ref.Name, reg.CreationID())
 	prefix := MetadataPrefix(uuid)
 	res, err := icebergsync.Sync(ctx, icebergsync.Table{Tenant: ref.Tenant, Namespace: ref.Namespace, Name: ref.Name, UUID: uuid,
-		Location: access.Location, Schema: schema, IDs: ids, SchemaID: int(reg.Version())}, prev, data, s.Meta, prefix, s.Limits, now)
+		Location: access.Location, Schema: schema, IDs: ids, SchemaID: int(reg.Version()), Earlier: earlier}, prev, data, s.Meta, prefix, s.Limits, now)
 	if err != nil {
 		return out, err
 	}
@@ -110,11 +112,10 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 		if stored.Version == reg.Version() {
 			return out, nil // recorded as it is
 		}
-		// The registration changed (a schema update, an undrop) and its
-		// files did not: the same metadata is recorded for the new
-		// version, so the table keeps its rows in Iceberg (its columns as
-		// of the last snapshot, the field ids unchanged) until the files
-		// change and a sync writes the new schema.
+		// The registration changed but for its schema (a description,
+		// properties, an undrop) and its files did not: the same
+		// metadata is recorded for the new version. (A new schema is a
+		// new metadata file: icebergsync writes it.)
 		stored.Version, stored.SyncedAt = reg.Version(), now().UTC()
 		if err := s.Catalog.PutIcebergState(ctx, ref, stored); err != nil && !errors.Is(err, catalog.ErrConflict) {
 			return out, err
@@ -145,25 +146,3 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 // (a key, a session tag value and an IAM resource alike), and changes when
 // the table is dropped and registered again.
 func MetadataPrefix(uuid string) string { return "tables/" + uuid + "/metadata/" }
-
-// files is the table's files as access reaches them.
-func (s *Syncer) files(access wire.Credentials) (icebergsync.Files, error) {
-	switch access.Access {
-	case wire.AccessPath:
-		return icebergsync.NewLocalFiles(strings.TrimPrefix(access.Location, "file://")), nil
-	case wire.AccessVended:
-		loc, err := vending.ParseLocation(access.Location)
-		if err != nil {
-			return nil, err
-		}
-		client := s3.NewFromConfig(s.S3Config, func(o *s3.Options) {
-			o.Credentials = credentials.NewStaticCredentialsProvider(access.AccessKeyID, access.SecretAccessKey, access.SessionToken)
-			if access.Region != "" {
-				o.Region = access.Region
-			}
-			o.UsePathStyle = s.S3PathStyle
-		})
-		return icebergsync.NewS3Files(client, loc.Bucket, loc.Prefix), nil
-	}
-	return nil, fmt.Errorf("access %q to %s is not one a sync reads", access.Access, access.Location)
-}
