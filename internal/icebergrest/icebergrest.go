@@ -57,6 +57,13 @@ type Table struct {
 	// without one (a legacy registration), so a Source should not list
 	// such tables; loadTable answers one 500 with a message saying so.
 	Schema *iceberg.Schema
+	// Earlier are the schemas of the registration's earlier kept versions
+	// (catalog.History), oldest first, each with its own schema id (the
+	// version that registered it) and its field ids as recorded (a field
+	// keeps its id while its path exists). The metadata lists them before
+	// Schema, an equal schema once (under the first one's id, which is
+	// then current-schema-id when Schema equals it). Nil: Schema alone.
+	Earlier []*iceberg.Schema
 	// LastColumnID is the highest field id ever assigned (at least the
 	// schema's highest); the handler uses the larger of the two.
 	LastColumnID int

@@ -11,6 +11,8 @@ import (
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
+
+	"github.com/lake-catalog/lake/pkg/icebergschema"
 )
 
 // uuidSpace is the name space of the table-uuids derived for tables whose
@@ -57,8 +59,9 @@ func BuildMetadata(tenant, ns, name string, t Table) (location string, metadata 
 
 // buildMetadata returns the TableMetadata JSON of t, built with
 // iceberg-go's metadata builder: format version 2 (3 when the schema holds
-// types version 2 cannot), one schema, unpartitioned, unsorted, no
-// snapshots (current-snapshot-id absent).
+// types version 2 cannot), the earlier kept versions' schemas and the
+// current one (current-schema-id), unpartitioned, unsorted, no snapshots
+// (current-snapshot-id absent).
 func buildMetadata(tenant, ns, name string, t Table) ([]byte, error) {
 	if t.Schema == nil {
 		return nil, fmt.Errorf("icebergrest: table %s/%s/%s has no schema", tenant, ns, name)
@@ -104,13 +107,7 @@ func buildVersion(formatVersion int, tenant, ns, name string, t Table) (table.Me
 	if err := b.SetLoc(t.Location); err != nil {
 		return nil, err
 	}
-	// A copy: the builder writes the schema's id, and the Source's schema
-	// is shared between requests.
-	sc := iceberg.NewSchemaWithIdentifiers(t.Schema.ID, t.Schema.IdentifierFieldIDs, t.Schema.Fields()...)
-	if err := b.AddSchema(sc); err != nil {
-		return nil, err
-	}
-	if err := b.SetCurrentSchemaID(-1); err != nil {
+	if err := icebergschema.AddSchemas(b, t.Earlier, t.Schema); err != nil {
 		return nil, err
 	}
 	spec := iceberg.NewPartitionSpecID(0)

@@ -14,7 +14,7 @@
 // or "." (_SUCCESS, .crc) are not data and are not listed. A Sync whose
 // listing is the previous one's (a SHA-256 of every key, size and version,
 // kept in the snapshot summary as lake.files-sha256) reads and writes
-// nothing (the fingerprint covers the registration's Iceberg schema too).
+// nothing, unless the registration's Iceberg schema changed (below).
 // Otherwise only the footers of new and changed files are read: a
 // first request for the end of the file (8 KiB until a footer of the
 // location has been seen, then a quarter more than the largest seen, at
@@ -41,9 +41,19 @@
 //
 // A file already in the table stays when the schema changes (Assign keeps
 // the ids of fields whose shape holds, and Iceberg reads a file by ids). A
-// change of the schema alone writes no snapshot: the next Sync that finds
-// a file added or removed writes the new schema as current, the old ones
-// kept (discovery serves the registration's schema meanwhile).
+// change of the schema alone (State.Schema, the SHA-256 of the metadata's
+// current schema, differs from the registration's) writes a new metadata
+// file and no snapshot: the new schema current, the snapshots as they were
+// (each keeps the schema-id it was taken under); the next snapshot is
+// taken under the new schema.
+//
+// # Schemas
+//
+// Every metadata file lists the schemas of the registration's earlier
+// kept versions (Table.Earlier, oldest first, each under the version that
+// registered it, with its recorded field ids) and every schema the
+// metadata before it listed, then the current one as current-schema-id
+// (icebergschema.AddSchemas): an equal schema once, under its first id.
 //
 // # Statistics
 //
@@ -75,8 +85,9 @@
 //	                             for being left out (lake's, not Iceberg's)
 //	v<N>.metadata.json           the metadata: built from the previous one
 //	                             (schemas, snapshots, logs kept) with
-//	                             iceberg-go's MetadataBuilder, the table's
-//	                             schema current, its name mapping in
+//	                             iceberg-go's MetadataBuilder, the kept
+//	                             versions' schemas listed and the table's
+//	                             current, its name mapping in
 //	                             schema.name-mapping.default, main at the
 //	                             new snapshot
 //

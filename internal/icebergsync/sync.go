@@ -41,6 +41,11 @@ type Table struct {
 	Schema   *arrow.Schema
 	IDs      icebergschema.FieldIDs
 	SchemaID int
+	// Earlier are the Iceberg schemas of the registration's earlier kept
+	// versions, oldest first, each with its own id and field ids
+	// (icebergrest.Table.Earlier): every metadata file a Sync writes lists
+	// them, and those of the metadata before it, ahead of Schema.
+	Earlier []*iceberg.Schema
 }
 
 func (t Table) ref() string { return t.Tenant + "/" + t.Namespace + "/" + t.Name }
@@ -137,6 +142,24 @@ type State struct {
 	Snapshots        []Snapshot `json:"snapshots,omitempty"`
 	// Skipped are the files the current snapshot leaves out.
 	Skipped []Skip `json:"skipped,omitempty"`
+	// Schema is the SHA-256 of the metadata file's current schema
+	// (schemaFingerprint): a Sync that finds the registration's schema
+	// changed writes a new metadata file even when no file changed. Empty
+	// in a State written before it: the current snapshot's
+	// lake.schema-sha256 stands for it.
+	Schema string `json:"schema,omitempty"`
+}
+
+// schema is the fingerprint of the current metadata file's current schema
+// ("" before the first metadata file).
+func (s State) schema() string {
+	if s.Schema != "" {
+		return s.Schema
+	}
+	if cur := s.current(); cur != nil {
+		return cur.Summary[schemaKey]
+	}
+	return ""
 }
 
 func (s State) current() *Snapshot {
@@ -150,9 +173,15 @@ func (s State) current() *Snapshot {
 
 // Result is what one Sync did.
 type Result struct {
-	// Changed: a new snapshot was written. When false nothing was written
-	// and State is the previous one but for Skipped.
+	// Changed: a new snapshot was written (the table's rows changed).
+	// When false, State is the previous one but for Skipped and, when the
+	// registration's schema alone changed, the new metadata file written
+	// for it (MetadataLocation, State.MetadataLocation and State.Version
+	// name it; the snapshots as they were); otherwise nothing was written.
 	Changed bool
+	// SchemaChanged: a new metadata file was written for a change of the
+	// registration's schema alone (Changed is false).
+	SchemaChanged bool
 	// MetadataLocation is the new metadata file, or the previous one.
 	MetadataLocation string
 	// SnapshotID is the current snapshot (0: none yet).
@@ -269,8 +298,11 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 	schemaFP := schemaFingerprint(sc)
 	fp := fingerprint(schemaFP, objs)
 
+	// Unchanged: the files are the current snapshot's (its fingerprint,
+	// taken with the schema of its time) and the schema the metadata's.
 	cur := prev.current()
-	if cur != nil && cur.Summary[fingerprintKey] == fp {
+	schemaChanged := cur != nil && prev.schema() != schemaFP
+	if cur != nil && !schemaChanged && cur.Summary[fingerprintKey] == fingerprint(cur.Summary[schemaKey], objs) {
 		return unchanged(prev), nil
 	}
 
@@ -296,7 +328,7 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 	// read again: the new schema may take them.
 	var toRead []Object
 	keep := make(map[string]fileEntry, len(objs))
-	rereadSkipped := cur != nil && cur.Summary[schemaKey] != schemaFP
+	rereadSkipped := schemaChanged
 	for _, o := range objs {
 		if f, ok := oldByKey[o.Key]; ok && f.Size == o.Size && f.Version == o.Version && (f.Manifest >= 0 || !rereadSkipped) {
 			keep[o.Key] = f
@@ -326,8 +358,9 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 		}
 	}
 	if len(added) == 0 && removed == 0 {
-		// Only files left out changed: the table's rows did not. They
-		// are read again next time.
+		// Only files left out changed, or none: the table's rows did
+		// not. They are read again next time. A new schema is written
+		// all the same, the snapshots as they are.
 		res := unchanged(prev)
 		res.Skipped = nil
 		for _, o := range objs {
@@ -345,6 +378,28 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 		for _, r := range read {
 			res.FooterBytes += r.footer
 			res.DataBytes += r.obj.Size
+		}
+		if schemaChanged {
+			w := writer{ctx: ctx, meta: meta, prefix: metaPrefix, sc: sc, lim: lim, commit: uuid.New()}
+			md, err := w.metadata(t, tableUUID, sc, props, prev, nil)
+			if err != nil {
+				return Result{}, err
+			}
+			// The builder stamps a change without a snapshot with the
+			// wall clock; now is the time of everything a Sync writes.
+			b, err := json.Marshal(md)
+			if err != nil {
+				return Result{}, err
+			}
+			if b, err = withLastUpdated(b, now()); err != nil {
+				return Result{}, err
+			}
+			loc, version, err := w.putMetadata(b, prev)
+			if err != nil {
+				return Result{}, err
+			}
+			res.SchemaChanged, res.MetadataLocation = true, loc
+			res.State.MetadataLocation, res.State.Version, res.State.Schema = loc, version, schemaFP
 		}
 		return res, nil
 	}
@@ -504,13 +559,12 @@ func syncTable(ctx context.Context, t Table, prev State, data Files, meta MetaSt
 	if err != nil {
 		return Result{}, err
 	}
-	version := prev.Version + 1
-	mdKey := fmt.Sprintf("%sv%d.metadata.json", metaPrefix, version)
-	if err := meta.Put(ctx, mdKey, mdb); err != nil {
+	mdLoc, version, err := w.putMetadata(mdb, prev)
+	if err != nil {
 		return Result{}, err
 	}
 
-	st := State{MetadataLocation: meta.Location(mdKey), Version: version, CurrentSnapshot: snapID, Skipped: skipped}
+	st := State{MetadataLocation: mdLoc, Version: version, CurrentSnapshot: snapID, Skipped: skipped, Schema: schemaFP}
 	for _, s := range md.Snapshots() {
 		st.Snapshots = append(st.Snapshots, stateSnapshot(s))
 	}
@@ -754,10 +808,33 @@ func (w *writer) rewrite(m iceberg.ManifestFile, removed []string, snapID int64)
 	return nm, size, recs, err
 }
 
+// putMetadata writes b, a metadata file's JSON, as the version after
+// prev's, v<N+1>.metadata.json, and returns its location and number.
+func (w *writer) putMetadata(b []byte, prev State) (string, int, error) {
+	version := prev.Version + 1
+	key := fmt.Sprintf("%sv%d.metadata.json", w.prefix, version)
+	if err := w.meta.Put(w.ctx, key, b); err != nil {
+		return "", 0, err
+	}
+	return w.meta.Location(key), version, nil
+}
+
+// withLastUpdated returns the metadata JSON b with last-updated-ms at.
+func withLastUpdated(b []byte, at time.Time) ([]byte, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, err
+	}
+	doc["last-updated-ms"] = json.RawMessage(strconv.FormatInt(at.UnixMilli(), 10))
+	return json.Marshal(doc)
+}
+
 // metadata builds the next metadata: from the previous file when there is
 // one (its schemas, snapshots and logs kept), else new like icebergrest's;
-// the table's schema current, its name mapping set, snap added and main
-// pointing at it.
+// the table's earlier kept schemas listed and its schema current
+// (icebergschema.AddSchemas), its name mapping set, and snap, when not
+// nil, added with main pointing at it (nil: a change of the schema
+// alone, the snapshots as they were).
 func (w *writer) metadata(t Table, id uuid.UUID, sc *iceberg.Schema, props iceberg.Properties, prev State, snap *table.Snapshot) (table.Metadata, error) {
 	var b *table.MetadataBuilder
 	if prev.MetadataLocation != "" {
@@ -783,7 +860,7 @@ func (w *writer) metadata(t Table, id uuid.UUID, sc *iceberg.Schema, props icebe
 		if err := b.SetLoc(t.Location); err != nil {
 			return nil, err
 		}
-		if err := setSchema(b, sc); err != nil {
+		if err := icebergschema.AddSchemas(b, t.Earlier, sc); err != nil {
 			return nil, err
 		}
 		spec := iceberg.NewPartitionSpecID(0)
@@ -801,13 +878,14 @@ func (w *writer) metadata(t Table, id uuid.UUID, sc *iceberg.Schema, props icebe
 			return nil, err
 		}
 	}
-	if cs := b.CurrentSchema(); cs == nil || !cs.Equals(sc) {
-		if err := setSchema(b, sc); err != nil {
-			return nil, err
-		}
+	if err := icebergschema.AddSchemas(b, t.Earlier, sc); err != nil {
+		return nil, err
 	}
 	if err := b.SetProperties(props); err != nil {
 		return nil, err
+	}
+	if snap == nil {
+		return b.Build()
 	}
 	schemaID := b.CurrentSchema().ID
 	snap.SchemaID = &schemaID
@@ -818,13 +896,4 @@ func (w *writer) metadata(t Table, id uuid.UUID, sc *iceberg.Schema, props icebe
 		return nil, err
 	}
 	return b.Build()
-}
-
-// setSchema adds sc (a copy: the builder writes its id) and makes it
-// current.
-func setSchema(b *table.MetadataBuilder, sc *iceberg.Schema) error {
-	if err := b.AddSchema(iceberg.NewSchemaWithIdentifiers(sc.ID, sc.IdentifierFieldIDs, sc.Fields()...)); err != nil {
-		return err
-	}
-	return b.SetCurrentSchemaID(-1)
 }

@@ -13,6 +13,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,8 +28,10 @@ import (
 )
 
 // Syncer serves registerapi.Syncer. Its fields are set once; it is safe for
-// concurrent use (two syncs of one table: the second to write a metadata
-// version finds it taken and fails, nothing lost).
+// concurrent use: the syncs of one table in one Syncer run one at a time
+// (the second starts from what the first recorded), and of two in
+// different processes the second to write a metadata version finds it
+// taken and fails, nothing lost.
 type Syncer struct {
 	// Catalog reads the tenant's allowed prefixes and the last sync, and
 	// records the new one.
@@ -49,6 +53,10 @@ type Syncer struct {
 	Limits icebergsync.Limits
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
+
+	stripesOnce sync.Once
+	seed        maphash.Seed
+	stripes     [syncStripes]chan struct{} // lockTable's
 }
 
 // Sync takes ref's file snapshot (registerapi.Syncer). A refused location
@@ -78,6 +86,11 @@ func (s *Syncer) Sync(ctx context.Context, who string, ref catalog.TableRef, reg
 	if err != nil {
 		return out, err
 	}
+	unlock, err := s.lockTable(ctx, ref)
+	if err != nil {
+		return out, err
+	}
+	defer unlock()
 	var prev icebergsync.State
 	stored, had, err := s.Catalog.IcebergState(ctx, ref)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/lake-catalog/lake/internal/icebergsync"
 	"github.com/lake-catalog/lake/internal/tablesync"
@@ -45,8 +48,10 @@ func writeFile(t *testing.T, path string, ids ...int64) {
 
 // A sync records the table's Iceberg state in the catalog once: a sync that
 // finds nothing new writes nothing (no state, no change counter: refresh
-// stays idle), and one after a registration change with the same files
-// records the same metadata for the new version.
+// stays idle); one after a schema update with the same files writes a new
+// metadata file listing the kept versions' schemas, the new one current;
+// one after another registration change records the same metadata for the
+// new version.
 func TestSyncRecordsOnlyChanges(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New(memstore.Options{})
@@ -86,11 +91,82 @@ func TestSyncRecordsOnlyChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := s.Sync(ctx, "ops", ref, reg2); err != nil || res.Changed {
+	res, err = s.Sync(ctx, "ops", ref, reg2)
+	if err != nil || res.Changed || res.Files != 1 {
 		t.Fatalf("sync after a schema update alone = %+v, %v", res, err)
 	}
 	after, _, _ := cat.IcebergState(ctx, ref)
-	if after.Version != reg2.Version() || after.MetadataLocation != first.MetadataLocation {
-		t.Fatalf("state after the update's sync = version %d at %s, want version %d at %s", after.Version, after.MetadataLocation, reg2.Version(), first.MetadataLocation)
+	if after.Version != reg2.Version() || after.MetadataLocation == first.MetadataLocation || after.MetadataLocation != res.MetadataLocation {
+		t.Fatalf("state after the update's sync = version %d at %s, want version %d at a new file %s", after.Version, after.MetadataLocation, reg2.Version(), res.MetadataLocation)
+	}
+	md, err := table.ParseMetadataBytes(after.Metadata)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int
+	for _, sc := range md.Schemas() {
+		ids = append(ids, sc.ID)
+	}
+	if want := []int{int(reg.Version()), int(reg2.Version())}; !slices.Equal(ids, want) || md.CurrentSchema().ID != want[1] {
+		t.Errorf("schemas %v current %d, want %v current %d", ids, md.CurrentSchema().ID, want, want[1])
+	}
+	if got := len(md.CurrentSchema().Fields()); got != 2 {
+		t.Errorf("current schema has %d fields, want 2", got)
+	}
+
+	// A description alone: the same metadata, recorded for the new version.
+	reg3, err := cat.Update(ctx, ref, catalog.TableSpec{Location: "file://" + dir + "/", Schema: wider, Description: "orders"}, catalog.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := s.Sync(ctx, "ops", ref, reg3); err != nil || res.Changed {
+		t.Fatalf("sync after a description update = %+v, %v", res, err)
+	}
+	if last, _, _ := cat.IcebergState(ctx, ref); last.Version != reg3.Version() || last.MetadataLocation != after.MetadataLocation {
+		t.Fatalf("state after the description's sync = version %d at %s, want version %d at %s", last.Version, last.MetadataLocation, reg3.Version(), after.MetadataLocation)
+	}
+}
+
+// Two syncs of one table at once after a schema update (a write's own and
+// a POST …/sync) both succeed: they run one after the other, and one of
+// them writes the new metadata file.
+func TestConcurrentSyncsOfOneTable(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	cat := catalog.New(st, catalog.Options{})
+	root := t.TempDir()
+	dir := filepath.Join(root, "acme", "orders")
+	writeFile(t, filepath.Join(dir, "part-0.parquet"), 1, 2)
+	ref := catalog.TableRef{Tenant: "acme", Namespace: "sales", Name: "orders"}
+	reg, _, err := cat.Register(ctx, ref, catalog.TableSpec{Location: "file://" + dir + "/", Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &tablesync.Syncer{Catalog: cat, Door: &vending.Door{DataRoot: root}, Meta: icebergsync.NewLocalMetaStore(t.TempDir())}
+	if _, err := s.Sync(ctx, "ops", ref, reg); err != nil {
+		t.Fatal(err)
+	}
+	wider := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}, {Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	reg2, err := cat.Update(ctx, ref, catalog.TableSpec{Location: "file://" + dir + "/", Schema: wider}, catalog.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			_, err := s.Sync(ctx, "ops", ref, reg2)
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Errorf("sync: %v", err)
+		}
+	}
+	got, _, _ := cat.IcebergState(ctx, ref)
+	if got.Version != reg2.Version() || !strings.HasSuffix(got.MetadataLocation, "/v2.metadata.json") {
+		t.Errorf("state version %d at %s, want %d at …/v2.metadata.json", got.Version, got.MetadataLocation, reg2.Version())
 	}
 }
