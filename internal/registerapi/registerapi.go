@@ -19,6 +19,8 @@
 //	GET    /v1/tenants/{tenant}/dropped  the tenant's dropped tables in retention, newest first
 //	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/credentials  access to the table's files
 //	POST   /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/sync  the table's files into Iceberg metadata (sync.go)
+//	GET    /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/preview  the table's first rows (preview.go;
+//	                                                                   ?limit=1–1000, 100 by default; ?columns=a,b)
 //	GET|PUT /v1/admin/tenants/{tenant}/settings, POST|DELETE /v1/admin/tenants/{tenant}/allowed-prefixes
 //	                                                                   an operator's settings (vending.go)
 //
@@ -138,6 +140,10 @@ type Options struct {
 	// as soon as it answers); otherwise it runs in the background (local
 	// mode).
 	SyncInline bool
+	// Preview configures GET …/tables/{table}/preview (preview.go), which
+	// reads through Door: without a Door it answers 501
+	// vending_not_configured.
+	Preview PreviewOptions
 }
 
 // Handler serves the registration API over a catalog.
@@ -161,6 +167,7 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
+	opts.Preview.defaults()
 	h := &Handler{cat: cat, opts: opts, mux: http.NewServeMux(), syncs: make(chan struct{}, backgroundSyncs)}
 	const tables = "/v1/tenants/{tenant}/namespaces/{namespace}/tables"
 	h.mux.HandleFunc("POST "+tables, h.register)
@@ -174,6 +181,7 @@ func New(cat *catalog.Catalog, opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /v1/tenants/{tenant}/dropped", h.dropped)
 	h.routeVending()
 	h.mux.HandleFunc("POST "+tables+"/{table}/sync", h.sync)
+	h.mux.HandleFunc("GET "+tables+"/{table}/preview", h.preview)
 	return h, nil
 }
 
