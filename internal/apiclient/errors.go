@@ -41,6 +41,20 @@ var (
 	// ErrNotAdmin: an admin route called without an operator's
 	// credentials (a tenant's own token, say).
 	ErrNotAdmin = errors.New("operators only")
+	// ErrInvalidQuery: a query parameter the user gave is out of range or
+	// names what is not there (a preview's limit or columns, a history's
+	// limit); the message says which.
+	ErrInvalidQuery = errors.New("invalid request")
+	// ErrPreviewLimit: a preview went past one of its caps (bytes read,
+	// files, rows, time, the tenant's concurrent previews); the message
+	// names it.
+	ErrPreviewLimit = errors.New("past a preview's cap")
+	// ErrSchemaMismatch: a file at the table's location does not match
+	// its registered schema; the message names the file.
+	ErrSchemaMismatch = errors.New("a file does not match the registered schema")
+	// ErrPreviewFailed: the table's files could not be read; the message
+	// says why.
+	ErrPreviewFailed = errors.New("the table's files could not be read")
 )
 
 // Error is an error answer of the registration API: its HTTP status, its
@@ -98,6 +112,11 @@ var kinds = map[string]struct {
 	wire.CodeVendingNotConfigured: {ErrVendingNotConfigured, true},
 	wire.CodeVendingFailed:        {ErrVendingFailed, true},
 	wire.CodeNotAdmin:             {ErrNotAdmin, true},
+	wire.CodeInvalidQuery:         {ErrInvalidQuery, true},
+	wire.CodePreviewLimit:         {ErrPreviewLimit, true},
+	wire.CodeSchemaMismatch:       {ErrSchemaMismatch, true},
+	wire.CodePreviewFailed:        {ErrPreviewFailed, true},
+	wire.CodeNoSchema:             {catalog.ErrSchemaUnavailable, true},
 }
 
 // phrases say each kind to a user; the ref is said before it.
@@ -120,6 +139,11 @@ var phrases = map[error]string{
 	ErrVendingNotConfigured:        "credential vending is not configured",
 	ErrVendingFailed:               "credential vending failed",
 	ErrNotAdmin:                    "operators only",
+	ErrInvalidQuery:                "invalid request",
+	ErrPreviewLimit:                "past a preview's cap",
+	ErrSchemaMismatch:              "a file does not match the registered schema",
+	ErrPreviewFailed:               "the table's files could not be read",
+	catalog.ErrSchemaUnavailable:   "the table has no schema",
 }
 
 // Unwrap returns the error's kind: a catalog sentinel or one of this

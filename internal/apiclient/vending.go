@@ -1,9 +1,14 @@
 package apiclient
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/wire"
@@ -79,4 +84,39 @@ func (c *Client) Sync(ctx context.Context, ref catalog.TableRef) (wire.SyncResul
 	var res wire.SyncResult
 	_, err := c.do(ctx, ref, http.MethodPost, tablePath(ref)+"/sync", nil, nil, &res)
 	return res, err
+}
+
+// Preview reads ref's first rows (GET …/tables/{table}/preview): at most
+// limit rows (0: the API's default, wire.DefaultPreviewLimit; at most
+// wire.MaxPreviewLimit), of columns by name in that order (nil: all), read
+// from the table's files through the same door as Credentials. A limit or
+// column the API refuses is an *Error of kind ErrInvalidQuery naming it; a
+// cap reached ErrPreviewLimit; a file that does not match the registered
+// schema ErrSchemaMismatch naming the file; the door's refusals as for
+// Credentials. The rows' numbers are json.Number, so an int64 past 2^53
+// keeps its digits.
+func (c *Client) Preview(ctx context.Context, ref catalog.TableRef, limit int, columns []string) (wire.Preview, error) {
+	q := url.Values{}
+	if limit != 0 {
+		q.Set("limit", strconv.Itoa(limit))
+	}
+	if columns != nil {
+		q.Set("columns", strings.Join(columns, ","))
+	}
+	path := tablePath(ref) + "/preview"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var raw json.RawMessage
+	if _, err := c.do(ctx, ref, http.MethodGet, path, nil, nil, &raw); err != nil {
+		return wire.Preview{}, err
+	}
+	// Numbers stay json.Number: an int64 past 2^53 keeps its digits.
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var p wire.Preview
+	if err := dec.Decode(&p); err != nil {
+		return wire.Preview{}, &TransportError{Base: c.base, Err: fmt.Errorf("unreadable preview: %w", err)}
+	}
+	return p, nil
 }
