@@ -148,7 +148,7 @@ with --token).`,
 	root.AddCommand(
 		NewCmdLocal(f, nil), NewCmdToken(f, nil), NewCmdRegister(f, nil), NewCmdList(f, nil),
 		NewCmdUpdate(f, nil), NewCmdDiff(f, nil), NewCmdShow(f, nil), NewCmdSearch(f, nil), NewCmdRefresh(f, nil), NewCmdDrop(f, nil), NewCmdDropped(f, nil), NewCmdUndrop(f, nil), NewCmdHistory(f, nil), NewCmdChanges(f, nil), NewCmdBackfill(f, nil),
-		NewCmdQuota(f, nil), NewCmdTenant(f, nil), NewCmdCredentials(f, nil), NewCmdSync(f, nil),
+		NewCmdQuota(f, nil), NewCmdTenant(f, nil), NewCmdCredentials(f, nil), NewCmdSync(f, nil), NewCmdPreview(f, nil),
 	)
 	return root
 }
