@@ -19,6 +19,12 @@
 //	                                 exact types (TypeString), or legacy
 //	/api/search?table=&column=       discovery's lake.search action
 //	/api/snapshot                    the tenant's snapshot generation and age
+//	/api/history?namespace=&name=    the table's kept versions (local mode)
+//	/api/preview?namespace=&name=&limit=&columns=  the table's first rows: the
+//	                                 registration API's GET …/preview answer
+//	                                 (wire.Preview, or its error) as is, asked
+//	                                 with the page's token (local mode;
+//	                                 elsewhere 501 not_implemented)
 //
 // Lists are paginated: limit defaults to 100 and is at most MaxLimit.
 // Discovery pages them (its lake.list_tables and lake.list_namespaces
@@ -36,6 +42,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"time"
@@ -81,6 +88,14 @@ type Options struct {
 	// Without it (discovery's browser on AWS, which reaches no registration
 	// store) the view points at lake history.
 	History func(ctx context.Context, ref catalog.TableRef) ([]catalog.Version, error)
+	// PreviewAPI, when set (local mode: the registration API in process),
+	// answers the Preview tab: /api/preview is served by it as
+	// GET /v1/tenants/{tenant}/namespaces/{ns}/tables/{name}/preview with
+	// the page's token, the tenant the token's as discovery authenticates
+	// it. It must take the browser's read-only dev tokens for that route.
+	// Without it (discovery's browser on AWS, whose registration API takes
+	// IAM callers alone) the tab points at lake preview.
+	PreviewAPI http.Handler
 }
 
 // Handler serves the page and its API. It is safe for concurrent use.
@@ -117,6 +132,7 @@ func New(opts Options) (*Handler, error) {
 	h.mux.HandleFunc("GET /api/search", h.authed(h.search))
 	h.mux.HandleFunc("GET /api/snapshot", h.authed(h.snapshot))
 	h.mux.HandleFunc("GET /api/history", h.authed(h.history))
+	h.mux.HandleFunc("GET /api/preview", h.authed(h.preview))
 	h.mux.HandleFunc("GET /api/", func(w http.ResponseWriter, r *http.Request) {
 		apierror.Write(w, http.StatusNotFound, wire.CodeNotFound, "no such API endpoint")
 	})
@@ -485,6 +501,44 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c *flightclien
 		out.Versions = append(out.Versions, hv)
 	}
 	writeJSON(w, out)
+}
+
+// preview answers GET /api/preview?namespace=&name=&limit=&columns= with
+// Options.PreviewAPI's answer to the table's preview route, as the caller:
+// the rows (wire.Preview) or the API's error envelope, status included,
+// so the tab shows its message (a file that does not match the schema, a
+// location lake may not read, a cap).
+func (h *Handler) preview(w http.ResponseWriter, r *http.Request, c *flightclient.Client) {
+	ns, name := r.FormValue("namespace"), r.FormValue("name")
+	if ns == "" || name == "" {
+		badRequest(w, "namespace and name are required")
+		return
+	}
+	if h.opts.PreviewAPI == nil {
+		apierror.Write(w, http.StatusNotImplemented, wire.CodeNotImplemented,
+			"this browser reads discovery only; preview the table's rows with lake preview (the registration API's GET …/preview)")
+		return
+	}
+	page, err := c.ListNamespaces(r.Context(), 0, 1)
+	if err != nil {
+		discoveryError(w, err)
+		return
+	}
+	ref := catalog.TableRef{Tenant: page.Tenant, Namespace: ns, Name: name}
+	if err := ref.Validate(); err != nil {
+		badRequest(w, err.Error())
+		return
+	}
+	q := url.Values{}
+	for _, k := range []string{"limit", "columns"} {
+		if v, ok := r.Form[k]; ok {
+			q[k] = v[:1]
+		}
+	}
+	fwd := r.Clone(r.Context())
+	fwd.URL = &url.URL{Path: "/v1/tenants/" + ref.Tenant + "/namespaces/" + ref.Namespace + "/tables/" + ref.Name + "/preview", RawQuery: q.Encode()}
+	fwd.RequestURI, fwd.Form = "", nil
+	h.opts.PreviewAPI.ServeHTTP(w, fwd)
 }
 
 // SnapshotAnswer is GET /api/snapshot.

@@ -36,14 +36,16 @@ import (
 //     the lake command (internal/apiclient) also sends RequestHeader.
 //   - Tokens: the browser's dev tokens carry BrowserAudience, and the
 //     registration API and POST /v1/refresh refuse them: a dev token reads
-//     (discovery takes it), it never writes.
+//     (discovery takes it, and the API's GET …/preview, which only reads
+//     rows), it never writes.
 
 // RequestHeader is the header (value "1") a client that is not a web page
 // sends with a request that may change something and carries no Origin.
 const RequestHeader = "X-Lake-Request"
 
 // BrowserAudience is the aud claim of the catalog browser's dev tokens,
-// which local mode's registration API refuses.
+// which local mode's registration API refuses on every route but the
+// read-only GET …/preview.
 const BrowserAudience = "lake-local-browser"
 
 // AdminAudience is the aud claim of an operator's token (`lake token

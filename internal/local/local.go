@@ -353,8 +353,12 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 		Sync: &tablesync.Syncer{Catalog: in.cat, Door: door, Meta: icebergsync.NewLocalMetaStore(filepath.Join(cfg.DataDir, IcebergDir)),
 			S3Config: awsCfg, S3PathStyle: os.Getenv("LAKE_S3_PATH_STYLE") == "true"},
 		SyncOnWrite: true,
-		Log:         cfg.Log,
-		OnWrite:     in.requestRefresh,
+		// Previews read through the same Door; the catalog browser's
+		// read-only dev tokens may preview too.
+		Preview: registerapi.PreviewOptions{Authorize: previewAuthorizer(validator), S3Config: awsCfg,
+			S3PathStyle: os.Getenv("LAKE_S3_PATH_STYLE") == "true"},
+		Log:     cfg.Log,
+		OnWrite: in.requestRefresh,
 	})
 	if err != nil {
 		in.closeParts()
@@ -370,7 +374,7 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	}
 	in.api = &http.Server{Handler: newGuard(mux, hosts), ReadHeaderTimeout: 10 * time.Second}
 	in.wg.Go(func() { _ = in.api.Serve(in.apiLn) })
-	if err := in.startBrowser(); err != nil {
+	if err := in.startBrowser(api); err != nil {
 		in.Close()
 		return nil, err
 	}
@@ -402,8 +406,9 @@ func DevTenants() []string { return []string{"acme", "globex"} }
 const devTokenTTL = 12 * time.Hour
 
 // startBrowser serves the catalog browser on cfg.BrowserListen, asking this
-// instance's discovery and minting dev tokens with its dev secret.
-func (in *Instance) startBrowser() error {
+// instance's discovery, minting dev tokens with its dev secret, and
+// previewing rows through api (the registration API, in process).
+func (in *Instance) startBrowser(api http.Handler) error {
 	if in.cfg.BrowserListen == "" {
 		return nil
 	}
@@ -415,6 +420,7 @@ func (in *Instance) startBrowser() error {
 			vs, _, err := in.cat.History(ctx, ref, "", 0, catalog.MaxHistoryPage)
 			return vs, err
 		},
+		PreviewAPI: api,
 	})
 	if err != nil {
 		return fmt.Errorf("local: %w", err)
@@ -435,12 +441,25 @@ func (in *Instance) startBrowser() error {
 // path. The caller the catalog records is the token's subject (`lake
 // --as`), or "tenant:<tenant>" for a token without a usable one.
 func tokenAuthorizer(v *auth.Validator) registerapi.Authorizer {
+	return tenantAuthorizer(func(tok string) (auth.Identity, error) { return writeIdentity(v, tok) })
+}
+
+// previewAuthorizer allows a preview, which only reads, as tokenAuthorizer
+// allows a write, and also with the catalog browser's read-only dev
+// tokens (BrowserAudience) naming the tenant in the path.
+func previewAuthorizer(v *auth.Validator) registerapi.Authorizer {
+	return tenantAuthorizer(v.Identity)
+}
+
+// tenantAuthorizer allows a request when identity takes its bearer token
+// and the token names the tenant in the path.
+func tenantAuthorizer(identity func(tok string) (auth.Identity, error)) registerapi.Authorizer {
 	return func(r *http.Request, tenant string) (string, error) {
 		tok, ok := auth.BearerToken(r.Header.Get("Authorization"))
 		if !ok {
 			return "", registerapi.ErrUnauthenticated
 		}
-		id, err := writeIdentity(v, tok)
+		id, err := identity(tok)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", registerapi.ErrUnauthenticated, err)
 		}
@@ -645,7 +664,7 @@ func (in *Instance) Token(tenant string, ttl time.Duration) (string, error) {
 
 // devToken mints the catalog browser's read-only dev token for tenant:
 // audience BrowserAudience, which discovery takes and the registration API
-// refuses.
+// refuses (but for a preview of rows, which only reads).
 func (in *Instance) devToken(tenant string) (string, error) {
 	return auth.IssueHS256(in.secret, auth.TokenClaims{Tenant: tenant, Audience: BrowserAudience, TTL: devTokenTTL, Now: time.Now()})
 }
