@@ -94,6 +94,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/lake-catalog/lake/internal/preview"
 	"github.com/lake-catalog/lake/internal/sqlcatalog"
 	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/like"
@@ -152,6 +153,9 @@ type Options struct {
 	// access to one of the caller's tables' files. nil answers
 	// UNIMPLEMENTED, saying vending is not configured.
 	Door *vending.Door
+	// Rows configure statements that read tables' rows through Door
+	// (rows.go); without a Door such statements are refused.
+	Rows RowsOptions
 }
 
 // DefaultRequestTimeout is the server-side deadline of a Flight call: far
@@ -183,6 +187,8 @@ type Service struct {
 	// streams.
 	sqlBudget  *sqlcatalog.Budget
 	sqlStreams *streamLimiter
+	// rowsGate bounds reads of tables' rows in progress (rows.go).
+	rowsGate *preview.Gate
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
@@ -224,6 +230,14 @@ func NewService(opts Options) *Service {
 		sqlLimits:   opts.SQLLimits,
 		sqlBudget:   sqlcatalog.NewBudget(opts.SQLInFlightBytes),
 		sqlStreams:  newStreamLimiter(opts.SQLStreamsPerTenant),
+		rowsGate:    opts.Rows.Gate,
+	}
+	if s.opts.Rows.Limits.MaxRows <= 0 {
+		// Rows read, not rows out: an aggregate reads more than it answers.
+		s.opts.Rows.Limits.MaxRows = int64(max(opts.SQLLimits.MaxRows, sqlcatalog.DefaultMaxRows))
+	}
+	if s.rowsGate == nil {
+		s.rowsGate = preview.NewGate(0, 0)
 	}
 	s.Alloc = s.mem
 	for _, sc := range []*arrow.Schema{schema_ref.Catalogs, schema_ref.DBSchemas, schema_ref.Tables,

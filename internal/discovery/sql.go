@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -14,8 +15,11 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/lake-catalog/lake/internal/preview"
 	"github.com/lake-catalog/lake/internal/sqlcatalog"
+	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/wire"
 )
 
 // SQL. Statements (CommandStatementQuery) and prepared statements
@@ -99,6 +103,9 @@ func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
 		}
 	}
 	t.Tables = sqlTables{cols: &ts.cols, n: ts.n}
+	if s.opts.Door != nil {
+		t.Data = &sqlData{s: s, tenant: tenant, ts: ts}
+	}
 	return t
 }
 
@@ -146,7 +153,14 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 		return nil, err
 	}
 	key := sqlKey(kindResult, v, tenant, query)
-	if h, ok := s.cache.lookup(key); ok {
+	// A result over tables' rows is kept for keptRowsFor only, under a key
+	// of its own (rowsKey): the files change without the catalog.
+	rowsKey := sqlKey(kindResult, v, tenant, query+"\x00rows@"+strconv.FormatInt(time.Now().UnixNano()/int64(keptRowsFor), 10))
+	h, ok := s.cache.lookup(key)
+	if !ok {
+		h, ok = s.cache.lookup(rowsKey)
+	}
+	if ok {
 		// Go memory, immutable: valid after the release.
 		res := h.value().(*sqlcatalog.Result)
 		h.release()
@@ -158,7 +172,7 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 		return res, nil
 	}
 	s.cache.missed(kindResult)
-	h, err := s.sqlEngine(ctx, v, tenant)
+	h, err = s.sqlEngine(ctx, v, tenant)
 	if err != nil {
 		outcome = "error"
 		return nil, err
@@ -169,9 +183,17 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 		outcome = sqlOutcome(ctx, err)
 		return nil, s.sqlStatus(ctx, v, tenant, err)
 	}
+	if res.Data {
+		key = rowsKey
+	}
 	s.cache.add(key, res, res.Size()+int64(len(query))+64)
 	return res, nil
 }
+
+// keptRowsFor is how long a result over tables' rows is kept: long enough
+// for a statement's GetFlightInfo and DoGet, and a tool's repeat, to be
+// answered by one read; short enough that new files show.
+const keptRowsFor = 10 * time.Second
 
 // sqlErrorKinds are the statement failures: each kind's metrics label and
 // the gRPC code it is answered with (ErrTableData's message is sqlStatus's
@@ -186,6 +208,7 @@ var sqlErrorKinds = map[sqlcatalog.ErrorKind]struct {
 	sqlcatalog.ErrLimit:     {"limit", codes.ResourceExhausted},
 	sqlcatalog.ErrTimeout:   {"timeout", codes.DeadlineExceeded},
 	sqlcatalog.ErrBusy:      {"busy", codes.ResourceExhausted},
+	sqlcatalog.ErrData:      {"data", codes.FailedPrecondition},
 }
 
 // sqlOutcome is the metrics label of a statement's failure.
@@ -266,9 +289,30 @@ func (s *Service) sqlStatus(ctx context.Context, v *View, tenant string, err err
 			"lake is a table catalog and does not read table data: the data of %s.%s is %s; query it there with your engine. "+
 				"Lake answers SQL over its catalog: information_schema.schemata, .tables and .columns, SHOW TABLES, SHOW COLUMNS FROM t, DESCRIBE t",
 			se.Namespace, se.Table, where)
+	case se.Kind == sqlcatalog.ErrData:
+		return status.Error(rowsCode(se.Err), se.Msg)
 	default:
 		return status.Error(k.code, se.Msg)
 	}
+}
+
+// rowsCode is the answer's code for a failure to read a table's rows: the
+// Door's refusals as lake.credentials answers them, a file that does not
+// match the registration or a table without a schema FAILED_PRECONDITION,
+// the store's failures UNAVAILABLE.
+func rowsCode(err error) codes.Code {
+	var me *preview.MismatchError
+	switch {
+	case errors.As(err, &me), errors.Is(err, errNoRowSchema):
+		return codes.FailedPrecondition
+	}
+	switch vending.Code(err) {
+	case wire.CodeLocationNotAllowed:
+		return codes.PermissionDenied
+	case wire.CodeVendingNotConfigured:
+		return codes.Unimplemented
+	}
+	return codes.Unavailable
 }
 
 // statementInfo is the FlightInfo of a statement's result: one endpoint whose

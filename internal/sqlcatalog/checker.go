@@ -150,11 +150,6 @@ type compiled struct {
 	readOnly bool
 }
 
-// compile compiles the first statement of text.
-func (c *Checker) compile(text string) (compiled, error) {
-	return compiler{tls: c.tls, db: c.db, out: c.out}.compile(text)
-}
-
 // compiler compiles statements on one database: the Checker's, or an
 // engine's own when a statement reads registered tables (its data tables
 // are on the engine alone, datatable.go). out is where SQLite writes back
@@ -249,6 +244,10 @@ func position(text string, off int) string {
 // message ("no such table: [schema.]name"); when that name is one of the
 // tenant's registrations, the query is over a table's data.
 func failure(text, msg string, at int, tables map[string][]string) error {
+	if strings.HasPrefix(msg, "table ") && strings.HasSuffix(msg, " may not be modified") {
+		// A write to a registered table's rows (a virtual table).
+		return &Error{Kind: ErrReadOnly, Msg: readOnlyMessage("writes"), Offset: -1}
+	}
 	if name, ok := strings.CutPrefix(msg, "no such table: "); ok {
 		if ns, table, found := registered(name, tables); found {
 			return &Error{Kind: ErrTableData, Namespace: ns, Table: table, Offset: at, Msg: fmt.Sprintf("sql: %s is a registered table", name)}

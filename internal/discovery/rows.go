@@ -1,0 +1,126 @@
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/aws/aws-sdk-go-v2/aws"
+
+	"github.com/lake-catalog/lake/internal/preview"
+	"github.com/lake-catalog/lake/internal/sqlcatalog"
+	"github.com/lake-catalog/lake/internal/vending"
+	"github.com/lake-catalog/lake/pkg/catalog"
+)
+
+// Rows. A statement naming one of the caller's registered tables
+// (SELECT * FROM sales.orders LIMIT 10, a SQL tool's data tab) reads that
+// table's rows (issue 42): the tenant's SQL engine mounts the table as a
+// virtual table (sqlcatalog, datatable.go) whose rows sqlData reads with
+// package preview, through the table's access from Options.Door (vended,
+// table-scoped credentials for s3://, a path under local mode's data root)
+// and never another. The reads are network I/O on that statement alone:
+// metadata answers (GetTables and the rest, information_schema) never
+// read a file. A read is bounded by preview's caps (Options.Rows.Limits:
+// 64 MiB read by default), the statement's time budget and result caps,
+// the batches it holds are charged to the budget of results in flight,
+// and Options.Rows.Gate bounds the reads in progress per tenant and in
+// all. Without a Door a statement over a table's rows is refused, saying
+// where the data is.
+
+// RowsOptions configure reading tables' rows.
+type RowsOptions struct {
+	// S3Config is the AWS configuration S3 clients that read s3:// files
+	// are built from (endpoint settings); their credentials are always
+	// the table's vended ones. S3PathStyle is path-style addressing.
+	S3Config    aws.Config
+	S3PathStyle bool
+	// Limits bound each read (zero fields: preview's defaults).
+	Limits preview.Limits
+	// Gate bounds reads in progress; nil: preview.NewGate(0, 0).
+	Gate *preview.Gate
+}
+
+// sqlData is a tenant's registered tables as its SQL engine reads them.
+type sqlData struct {
+	s      *Service
+	tenant string
+	ts     *tenantState
+	// schemas are decoded once per engine.
+	mu      sync.Mutex
+	schemas map[int]*arrow.Schema
+}
+
+var _ sqlcatalog.Data = (*sqlData)(nil)
+
+// errNoRowSchema is a registered table without a readable schema.
+var errNoRowSchema = errors.New("the table has no schema to read its rows as")
+
+func (d *sqlData) Schema(ns, name string) (*arrow.Schema, error) {
+	i, ok := d.ts.find(ns, name)
+	if !ok {
+		return nil, fmt.Errorf("no table %s.%s", ns, name)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if sc, ok := d.schemas[i]; ok {
+		return sc, nil
+	}
+	b := d.ts.schema(i)
+	if len(b) == 0 {
+		return nil, errNoRowSchema
+	}
+	sc, err := catalog.DecodeSchema(b)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errNoRowSchema, err)
+	}
+	if d.schemas == nil {
+		d.schemas = map[int]*arrow.Schema{}
+	}
+	d.schemas[i] = sc
+	return sc, nil
+}
+
+// Open reads ns.name's rows through the Door, admitted by the gate.
+func (d *sqlData) Open(ctx context.Context, ns, name string, req preview.Request) (sqlcatalog.Rows, error) {
+	i, ok := d.ts.find(ns, name)
+	if !ok {
+		return nil, fmt.Errorf("no table %s.%s", ns, name)
+	}
+	release, err := d.s.rowsGate.Enter(d.tenant)
+	if err != nil {
+		return nil, err
+	}
+	access, err := d.s.opts.Door.Credentials(ctx, vending.TableRequest{Who: "sql:" + d.tenant, Tenant: d.tenant, Namespace: ns, Table: name,
+		Location: d.ts.cols.Location.Value(i), Allowed: d.ts.settings().AllowedPrefixes})
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("%s.%s: %w", ns, name, err)
+	}
+	files, err := preview.FilesFor(access, d.s.opts.Rows.S3Config, d.s.opts.Rows.S3PathStyle)
+	if err != nil {
+		release()
+		return nil, fmt.Errorf("%s.%s: %w", ns, name, err)
+	}
+	r, err := preview.Open(ctx, files, req, d.s.opts.Rows.Limits, d.s.mem)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return &gatedRows{Reader: r, release: release}, nil
+}
+
+// gatedRows is a read that leaves the gate when closed.
+type gatedRows struct {
+	*preview.Reader
+	release func()
+	once    sync.Once
+}
+
+func (g *gatedRows) Close() error {
+	err := g.Reader.Close()
+	g.once.Do(g.release)
+	return err
+}
