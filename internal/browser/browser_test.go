@@ -106,10 +106,23 @@ func start(dir string) error {
 	for i := range bigTables {
 		regs[catalog.TableRef{Tenant: bigTenant, Namespace: "wide", Name: fmt.Sprintf("w%05d", i)}] = small("id")
 	}
+	// acme's sales.orders lies under local mode's data root, in a Parquet
+	// file of its final schema (after the updates below): its Preview tab
+	// shows rows. Every other table is in s3://b/, which local mode may
+	// not read.
+	dataRoot := filepath.Join(filepath.Dir(dir), "data-root")
+	ordersDir := filepath.Join(dataRoot, "acme", "sales", "orders")
+	if err := writeOrders(filepath.Join(ordersDir, "part-00000.parquet")); err != nil {
+		st.Close()
+		return err
+	}
 	for ref, s := range regs {
 		spec := catalog.TableSpec{Location: "s3://b/" + ref.Name + "/", Schema: s}
 		if ref.Name == "rich" {
 			spec.Description, spec.Properties = richDescription, richProperties
+		}
+		if ref.Tenant == "acme" && ref.Name == "orders" {
+			spec.Location = "file://" + ordersDir + "/"
 		}
 		if _, _, err = cat.Register(ctx, ref, spec); err != nil {
 			break
@@ -144,7 +157,7 @@ func start(dir string) error {
 	}
 	env.in, err = local.Start(ctx, local.Config{
 		DataDir: dir, APIListen: "127.0.0.1:0", FlightListen: "127.0.0.1:0", HTTPListen: "-", BrowserListen: "127.0.0.1:0",
-		RefreshInterval: time.Hour, Log: slog.New(slog.DiscardHandler),
+		RefreshInterval: time.Hour, DataRoot: dataRoot, Log: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return err

@@ -18,8 +18,10 @@ const chromiumPath = "/usr/bin/chromium"
 // TestInChromium drives the page in headless Chromium
 // (testdata/browser.test.mjs with playwright-core and axe-core from
 // tools/npm): pick acme, open a nested table, search by column, open a match
-// by keyboard, switch to globex and find none of acme's names, no serious
-// accessibility violations. Its screenshots go to $LAKE_ARTIFACTS_DIR/browser
+// by keyboard, its history, its Preview tab's rows (read from a Parquet file
+// under local mode's data root) and limit, a table lake may not read whose
+// Preview tab says why, switch to globex and find none of acme's names, no
+// serious accessibility violations. Its screenshots go to $LAKE_ARTIFACTS_DIR/browser
 // (default: lake-artifacts/browser under the temporary folder).
 func TestInChromium(t *testing.T) {
 	node, err := exec.LookPath("node")
@@ -63,5 +65,5 @@ func TestInChromium(t *testing.T) {
 		t.Fatalf("%s: %v:\n%s", filepath.Base(script), err, out)
 	}
 	t.Logf("%s", out)
-	t.Logf("screenshots: %s (table.png: acme's nested.rich schema tree; search.png: the column search for customer_id)", dir)
+	t.Logf("screenshots: %s (table.png: acme's nested.rich schema tree; search.png: the column search for customer_id; history.png: sales.orders' versions; preview.png: its Preview tab)", dir)
 }

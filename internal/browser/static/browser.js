@@ -14,6 +14,7 @@
   function el(tag, attrs, ...kids) {
     const e = document.createElement(tag);
     for (const [k, v] of Object.entries(attrs || {})) {
+      if (v == null) continue;
       if (k === "class") e.className = v; else if (k.startsWith("on")) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
     }
     for (const k of kids) if (k != null) e.append(k);
@@ -28,7 +29,11 @@
     const headers = token ? { Authorization: "Bearer " + token, "X-Lake-Request": "1" } : { "X-Lake-Request": "1" };
     const r = await fetch(path, Object.assign({ headers }, opts || {}));
     const body = await r.json().catch(() => ({}));
-    if (!r.ok) throw new Error((body.error && body.error.message) || ("HTTP " + r.status));
+    if (!r.ok) {
+      const e = new Error((body.error && body.error.message) || ("HTTP " + r.status));
+      e.code = body.error && body.error.code;
+      throw e;
+    }
     return body;
   }
 
@@ -151,6 +156,105 @@
     return sec;
   }
 
+  // previewHints say what to do about a preview the API refused, by its
+  // code.
+  const previewHints = {
+    vending_not_configured: "lake reads a table's files only where it may: start lake local with --data-root DIR for tables under DIR, or --vending-role-arn for s3:// tables.",
+    location_not_allowed: "The table's location is outside what lake may read for this tenant; an operator allows a prefix with lake tenant allow-prefix.",
+    schema_mismatch: "A file at the table's location does not have the registered schema; rows are never cast to fit. Fix the file or update the schema.",
+    preview_limit: "Ask for fewer rows; a preview is bounded so it never becomes a query.",
+    not_implemented: "Preview the rows with lake preview.",
+  };
+
+  // cellText is a row value as a cell shows it: null, text as it is,
+  // nested values as JSON.
+  function cellText(v) {
+    if (v === null) return null;
+    if (typeof v === "string") return v;
+    if (typeof v === "number" || typeof v === "boolean") return String(v);
+    return JSON.stringify(v);
+  }
+
+  function plural(n, what) { return n.toLocaleString("en") + " " + what + (n === 1 ? "" : "s"); }
+
+  // loadPreview fills panel with the table's first rows (limit of them):
+  // typed column headers, the rows, and what reading them took; or the
+  // API's refusal as a message.
+  async function loadPreview(panel, ns, name, limit) {
+    const out = panel.querySelector(".preview-out");
+    out.replaceChildren(el("p", { class: "muted" }, "Reading the first rows…"));
+    out.setAttribute("aria-busy", "true");
+    try {
+      const p = await api("/api/preview?namespace=" + encodeURIComponent(ns) + "&name=" + encodeURIComponent(name) + "&limit=" + limit);
+      const head = el("tr", {});
+      for (const c of p.columns) {
+        head.append(el("th", { scope: "col" }, el("span", { class: "col-name" }, c.name), el("code", { class: "type" }, c.type + (c.nullable ? "" : " not null"))));
+      }
+      const body = el("tbody", {});
+      for (const row of p.rows) {
+        const tr = el("tr", {});
+        for (const v of row) {
+          const t = cellText(v);
+          tr.append(t === null ? el("td", { class: "null" }, "null") : el("td", { title: t.length > 60 ? t : null }, t.length > 60 ? t.slice(0, 60) + "…" : t));
+        }
+        body.append(tr);
+      }
+      const s = p.stats;
+      const stats = plural(p.rows.length, "row") + " (limit " + p.limit + (p.truncated ? "; more follow" : "") + ") · " + plural(s.files_opened, "file") + ", " +
+        plural(s.row_groups_read, "row group") + " read, " + s.row_groups_skipped + " skipped, " + plural(s.bytes_read, "byte") + " read";
+      const table = el("table", { class: "rows" }, el("caption", {}, "First rows of " + ns + "." + name), el("thead", {}, head), body);
+      out.replaceChildren(el("p", { class: "stats" }, stats),
+        el("div", { class: "rows-scroll", tabindex: "0", role: "region", "aria-label": "Rows of " + ns + "." + name }, table));
+      if (!p.rows.length) out.append(el("p", { class: "muted" }, "The table's location holds no rows."));
+    } catch (e) {
+      const box = el("div", { class: "preview-error", role: "status" }, el("strong", {}, "No preview: "), e.message);
+      if (previewHints[e.code]) box.append(el("p", {}, previewHints[e.code]));
+      out.replaceChildren(box);
+    } finally {
+      out.removeAttribute("aria-busy");
+    }
+  }
+
+  // previewPanel is the Preview tab's panel: the row limit and the rows,
+  // read when the tab is first shown.
+  function previewPanel(ns, name) {
+    const select = el("select", { id: "preview-limit" });
+    for (const n of [10, 100, 1000]) select.append(el("option", { value: String(n) }, String(n)));
+    select.value = "100";
+    const panel = el("div", { id: "panel-preview", role: "tabpanel", "aria-labelledby": "tab-preview", class: "preview", hidden: "" },
+      el("form", { class: "preview-controls", onsubmit: (ev) => ev.preventDefault() }, el("label", { for: "preview-limit" }, "Rows"), select),
+      el("div", { class: "preview-out", "aria-live": "polite" }));
+    select.addEventListener("change", () => loadPreview(panel, ns, name, select.value));
+    panel.load = () => { if (!panel.loaded) { panel.loaded = true; loadPreview(panel, ns, name, select.value); } };
+    return panel;
+  }
+
+  // tabs shows one of panels at a time under a tablist of their names
+  // (the ARIA tabs pattern: arrow keys move between tabs).
+  function tabs(named) {
+    const list = el("div", { role: "tablist", "aria-label": "Table views", class: "tabs" });
+    const buttons = [];
+    const pick = (i, focus) => {
+      named.forEach(([, panel], j) => { panel.hidden = i !== j; });
+      buttons.forEach((b, j) => { b.setAttribute("aria-selected", String(i === j)); b.tabIndex = i === j ? 0 : -1; });
+      if (focus) buttons[i].focus();
+      if (named[i][1].load) named[i][1].load();
+    };
+    named.forEach(([label, panel], i) => {
+      const id = panel.getAttribute("aria-labelledby");
+      const b = el("button", { type: "button", role: "tab", id, "aria-controls": panel.id, onclick: () => pick(i, false) }, label);
+      b.addEventListener("keydown", (ev) => {
+        const n = buttons.length;
+        const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[ev.key];
+        if (to !== undefined) { ev.preventDefault(); pick(to, true); }
+      });
+      buttons.push(b);
+      list.append(b);
+    });
+    pick(0, false);
+    return list;
+  }
+
   function when(iso) { return el("time", { datetime: iso }, iso.replace("T", " ").replace(/\.\d+/, "")); }
 
   async function openTable(ns, name) {
@@ -158,15 +262,19 @@
     const d = $("detail");
     let sub = "tenant " + t.tenant + " · " + t.table_type;
     if (t.schema) sub += " · " + t.schema.fields.length + (t.schema.fields.length === 1 ? " column" : " columns");
-    d.replaceChildren(el("h2", { tabindex: "-1" }, t.namespace + "." + t.name), el("p", { class: "subtitle" }, sub));
-    d.append(...about(t));
+    // The Schema tab: what the catalog knows; the Preview tab: the rows.
+    const schema = el("div", { id: "panel-schema", role: "tabpanel", "aria-labelledby": "tab-schema" });
+    schema.append(...about(t));
     if (t.legacy) {
-      d.append(el("p", { class: "legacy" }, "Legacy table: no schema stored. ", el("code", {}, t.fix)));
+      schema.append(el("p", { class: "legacy" }, "Legacy table: no schema stored. ", el("code", {}, t.fix)));
     } else {
-      d.append(el("h3", {}, "Schema"), el("div", { class: "tree" }, tree(t.schema.fields)));
-      if (t.schema.metadata) d.append(el("h3", {}, "Schema metadata"), metadataList(t.schema.metadata));
+      schema.append(el("h3", {}, "Schema"), el("div", { class: "tree" }, tree(t.schema.fields)));
+      if (t.schema.metadata) schema.append(el("h3", {}, "Schema metadata"), metadataList(t.schema.metadata));
     }
-    try { d.append(await historyView(t.namespace, t.name)); } catch (e) { d.append(el("p", { class: "muted" }, "History: " + e.message)); }
+    try { schema.append(await historyView(t.namespace, t.name)); } catch (e) { schema.append(el("p", { class: "muted" }, "History: " + e.message)); }
+    const preview = previewPanel(t.namespace, t.name);
+    d.replaceChildren(el("h2", { tabindex: "-1" }, t.namespace + "." + t.name), el("p", { class: "subtitle" }, sub),
+      tabs([["Schema", schema], ["Preview", preview]]), schema, preview);
     d.querySelector("h2").focus();
   }
 

@@ -131,6 +131,52 @@ try {
   const historyBox = await detail.locator(".history").boundingBox();
   await page.screenshot({ path: path.join(shots, "history.png"), fullPage: true, clip: { x: 0, y: 0, width: 1200, height: Math.ceil(historyBox.y + historyBox.height + 8) } });
 
+  step("the Preview tab of sales.orders: typed headers, the rows, the stats, the limit");
+  // The table was opened above from the search; list its namespace beside it.
+  await page.locator('#namespaces button[data-ns="sales"]').click();
+  await page.locator("#tables-heading", { hasText: "Tables in sales" }).waitFor();
+  // Its Schema tab is shown first.
+  check(await detail.getByRole("tab", { name: "Schema" }).getAttribute("aria-selected") === "true", "the Schema tab is selected first");
+  await detail.getByRole("tab", { name: "Preview" }).click();
+  const rows = detail.locator("table.rows tbody tr");
+  await rows.first().waitFor();
+  check(await detail.locator("#panel-schema").isHidden(), "the schema is hidden while the Preview tab is shown");
+  const headers = await detail.locator("table.rows thead th").allInnerTexts();
+  check(headers.length === 3 && headers[0].includes("customer_id") && headers[0].includes("int64 not null") && headers[1].includes("timestamp[us, tz=UTC]")
+    && headers[2].includes("decimal128(18, 2)"), `the headers name each column and its exact type, got ${JSON.stringify(headers)}`);
+  check(await rows.count() === 24, `all 24 rows are shown, got ${await rows.count()}`);
+  const first = await rows.first().locator("td").allInnerTexts();
+  check(JSON.stringify(first) === JSON.stringify(["4100", "2026-11-02T08:15:00Z", "12.50"]), `the first row, got ${JSON.stringify(first)}`);
+  check(await detail.locator("table.rows td.null").count() > 0, "a null amount is shown as null");
+  const stats = await detail.locator(".preview .stats").innerText();
+  check(/^24 rows \(limit 100\) · 1 file, 3 row groups read, 0 skipped, [\d,]+ bytes read$/.test(stats), `the stats line, got ${JSON.stringify(stats)}`);
+  await axe(page, "preview tab");
+  const previewBox = await detail.locator(".rows-scroll").boundingBox();
+  await page.screenshot({ path: path.join(shots, "preview.png"), fullPage: true, clip: { x: 0, y: 0, width: 1200, height: Math.ceil(previewBox.y + previewBox.height + 12) } });
+
+  step("the Preview tab's limit: 10 rows, more follow");
+  await page.selectOption("#preview-limit", "10");
+  await detail.locator(".preview .stats", { hasText: "limit 10; more follow" }).waitFor();
+  check(await rows.count() === 10, `10 rows after picking 10, got ${await rows.count()}`);
+
+  step("keyboard: the arrow keys move between the tabs");
+  await detail.getByRole("tab", { name: "Preview" }).focus();
+  await page.keyboard.press("ArrowLeft");
+  check(await detail.getByRole("tab", { name: "Schema" }).getAttribute("aria-selected") === "true", "ArrowLeft selects the Schema tab");
+  check(await detail.locator("#panel-schema").isVisible(), "the schema is shown again");
+
+  step("a table lake may not read: the Preview tab says why");
+  await page.locator('#namespaces button[data-ns="nested"]').click();
+  await page.locator("#tables-heading", { hasText: "Tables in nested" }).waitFor();
+  await page.getByRole("button", { name: "rich", exact: true }).click();
+  await detail.getByRole("heading", { name: "nested.rich" }).waitFor();
+  await detail.getByRole("tab", { name: "Preview" }).click();
+  const refusal = detail.locator(".preview-error");
+  await refusal.waitFor();
+  const refusalText = await refusal.innerText();
+  check(refusalText.startsWith("No preview: acme/nested/rich: ") && refusalText.includes("lake tenant allow-prefix"), `the refusal is readable, got ${JSON.stringify(refusalText)}`);
+  await axe(page, "preview refused");
+
   step("switch to tenant globex");
   await openTenant(page, "globex", "secret");
   await page.locator("#tables").getByRole("button", { name: "secret.globex_only" }).waitFor();
