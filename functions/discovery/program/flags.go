@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/config"
 
 	"github.com/lake-catalog/lake/internal/auth"
@@ -28,17 +29,19 @@ import (
 
 // openVending builds lake.credentials' Door: with a role, the AWS
 // configuration is loaded (the task role's credentials, the SDK's endpoint
-// variables such as AWS_ENDPOINT_URL_STS); without one, no AWS
-// configuration is needed.
-func openVending(ctx context.Context, c vending.Config, log *slog.Logger) (*vending.Door, func(), error) {
+// variables such as AWS_ENDPOINT_URL_STS and AWS_ENDPOINT_URL_S3, which
+// the S3 clients reading tables' rows with vended credentials use too);
+// without one, no AWS configuration is needed.
+func openVending(ctx context.Context, c vending.Config, log *slog.Logger) (*vending.Door, aws.Config, func(), error) {
 	if c.RoleARN == "" {
-		return &vending.Door{Hint: c.Hint}, func() {}, nil
+		return &vending.Door{Hint: c.Hint}, aws.Config{}, func() {}, nil
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("vending: load AWS config: %w", err)
+		return nil, aws.Config{}, nil, fmt.Errorf("vending: load AWS config: %w", err)
 	}
-	return vending.Open(c, awsCfg, log)
+	door, closeDoor, err := vending.Open(c, awsCfg, log)
+	return door, awsCfg, closeDoor, err
 }
 
 // Flags is the discovery program's configuration: its flags, each with an
@@ -308,7 +311,7 @@ func run(ctx context.Context, c Flags, log *slog.Logger) error {
 		}
 		tlsCfg = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	door, closeDoor, err := openVending(ctx, c.Vending, log)
+	door, awsCfg, closeDoor, err := openVending(ctx, c.Vending, log)
 	if err != nil {
 		return err
 	}
@@ -320,7 +323,8 @@ func run(ctx context.Context, c Flags, log *slog.Logger) error {
 		IcebergListen: c.IcebergListen,
 		Listen:        c.Listen, HTTPListen: c.HTTPListen, AdminListen: c.AdminListen, AdminPprof: c.AdminPprof, Blobs: blobs, PollInterval: c.PollInterval,
 		MaxStaleness: c.MaxStaleness, SegmentRetryMax: c.SegmentRetryMax, Auth: validator, TLS: tlsCfg, Log: log,
-		Service: discovery.Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout, Door: door},
+		Service: discovery.Options{Version: version, BatchBytes: c.BatchBytes, CacheBytes: c.CacheBytes, RequestTimeout: c.RequestTimeout, Door: door,
+			Rows: discovery.RowsOptions{S3Config: awsCfg, S3PathStyle: c.S3PathStyle}},
 	})
 	if err != nil {
 		return err
