@@ -69,8 +69,17 @@ const (
 // row groups whose footer statistics rule them out; rows are not filtered
 // here (the caller applies its predicate to the rows it reads). Value is
 // int64, float64, string or []byte (SQLite's value kinds); nil for
-// OpIsNull and OpIsNotNull. A filter whose value does not compare with the
-// column's type skips nothing.
+// OpIsNull and OpIsNotNull.
+//
+// Comparisons skip on top-level columns of the signed integer types (an
+// int64 value exactly, a float64 one in float64), float32 and float64 (NaN
+// skips nothing), string and binary (a string or []byte value, compared as
+// bytes, from statistics in Parquet's type-defined order only) and bool
+// (an int64 value 0 or 1); IS NULL and IS NOT NULL on any column with null
+// counts. Any other type (dates, timestamps, decimals, unsigned integers),
+// a value of another kind, or a row group without statistics arrow-go
+// trusts skips nothing. A comparison on a nullable column the file lacks
+// skips all its row groups (every row is null).
 type Filter struct {
 	Column int
 	Op     Op
@@ -83,15 +92,24 @@ type Request struct {
 	Table string
 	// Schema is the table's registered schema: what the rows are read as.
 	Schema *arrow.Schema
-	// Columns are the fields of Schema read, ascending; nil reads all.
+	// Columns are the fields of Schema read, ascending; nil reads all,
+	// an empty slice none (batches of rows without columns, counted from
+	// the footers).
 	Columns []int
-	// Limit is the most rows read; <= 0 reads up to Limits.MaxRows.
+	// Limit is the most rows read; reaching it ends the rows (io.EOF).
+	// A Limit <= 0 or over Limits.MaxRows reads up to MaxRows rows, and a
+	// row past them is a *LimitError on "rows" once those are returned:
+	// a preview never cuts rows short where the caller set no bound at or
+	// under the cap.
 	Limit int64
 	// Filters skip row groups (see Filter).
 	Filters []Filter
 }
 
-// Stats count what a preview did.
+// Stats count what a preview did: the objects listed and the files
+// opened; the row groups of the opened files read (at least one batch) and
+// skipped by the filters; the bytes fetched from the store, footers
+// included; the rows returned.
 type Stats struct {
 	FilesListed, FilesOpened        int
 	RowGroupsRead, RowGroupsSkipped int
@@ -100,7 +118,9 @@ type Stats struct {
 
 // LimitError is a preview stopped by one of its caps: Limit names it
 // ("bytes read", "files opened", "objects listed", "rows", "footer bytes",
-// "concurrent previews"), Max is its value.
+// "concurrent previews"), Max is its value. "objects listed" is reported
+// when the listing stopped at MaxListed and the rows ran out before the
+// limit (the objects not listed might hold more).
 type LimitError struct {
 	Table string
 	Limit string
@@ -113,6 +133,14 @@ func (e *LimitError) Error() string {
 
 // MismatchError is a file whose schema does not match the registration:
 // rows are never cast silently. File is its location (s3://… or file://…).
+// Each asked column must be in the file by name with the registered Arrow
+// type (field metadata, list element names and nested fields required in
+// the file but nullable in the table aside; int32 is not int64), and not
+// nullable where the table requires it; a nullable column the file lacks
+// reads as nulls, a required one is a mismatch. An object at the location
+// that is not Parquet (it does not end in PAR1, its footer does not
+// decode, or it is encrypted) is a MismatchError too: never skipped
+// silently.
 type MismatchError struct {
 	Table, File, Reason string
 }
@@ -123,7 +151,10 @@ func (e *MismatchError) Error() string {
 
 // Reader reads a table's rows: its files in key order, each file's row
 // groups in order, only the asked columns, until the limit. It is not safe
-// for concurrent use.
+// for concurrent use. Errors stick: after one, Next returns it again.
+// Store errors (an object gone, access denied) are returned wrapped, so
+// errors.Is and errors.As reach them; they name the object (Files'
+// contract).
 type Reader struct {
 	impl *reader
 }
@@ -140,7 +171,8 @@ func Open(ctx context.Context, files icebergsync.Files, req Request, lim Limits,
 func (r *Reader) Schema() *arrow.Schema { return r.impl.schema() }
 
 // Next returns the next batch of rows (the caller releases it), or io.EOF
-// once the limit is reached or the files are read.
+// once the limit is reached or the files are read. ctx bounds the reads
+// the call makes.
 func (r *Reader) Next(ctx context.Context) (arrow.RecordBatch, error) { return r.impl.next(ctx) }
 
 // Stats counts what the reader has done so far.
@@ -150,7 +182,8 @@ func (r *Reader) Stats() Stats { return r.impl.stats() }
 func (r *Reader) Close() error { return r.impl.close() }
 
 // Read reads up to req.Limit rows whole: the batches (the caller releases
-// them) and what reading them took.
+// them) and what reading them took. On an error it returns no batches,
+// the stats so far and the error.
 func Read(ctx context.Context, files icebergsync.Files, req Request, lim Limits, mem memory.Allocator) ([]arrow.RecordBatch, Stats, error) {
 	return read(ctx, files, req, lim, mem)
 }
@@ -179,5 +212,6 @@ const (
 )
 
 // Enter admits one preview of tenant's, or answers a *LimitError on
-// "concurrent previews" at once; the caller calls release when done.
+// "concurrent previews" (its Table is "tenant <tenant>") at once; the
+// caller calls release when done (once; later calls do nothing).
 func (g *Gate) Enter(tenant string) (release func(), err error) { return g.impl.enter(tenant) }

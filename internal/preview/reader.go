@@ -2,6 +2,7 @@ package preview
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/lake-catalog/lake/internal/icebergsync"
+	"github.com/lake-catalog/lake/pkg/catalog"
 )
 
 // Reading settings.
@@ -27,6 +29,9 @@ const (
 	bufferSize = 128 << 10
 	// maxBatch is the most rows in one batch.
 	maxBatch = 8192
+	// maxPage is the largest page read, compressed or not: arrow-go
+	// writes pages of 1 MiB, Spark and DuckDB of about as much.
+	maxPage = 64 << 20
 	// maxSchemaDepth bounds the nesting of a file's schema before
 	// pqarrow walks it recursively.
 	maxSchemaDepth = 64
@@ -343,12 +348,32 @@ func (r *reader) openFile(ctx context.Context, o icebergsync.Object) (*fileReade
 	if depth(md.Schema.Root()) > maxSchemaDepth {
 		return nil, mismatch("a schema nested over %d levels", maxSchemaDepth)
 	}
+	// pqarrow decodes the stored Arrow schema without checking its
+	// flatbuffer, whose counts could make it allocate without bound;
+	// catalog.DecodeSchema checks it first, bounded.
+	if stored := md.KeyValueMetadata().FindValue("ARROW:schema"); stored != nil {
+		raw, err := base64.StdEncoding.DecodeString(*stored)
+		if err != nil {
+			raw, err = base64.RawStdEncoding.DecodeString(*stored)
+		}
+		if err == nil {
+			_, err = catalog.DecodeSchema(raw)
+		}
+		if err != nil {
+			return nil, mismatch("its stored Arrow schema does not decode: %v", err)
+		}
+	}
 	md.SetSourceFileSize(o.Size)
 	// arrow-go's page buffers are freed by finalizers, not by Close: they
 	// come from Go's heap, and only the rows from mem.
 	props := parquet.NewReaderProperties(nil)
 	props.BufferedStreamEnabled = true
 	props.BufferSize = bufferSize
+	// A page header's sizes are what arrow-go allocates before reading
+	// the page: no page over the byte cap, nor one that inflates past
+	// maxPage.
+	props.MaxCompressedPageSize = min(r.lim.MaxBytes, maxPage)
+	props.MaxUncompressedPageSize = maxPage
 	err = r.call(ctx, f, func() error {
 		pf, err := file.NewParquetReader(f.src, file.WithReadProps(props), file.WithMetadata(md))
 		if err != nil {

@@ -76,6 +76,7 @@ func (s *source) ReadAt(p []byte, off int64) (int, error) {
 		return 0, s.fail(err)
 	}
 	if err := s.files.ReadAt(s.ctx, s.obj, p[:n], off); err != nil {
+		s.budget.read -= n // nothing was read
 		return 0, s.fail(err)
 	}
 	if n < int64(len(p)) {
