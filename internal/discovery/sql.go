@@ -45,9 +45,10 @@ import (
 // Answers: malformed SQL, unknown names and several statements are
 // INVALID_ARGUMENT with the position; writes, DDL, PRAGMA, ATTACH and
 // transactions PERMISSION_DENIED (lake is read-only); a query over a
-// registered table's data UNIMPLEMENTED, naming the table's location;
-// a result past the row or byte cap RESOURCE_EXHAUSTED; a statement past
-// its time budget DEADLINE_EXCEEDED.
+// registered table's rows reads them through Options.Door (rows.go), or,
+// without a Door, is UNIMPLEMENTED, naming the table's location; a result
+// past the row or byte cap, or a read past one of its caps,
+// RESOURCE_EXHAUSTED; a statement past its time budget DEADLINE_EXCEEDED.
 
 // sqlKey is the cache's key of the tenant's state of kind k as v holds it
 // (the zero address for a tenant v holds nothing of: an engine of no
