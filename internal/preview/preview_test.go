@@ -35,11 +35,28 @@ type row struct {
 	score float64
 }
 
-// writeFile writes rows as a Parquet file at dir/name, rowGroup rows a row
-// group, with statistics and the stored Arrow schema, and returns its
-// bytes.
+// writeFile writes rows as a Parquet file at dir/name (dir "": nowhere),
+// rowGroup rows a row group, with statistics and the stored Arrow schema,
+// and returns its bytes.
 func writeFile(tb testing.TB, dir, name string, sc *arrow.Schema, rowGroup int64, rows []row, opts ...parquet.WriterProperty) []byte {
 	tb.Helper()
+	b, err := encode(sc, rowGroup, rows, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if dir != "" {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return b
+}
+
+// encode is writeFile's Parquet file.
+func encode(sc *arrow.Schema, rowGroup int64, rows []row, opts ...parquet.WriterProperty) ([]byte, error) {
 	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	defer b.Release()
 	for _, r := range rows {
@@ -72,23 +89,15 @@ func writeFile(tb testing.TB, dir, name string, sc *arrow.Schema, rowGroup int64
 	props := parquet.NewWriterProperties(append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(rowGroup), parquet.WithStats(true), parquet.WithDictionaryDefault(false)}, opts...)...)
 	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	if err := w.WriteBuffered(rec); err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
 	if err := w.Close(); err != nil {
-		tb.Fatal(err)
+		return nil, err
 	}
-	if dir != "" {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
-			tb.Fatal(err)
-		}
-	}
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
 // rowsFrom are n rows with ids from first up, a 100-byte name (null every
@@ -511,5 +520,77 @@ func TestGate(t *testing.T) {
 	}
 	if err := enter("b"); err == nil {
 		t.Fatal("enter b: got nil, want full")
+	}
+}
+
+// A nested column whose fields are required in the file and nullable in
+// the registration is returned as the registered type; the other way
+// round is a mismatch.
+func TestNestedNullability(t *testing.T) {
+	strict := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "tags", Type: arrow.ListOfNonNullable(arrow.PrimitiveTypes.Int64), Nullable: true},
+		{Name: "pt", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64}), Nullable: true},
+	}, nil)
+	loose := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "tags", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64), Nullable: true},
+		{Name: "pt", Type: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true}), Nullable: true},
+	}, nil)
+	write := func(dir string, sc *arrow.Schema) {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+		defer b.Release()
+		for i := range 50 {
+			b.Field(0).(*array.Int64Builder).Append(int64(i))
+			lb := b.Field(1).(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Int64Builder).AppendValues([]int64{int64(i), int64(i) * 2}, nil)
+			sb := b.Field(2).(*array.StructBuilder)
+			sb.Append(true)
+			sb.FieldBuilder(0).(*array.Float64Builder).Append(float64(i))
+		}
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		f, err := os.Create(filepath.Join(dir, "p.parquet"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		w, err := pqarrow.NewFileWriter(sc, f, parquet.NewWriterProperties(), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	write(dir, strict)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	batches, _, err := preview.Read(context.Background(), icebergsync.NewLocalFiles(dir), preview.Request{Table: "t", Schema: loose, Limit: 10}, preview.Limits{}, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batches) != 1 || batches[0].NumRows() != 10 || !batches[0].Schema().Equal(loose) {
+		t.Fatalf("got %d batches, want one of 10 rows of %s", len(batches), loose)
+	}
+	if got := batches[0].Column(1).(*array.List).ListValues().(*array.Int64).Value(6); got != 3 {
+		t.Errorf("got tags value %d, want 3", got)
+	}
+	if got := batches[0].Column(2).(*array.Struct).Field(0).(*array.Float64).Value(4); got != 4 {
+		t.Errorf("got pt.x %v, want 4", got)
+	}
+	batches[0].Release()
+
+	dir = t.TempDir()
+	write(dir, loose)
+	_, _, err = preview.Read(context.Background(), icebergsync.NewLocalFiles(dir), preview.Request{Table: "t", Schema: strict}, preview.Limits{}, nil)
+	var me *preview.MismatchError
+	if !errors.As(err, &me) || !strings.Contains(me.Reason, `column "tags"`) {
+		t.Fatalf("got %v, want a *MismatchError on tags", err)
 	}
 }
