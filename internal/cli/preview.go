@@ -101,6 +101,7 @@ func previewRun(ctx context.Context, opts *PreviewOptions) error {
 	if opts.JSON {
 		enc := json.NewEncoder(opts.IO.Out)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false) // types such as list<item: utf8> as written
 		return enc.Encode(p)
 	}
 	return writePreview(opts, p)

@@ -103,8 +103,12 @@ func TestPreviewCommand(t *testing.T) {
 		t.Errorf("preview --limit 1 --columns amount,order_id:\n%s\nwant it to start\n%s", out, want)
 	}
 
+	js := l.must(append(ref, "preview", "--json", "--limit", "2")...)
+	if !strings.Contains(js, `"type": "list<element: utf8>"`) {
+		t.Errorf("--json escapes the types' brackets:\n%s", js)
+	}
 	var p wire.Preview
-	if err := json.Unmarshal([]byte(l.must(append(ref, "preview", "--json", "--limit", "2")...)), &p); err != nil || len(p.Rows) != 2 || !p.Truncated || p.Columns[2].Type != "decimal128(18, 2)" {
+	if err := json.Unmarshal([]byte(js), &p); err != nil || len(p.Rows) != 2 || !p.Truncated || p.Columns[2].Type != "decimal128(18, 2)" {
 		t.Fatalf("--json: %+v, %v", p, err)
 	}
 
