@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -23,6 +24,8 @@ import (
 // vends them. The front-end (internal/icebergrest) owns the protocol; this
 // is the core's side of it.
 func (s *Service) Iceberg() icebergrest.Source { return icebergSource{s} }
+
+var _ icebergrest.KeptSource = icebergSource{}
 
 type icebergSource struct{ s *Service }
 
@@ -50,11 +53,61 @@ func (src icebergSource) stateIn(ctx context.Context, tenant string) (*tenantSta
 	return ts, v, nil
 }
 
-// icebergAnswer is a table's loadTable metadata built from its schema,
-// kept in the cache (kindAnswer) for the same state of its tenant.
+// icebergAnswer is a table's loadTable answer, kept in the cache
+// (kindAnswer) for the same state of its tenant (its segment's address is
+// in the key): the metadata built from its schema, or its synced metadata
+// file. answer is icebergrest.LoadTableAnswer's, metadata a part of it;
+// tableLocation and version are the row's (Go memory: the row's strings
+// are the segment's, which the cache may release first).
 type icebergAnswer struct {
-	location string
-	metadata []byte
+	location      string
+	metadata      []byte
+	answer        []byte
+	tableLocation string
+	version       int64
+}
+
+// table is a as the Source answers it.
+func (a icebergAnswer) table() icebergrest.Table {
+	return icebergrest.Table{Location: a.tableLocation, Version: a.version, MetadataLocation: a.location, Metadata: a.metadata, Answer: a.answer}
+}
+
+// keep adds the answer of metadata md at loc for row i of ts to the cache
+// under key and returns the Table it makes; when the answer cannot be
+// encoded, t as it is, not kept.
+func (src icebergSource) keep(key cacheKey, ts *tenantState, i int, loc string, md []byte, t icebergrest.Table) icebergrest.Table {
+	answer, md, err := icebergrest.LoadTableAnswer(loc, md)
+	if err != nil {
+		return t
+	}
+	a := icebergAnswer{location: loc, metadata: md, answer: answer, tableLocation: strings.Clone(ts.cols.Location.Value(i)), version: ts.cols.Version.Value(i)}
+	src.s.cache.add(key, a, int64(len(key.sub)+len(key.tenant)+len(loc)+len(answer)+len(a.tableLocation))+160)
+	t.MetadataLocation, t.Metadata, t.Answer = loc, md, answer
+	return t
+}
+
+// KeptTable answers a loadTable whose answer is kept for the tenant's
+// state in the current view (icebergrest.KeptSource): one index lookup and
+// one cache lookup, nothing prepared, built or waited for. A kept answer
+// was made by Table for a row of the same segment (the key holds its
+// address), so the table exists and its answer is what Table would give;
+// a degraded tenant is never answered from it.
+func (src icebergSource) KeptTable(tenant, namespace, name string) (icebergrest.Table, bool) {
+	v := src.s.view.Load()
+	if v == nil || v.unavailable(tenant) != nil {
+		return icebergrest.Table{}, false
+	}
+	key, ok := answerKeyFor(v, tenant, icebergAnswerSub+namespace+"\x00"+name)
+	if !ok {
+		return icebergrest.Table{}, false
+	}
+	h, ok := src.s.cache.lookup(key)
+	if !ok {
+		return icebergrest.Table{}, false
+	}
+	a := h.value().(icebergAnswer) // immutable: valid after the release
+	h.release()
+	return a.table(), true
 }
 
 // icebergAnswerSub starts the cache sub-key of a kept loadTable answer;
@@ -96,19 +149,23 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 		return icebergrest.Table{}, false, nil
 	}
 	c := ts.cols
-	if t, ok := src.synced(ctx, ts, i); ok {
-		return t, true, nil
-	}
-	// The metadata built from the schema is kept for the same state of the
-	// tenant: a repeat answers the kept bytes without decoding anything.
+	// The answer (the synced metadata file, or the metadata built from the
+	// schema) is kept for the same state of the tenant: a repeat answers
+	// the kept bytes without decoding anything.
 	key, keyed := answerKeyFor(v, tenant, icebergAnswerSub+namespace+"\x00"+name)
 	if keyed {
 		if h, ok := src.s.cache.lookup(key); ok {
 			a := h.value().(icebergAnswer) // immutable: valid after the release
 			h.release()
-			return icebergrest.Table{Location: c.Location.Value(i), Version: c.Version.Value(i), MetadataLocation: a.location, Metadata: a.metadata}, true, nil
+			return a.table(), true, nil
 		}
 		src.s.cache.missed(kindAnswer)
+	}
+	if t, ok := src.synced(ctx, ts, i); ok {
+		if keyed {
+			t = src.keep(key, ts, i, t.MetadataLocation, t.Metadata, t)
+		}
+		return t, true, nil
 	}
 	ipc := ts.schema(i)
 	if ipc == nil {
@@ -153,7 +210,7 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 	}
 	t.MetadataLocation, t.Metadata = loc, md
 	if keyed {
-		src.s.cache.add(key, icebergAnswer{location: loc, metadata: md}, int64(len(key.sub)+len(key.tenant)+len(loc)+len(md))+128)
+		t = src.keep(key, ts, i, loc, md, t)
 	}
 	return t, true, nil
 }

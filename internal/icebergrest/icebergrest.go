@@ -86,6 +86,25 @@ type Table struct {
 	// (catalog.DecodeIcebergState); the handler does not parse them.
 	MetadataLocation string
 	Metadata         json.RawMessage
+	// Answer, when not nil, is loadTable's whole answer without
+	// credentials (LoadTableAnswer of MetadataLocation and Metadata),
+	// written as it is in one write; Metadata may then be a part of it.
+	Answer []byte
+}
+
+// KeptSource is a Source that keeps loadTable answers ready. The handler
+// asks KeptTable first for a loadTable without vended credentials and, when
+// it has the answer, writes it without arming the request's deadline
+// (nothing is left that could block); otherwise it calls Table under the
+// deadline as for any Source.
+type KeptSource interface {
+	Source
+	// KeptTable returns what Table would for the table when its answer
+	// is kept ready (Table.Metadata set), with nothing to prepare, build
+	// or wait for; ok false otherwise, also for a table that does not
+	// exist (Table then says which). It never blocks, does no I/O and
+	// answers only from the tenant's own state, as Table does.
+	KeptTable(tenant, namespace, name string) (Table, bool)
 }
 
 // Authenticator returns the tenant of a request (a bearer token's tenant);
@@ -130,6 +149,7 @@ type Options struct {
 // concurrent use.
 type Handler struct {
 	src     Source
+	kept    KeptSource // src, when it keeps answers; else nil
 	auth    Authenticator
 	timeout time.Duration
 	log     *slog.Logger
@@ -146,6 +166,7 @@ func New(o Options) (*Handler, error) {
 		return nil, errors.New("icebergrest: Options.Authenticate is required")
 	}
 	h := &Handler{src: o.Source, auth: o.Authenticate, timeout: o.Timeout, log: o.Logger}
+	h.kept, _ = o.Source.(KeptSource)
 	if h.timeout <= 0 {
 		h.timeout = DefaultTimeout
 	}
@@ -167,11 +188,10 @@ var endpoints = []string{
 }
 
 // ServeHTTP authenticates, checks the prefix, then routes. Request bodies
-// are never read.
+// are never read. Every request is authenticated; the Source is called
+// under the request's deadline (Options.Timeout), but for a loadTable
+// whose answer a KeptSource has ready.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
-	defer cancel()
-
 	tenant, err := h.auth(r)
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
@@ -185,7 +205,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, &apiError{http.StatusUnauthorized, typeNotAuthorized, "not authenticated"})
 		return
 	}
-	segs, ok := splitPath(r.URL)
+	var buf [maxSegments]string
+	segs, ok := splitPath(r.URL, buf[:0])
 	if !ok {
 		writeError(w, errNoRoute)
 		return
@@ -215,13 +236,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		writeError(w, badRequest("malformed query string"))
+	var q url.Values // nil reads as empty: most requests have no query
+	if r.URL.RawQuery != "" {
+		if q, err = url.ParseQuery(r.URL.RawQuery); err != nil {
+			writeError(w, badRequest("malformed query string"))
+			return
+		}
+	}
+	if h.kept != nil && h.loadKept(w, r, tenant, segs, q) {
 		return
 	}
-	e := h.route(ctx, w, r, tenant, segs, q)
-	if e != nil {
+	ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
+	defer cancel()
+	if e := h.route(ctx, w, r, tenant, segs, q); e != nil {
 		writeError(w, e)
 	}
 }
@@ -286,27 +313,34 @@ func (h *Handler) route(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	return errNoRoute
 }
 
-// splitPath returns the percent-decoded segments of u's path after /v1/,
-// split before decoding so an encoded '/' stays inside its segment.
-func splitPath(u *url.URL) ([]string, bool) {
-	p := u.EscapedPath()
-	rest, ok := strings.CutPrefix(p, "/v1/")
+// maxSegments bounds the segments of a path after /v1/: no route has more.
+const maxSegments = 8
+
+// splitPath appends to segs the percent-decoded segments of u's path
+// after /v1/, split before decoding so an encoded '/' stays inside its
+// segment; false for a path that is not one (empty segments, more than
+// maxSegments, a bad escape). A segment without escapes is a part of the
+// path, not a copy.
+func splitPath(u *url.URL, segs []string) ([]string, bool) {
+	rest, ok := strings.CutPrefix(u.EscapedPath(), "/v1/")
 	if !ok || rest == "" {
 		return nil, false
 	}
-	raw := strings.Split(rest, "/")
-	if len(raw) > 8 {
-		return nil, false
-	}
-	segs := make([]string, len(raw))
-	for i, s := range raw {
-		d, err := url.PathUnescape(s)
+	for {
+		raw, after, more := strings.Cut(rest, "/")
+		if len(segs) == maxSegments {
+			return nil, false
+		}
+		d, err := url.PathUnescape(raw)
 		if err != nil || d == "" {
 			return nil, false
 		}
-		segs[i] = d
+		segs = append(segs, d)
+		if !more {
+			return segs, true
+		}
+		rest = after
 	}
-	return segs, true
 }
 
 // namespace checks a namespace path segment: a multi-level namespace (its

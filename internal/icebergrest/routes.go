@@ -212,9 +212,84 @@ func (h *Handler) loadTable(ctx context.Context, w http.ResponseWriter, r *http.
 			return h.credentialsError(ctx, err)
 		}
 	}
+	if t.Answer != nil && len(rsp.Config) == 0 && len(rsp.StorageCredentials) == 0 {
+		writeAnswer(w, t.Answer)
+		return nil
+	}
 	writeLoadTable(w, rsp.MetadataLocation, rsp.Metadata, rsp.Config, rsp.StorageCredentials)
 	return nil
 }
+
+// loadKept answers a loadTable from the KeptSource's ready answer, before
+// any deadline is armed: a GET of …/namespaces/{ns}/tables/{table} (a
+// valid query, no vended credentials asked: vending may block) whose
+// answer h.kept has. False, having written nothing, for every other
+// request: the route answers it.
+func (h *Handler) loadKept(w http.ResponseWriter, r *http.Request, tenant string, segs []string, q url.Values) bool {
+	if r.Method != http.MethodGet || len(segs) != 4 || segs[0] != "namespaces" || segs[2] != "tables" {
+		return false
+	}
+	switch q.Get("snapshots") {
+	case "", "all", "refs":
+	default:
+		return false
+	}
+	ns, e := namespace(segs[1])
+	if e != nil || validName("table", segs[3]) != nil || wantsVended(r.Header) {
+		return false
+	}
+	t, ok := h.kept.KeptTable(tenant, ns, segs[3])
+	if !ok || t.Metadata == nil {
+		return false
+	}
+	if t.Answer != nil {
+		writeAnswer(w, t.Answer)
+	} else {
+		writeLoadTable(w, t.MetadataLocation, t.Metadata, nil, nil)
+	}
+	return true
+}
+
+// LoadTableAnswer returns loadTable's answer without credentials for a
+// metadata file: the LoadTableResult JSON writeLoadTable writes, and the
+// metadata within it (a part of answer, not a copy). A Source that keeps
+// answers keeps this (Table.Answer) and the handler writes it in one
+// write. metadata must be a JSON object, as for Table.Metadata.
+func LoadTableAnswer(location string, metadata []byte) (answer, md []byte, err error) {
+	if len(metadata) == 0 {
+		return nil, nil, errors.New("icebergrest: no metadata")
+	}
+	loc, err := quoted(location)
+	if err != nil {
+		return nil, nil, err
+	}
+	answer = make([]byte, 0, len(loadTableOpen)+len(loc)+len(loadTableMid)+len(metadata)+len(emptyConfigTail))
+	answer = append(append(append(answer, loadTableOpen...), loc...), loadTableMid...)
+	start := len(answer)
+	answer = append(append(answer, metadata...), emptyConfigTail...)
+	return answer, answer[start : start+len(metadata) : start+len(metadata)], nil
+}
+
+// writeAnswer writes a whole JSON answer of 200 with its length.
+func writeAnswer(w http.ResponseWriter, answer []byte) {
+	h := w.Header()
+	h["Content-Type"], h["Cache-Control"] = jsonContentType, noStore
+	h["Content-Length"] = []string{strconv.Itoa(len(answer))}
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(answer)
+}
+
+// quoted is s as a JSON string.
+func quoted(s string) (string, error) {
+	if !needsEscape(s) {
+		return `"` + s + `"`, nil
+	}
+	q, err := json.Marshal(s)
+	return string(q), err
+}
+
+// The fixed parts of a LoadTableResult.
+const loadTableOpen, loadTableMid = `{"metadata-location":`, `,"metadata":`
 
 // writeLoadTable writes a LoadTableResult. The metadata is written as it
 // is, not run through encoding/json, which would check and compact its
@@ -226,14 +301,10 @@ func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMes
 		writeError(w, errInternal)
 		return
 	}
-	loc := `"` + location + `"`
-	if needsEscape(location) {
-		q, err := json.Marshal(location)
-		if err != nil {
-			writeError(w, errInternal)
-			return
-		}
-		loc = string(q)
+	loc, err := quoted(location)
+	if err != nil {
+		writeError(w, errInternal)
+		return
 	}
 	tail := emptyConfigTail
 	if len(config) > 0 || len(creds) > 0 {
@@ -252,7 +323,7 @@ func writeLoadTable(w http.ResponseWriter, location string, metadata json.RawMes
 		}
 		tail[len(tail)-1] = '}'
 	}
-	const open, mid = `{"metadata-location":`, `,"metadata":`
+	const open, mid = loadTableOpen, loadTableMid
 	h := w.Header()
 	h["Content-Type"], h["Cache-Control"] = jsonContentType, noStore
 	// The length is known: said up front, the answer goes out in one
