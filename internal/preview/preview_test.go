@@ -594,3 +594,44 @@ func TestNestedNullability(t *testing.T) {
 		t.Fatalf("got %v, want a *MismatchError on tags", err)
 	}
 }
+
+// Without statistics, or on a type whose order filters do not judge,
+// nothing is skipped.
+func TestNoSkippingWithoutTrustedStatistics(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "part-0.parquet", schema, 100, rowsFrom(0, 500, 0), parquet.WithStats(false))
+	_, _, st, err := read(t, icebergsync.NewLocalFiles(dir), preview.Request{Columns: []int{0},
+		Filters: []preview.Filter{{Column: 0, Op: preview.OpGt, Value: int64(10_000)}, {Column: 1, Op: preview.OpIsNull}}}, preview.Limits{})
+	if err != nil || st.RowGroupsSkipped != 0 || st.RowGroupsRead != 5 || st.Rows != 500 {
+		t.Fatalf("got %+v, %v; want 5 row groups read, none skipped", st, err)
+	}
+
+	ts := arrow.NewSchema([]arrow.Field{{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "UTC"}}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, ts)
+	defer b.Release()
+	for i := range 300 {
+		b.Field(0).(*array.TimestampBuilder).Append(arrow.Timestamp(i))
+	}
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	var buf bytes.Buffer
+	w, err := pqarrow.NewFileWriter(ts, &buf, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(100)), pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteBuffered(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "p.parquet"), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, st, err = read(t, icebergsync.NewLocalFiles(dir), preview.Request{Schema: ts,
+		Filters: []preview.Filter{{Column: 0, Op: preview.OpGt, Value: int64(1_000_000)}}}, preview.Limits{})
+	if err != nil || st.RowGroupsSkipped != 0 || st.Rows != 300 {
+		t.Fatalf("got %+v, %v; want nothing skipped on a timestamp", st, err)
+	}
+}
