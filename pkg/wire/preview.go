@@ -33,17 +33,20 @@ type Preview struct {
 	Limit int `json:"limit"`
 	// Truncated says there are more rows than Rows: the limit was reached
 	// and another row was there, or the answer reached its size bound
-	// (MaxPreviewAnswerBytes).
+	// (MaxPreviewAnswerBytes). Stats count what was read, that other row
+	// included.
 	Truncated bool         `json:"truncated"`
 	Stats     PreviewStats `json:"stats"`
 }
 
 // MaxPreviewAnswerBytes bounds the rows of one Preview answer, as JSON:
-// rows past it are left out and the answer is Truncated.
-const MaxPreviewAnswerBytes = 8 << 20
+// rows past it are left out and the answer is Truncated. It keeps an
+// answer under a Lambda's 6 MB response limit (the register function
+// answers the route on AWS).
+const MaxPreviewAnswerBytes = 4 << 20
 
 // PreviewColumn is one column of a Preview: its name, its exact Arrow type
-// (as TypeString writes it: "decimal128(18, 2)",
+// (as pkg/arrowtype.String writes it: "decimal128(18, 2)",
 // "timestamp[us, tz=UTC]") and whether it is nullable.
 type PreviewColumn struct {
 	Name     string `json:"name"`
