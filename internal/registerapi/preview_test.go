@@ -288,3 +288,26 @@ func TestPreviewRouteBytesCap(t *testing.T) {
 		t.Fatalf("preview past 64 bytes: %d %s, want 413 preview_limit on bytes read", r.status, r.body)
 	}
 }
+
+// An answer's rows stop at wire.MaxPreviewAnswerBytes of JSON, truncated,
+// however many the limit allows.
+func TestPreviewRouteAnswerBound(t *testing.T) {
+	root := t.TempDir()
+	b := array.NewRecordBuilder(memory.DefaultAllocator, previewSchema)
+	long := strings.Repeat("x", 10<<10)
+	for id := range int64(wire.MaxPreviewLimit) {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(long)
+		b.Field(2).AppendNull()
+		b.Field(3).AppendNull()
+	}
+	writeRecord(t, filepath.Join(root, "acme", "orders", "part-0.parquet"), b.NewRecordBatch(), 100)
+	b.Release()
+	h := previewAPI(t, root, registerapi.Options{})
+	r := do(t, h, "GET", base+"/orders/preview?limit=1000", "", nil, "Authorization", "Bearer acme")
+	p := decodePreview(t, r)
+	if !p.Truncated || len(p.Rows) == 0 || len(p.Rows) >= wire.MaxPreviewLimit || len(r.body) > wire.MaxPreviewAnswerBytes+64<<10 {
+		t.Fatalf("got %d rows in %d bytes (truncated %v), want fewer than %d in at most about %d bytes, truncated",
+			len(p.Rows), len(r.body), p.Truncated, wire.MaxPreviewLimit, wire.MaxPreviewAnswerBytes)
+	}
+}
