@@ -59,16 +59,23 @@ func sqlKey(k kind, v *View, tenant, sub string) cacheKey {
 }
 
 // sqlEngine returns a handle on the tenant's engine, built on a miss; the
-// caller releases it once its statement has ended.
-func (s *Service) sqlEngine(ctx context.Context, v *View, tenant string) (handle, error) {
+// caller releases it once its statement has ended. A tenant has two: its
+// catalog engine, which answers from memory alone, and (rows) the engine
+// that reads registered tables' rows (rows.go), so that a statement
+// reading files never holds the engine a catalog statement waits for.
+func (s *Service) sqlEngine(ctx context.Context, v *View, tenant string, rows bool) (handle, error) {
 	ts, err := s.tenantState(ctx, v, tenant)
 	if err != nil {
 		return handle{}, err
 	}
-	h, err := s.cache.get(ctx, sqlKey(kindEngine, v, tenant, ""), func() (any, int64, error) {
+	sub := ""
+	if rows {
+		sub = "rows"
+	}
+	h, err := s.cache.get(ctx, sqlKey(kindEngine, v, tenant, sub), func() (any, int64, error) {
 		// An engine and the results it keeps are cached state, like a prepared
 		// tenant: Go memory.
-		eng, err := sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts), s.checker, s.sqlLimits, memory.DefaultAllocator)
+		eng, err := sqlcatalog.Build(context.WithoutCancel(ctx), s.sqlTenant(tenant, ts, rows), s.checker, s.sqlLimits, memory.DefaultAllocator)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -88,7 +95,7 @@ func (s *Service) sqlEngine(ctx context.Context, v *View, tenant string) (handle
 // sqlTenant lays a prepared tenant (emptyTenant: no tables) out for the
 // engine, decoding each distinct schema once; the engine reads the tables
 // from the segment's Arrow columns (sqlTables).
-func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
+func (s *Service) sqlTenant(tenant string, ts *tenantState, rows bool) sqlcatalog.Tenant {
 	t := sqlcatalog.Tenant{Catalog: tenant, Version: s.opts.Version}
 	if ts.n == 0 {
 		return t
@@ -104,7 +111,7 @@ func (s *Service) sqlTenant(tenant string, ts *tenantState) sqlcatalog.Tenant {
 		}
 	}
 	t.Tables = sqlTables{cols: &ts.cols, n: ts.n}
-	if s.opts.Door != nil {
+	if rows {
 		t.Data = &sqlData{s: s, tenant: tenant, ts: ts}
 	}
 	return t
@@ -173,13 +180,24 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 		return res, nil
 	}
 	s.cache.missed(kindResult)
-	h, err = s.sqlEngine(ctx, v, tenant)
+	h, err = s.sqlEngine(ctx, v, tenant, false)
 	if err != nil {
 		outcome = "error"
 		return nil, err
 	}
 	defer h.release()
 	res, err = h.value().(*sqlcatalog.Engine).Query(ctx, query, r)
+	var se *sqlcatalog.Error
+	if s.opts.Door != nil && errors.As(err, &se) && se.Kind == sqlcatalog.ErrTableData {
+		// A statement over tables' rows: on the tenant's rows engine.
+		rh, rerr := s.sqlEngine(ctx, v, tenant, true)
+		if rerr != nil {
+			outcome = "error"
+			return nil, rerr
+		}
+		defer rh.release()
+		res, err = rh.value().(*sqlcatalog.Engine).Query(ctx, query, r)
+	}
 	if err != nil {
 		outcome = sqlOutcome(ctx, err)
 		return nil, s.sqlStatus(ctx, v, tenant, err)
