@@ -22,6 +22,8 @@ import (
 	"github.com/lake-catalog/lake/internal/preview"
 	"github.com/lake-catalog/lake/internal/registerapi"
 	"github.com/lake-catalog/lake/internal/vending"
+	"github.com/lake-catalog/lake/pkg/catalog"
+	"github.com/lake-catalog/lake/pkg/metastore/memstore"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -309,5 +311,26 @@ func TestPreviewRouteAnswerBound(t *testing.T) {
 	if !p.Truncated || len(p.Rows) == 0 || len(p.Rows) >= wire.MaxPreviewLimit || len(r.body) > wire.MaxPreviewAnswerBytes+64<<10 {
 		t.Fatalf("got %d rows in %d bytes (truncated %v), want fewer than %d in at most about %d bytes, truncated",
 			len(p.Rows), len(r.body), p.Truncated, wire.MaxPreviewLimit, wire.MaxPreviewAnswerBytes)
+	}
+}
+
+// A table registered before schemas were stored has nothing to read its
+// rows as: 409 no_schema, saying how to store one.
+func TestPreviewRouteLegacyTable(t *testing.T) {
+	root := t.TempDir()
+	st := memstore.New(memstore.Options{})
+	t.Cleanup(func() { st.Close() })
+	legacy := `{"location":"file://` + root + `/","table_type":"TABLE","created_at":"2024-01-01T00:00:00Z","version":1}`
+	if err := st.Put(t.Context(), "tbl/acme/sales/events", []byte(legacy)); err != nil {
+		t.Fatal(err)
+	}
+	h, err := registerapi.New(catalog.New(st, catalog.Options{}), registerapi.Options{Authorize: tenantToken, Door: &vending.Door{DataRoot: root},
+		Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, h, "GET", base+"/events/preview", "", nil, "Authorization", "Bearer acme")
+	if r.status != http.StatusConflict || errorCode(t, r) != wire.CodeNoSchema || !strings.Contains(string(r.body), "lake backfill") {
+		t.Fatalf("preview of a legacy table: %d %s, want 409 no_schema", r.status, r.body)
 	}
 }
