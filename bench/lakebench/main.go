@@ -71,7 +71,7 @@ func main() {
 	flag.BoolVar(&c.quick, "quick", false, "small sizes (under two minutes), for CI")
 	flag.StringVar(&c.out, "out", "bench/RESULTS.md", "where to write the report ('' for none)")
 	flag.StringVar(&c.plot, "plot", "bench/scale.png", "where to draw latency and RSS against catalog size ('' for none)")
-	only := flag.String("only", "", "run only these sections, comma-separated: peer, ceiling, scale, heap, bounds, publish, history, budget, refresh, lambda, cost, freshness, writes, sql, vending, iceberg")
+	only := flag.String("only", "", "run only these sections, comma-separated: peer, ceiling, scale, heap, bounds, publish, history, budget, refresh, lambda, cost, freshness, writes, sql, vending, iceberg, preview")
 	flag.StringVar(&c.todayDiscovery, "today-discovery", "", "a discovery binary built from main before the change, measured beside bin/discovery in the budget section")
 	flag.StringVar(&c.discoveryBin, "discovery", "bin/discovery", "the discovery binary the sql section runs")
 	flag.StringVar(&c.todaySQLDiscovery, "today-discovery-sql", "", "a discovery binary built from main before issue 23, asked SELECT 1 in the sql section")
@@ -166,6 +166,11 @@ func run(c config, r *report) error {
 	if want("iceberg") {
 		if err := timed("iceberg", func() error { return benchIceberg(c, r, procs) }); err != nil {
 			return fmt.Errorf("iceberg: %w", err)
+		}
+	}
+	if want("preview") {
+		if err := timed("preview", func() error { return benchPreview(c, r, procs) }); err != nil {
+			return fmt.Errorf("preview: %w", err)
 		}
 	}
 	if want("history") {
