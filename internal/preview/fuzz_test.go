@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
 
 	"github.com/lake-catalog/lake/internal/preview"
 )
@@ -23,6 +25,9 @@ func FuzzPreview(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte("PAR1\x00\x00\x00\x00PAR1"))
+	// Dictionary pages and codecs, data pages of both versions.
+	f.Add(writeFile(f, "", "", schema, 7, rowsFrom(0, 30, 4), parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true)))
+	f.Add(writeFile(f, "", "", schema, 7, rowsFrom(0, 30, 4), parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDataPageVersion(parquet.DataPageV2)))
 	lim := preview.Limits{MaxBytes: 1 << 20, MaxRows: 20, MaxFooterBytes: 64 << 10}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		files := &memFiles{objs: map[string][]byte{"p.parquet": data}, keys: []string{"p.parquet"}}
