@@ -327,7 +327,10 @@ func Start(ctx context.Context, cfg Config) (*Instance, error) {
 	in.closeDoor = closeDoor
 	in.disc, err = program.Start(rctx, program.Config{
 		Listen: cfg.FlightListen, AdminListen: cfg.HTTPListen, AdminPprof: cfg.Pprof, Blobs: blobs, PollInterval: cfg.RefreshInterval,
-		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local", Door: door},
+		Auth: validator, Log: cfg.Log, Service: discovery.Options{Version: "local", Door: door,
+			// Flight SQL statements over tables' rows read through the
+			// same Door, as the preview route does.
+			Rows: discovery.RowsOptions{S3Config: awsCfg, S3PathStyle: os.Getenv("LAKE_S3_PATH_STYLE") == "true"}},
 		WrapAdmin:     func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },
 		IcebergListen: cfg.IcebergListen,
 		WrapIceberg:   func(h http.Handler) http.Handler { return newGuard(h, in.hosts) },

@@ -10,6 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+
 	"github.com/lake-catalog/lake/internal/local"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
@@ -19,7 +25,7 @@ import (
 // with the catalog browser's read-only dev token (which still cannot
 // read or write the registration), and through the browser's
 // /api/preview with the token the page gets; another tenant's dev token
-// finds no such table.
+// finds no such table. Flight SQL reads the same rows.
 func TestLocalPreview(t *testing.T) {
 	dataDir, root := filepath.Join(t.TempDir(), "data"), t.TempDir()
 	in, err := local.Start(context.Background(), local.Config{
@@ -83,6 +89,33 @@ func TestLocalPreview(t *testing.T) {
 	}
 	if code, b := call(t, "GET", browserBase+"/api/preview?namespace=sales&name=orders&columns=price", dev, nil); code != http.StatusBadRequest || !strings.Contains(string(b), `no column \"price\"`) {
 		t.Fatalf("browser preview of an unknown column: %d %s, want 400 naming it", code, b)
+	}
+
+	// Flight SQL reads the same rows through the same Door.
+	client, err := flightsql.NewClient(strings.TrimPrefix(ep.FlightSQL, "grpc://"), nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "authorization", "Bearer "+acme)
+	info, err := client.Execute(ctx, "SELECT name, id FROM sales.orders WHERE id >= 2 LIMIT 10")
+	if err != nil {
+		t.Fatalf("Flight SQL over sales.orders: %v", err)
+	}
+	rdr, err := client.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdr.Release()
+	var got []string
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		for i := range int(rec.NumRows()) {
+			got = append(got, rec.Column(0).ValueStr(i)+":"+rec.Column(1).ValueStr(i))
+		}
+	}
+	if strings.Join(got, " ") != "n2:2 n3:3" || !arrow.TypeEqual(rdr.Schema().Field(1).Type, arrow.PrimitiveTypes.Int64) {
+		t.Fatalf("Flight SQL rows %q, schema %s; want n2:2 n3:3, id int64", got, rdr.Schema())
 	}
 }
 

@@ -70,8 +70,10 @@ type PreviewOptions struct {
 	Allocator memory.Allocator
 }
 
-// DefaultPreviewTimeout is PreviewOptions.Timeout's default.
-const DefaultPreviewTimeout = 30 * time.Second
+// DefaultPreviewTimeout is PreviewOptions.Timeout's default: below API
+// Gateway's 29 s integration timeout, so that a slow preview on AWS gets
+// lake's answer naming the cap, not the gateway's 504.
+const DefaultPreviewTimeout = 20 * time.Second
 
 func (o *PreviewOptions) defaults() {
 	if o.Gate == nil {

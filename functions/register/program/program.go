@@ -187,7 +187,8 @@ func NewHandler(ctx context.Context, cfg Config, log *slog.Logger, metrics io.Wr
 			S3Config: awsCfg, S3PathStyle: cfg.S3PathStyle}
 	}
 	api, err := registerapi.New(cat, registerapi.Options{Authorize: registerapi.AllowAll(IAMCaller), AuthorizeAdmin: registerapi.AllowAll(IAMCaller),
-		Door: door, Sync: syncer, SyncOnWrite: syncer != nil, SyncInline: true, Log: log})
+		Door: door, Sync: syncer, SyncOnWrite: syncer != nil, SyncInline: true, Log: log,
+		Preview: registerapi.PreviewOptions{S3Config: awsCfg, S3PathStyle: cfg.S3PathStyle}})
 	if err != nil {
 		return nil, err
 	}
