@@ -799,8 +799,12 @@ func benchPreview(c config, r *report, procs *procSet) error {
 	if duck != nil {
 		manyDuck = fmt.Sprintf("DuckDB's read_parquet('…/*.parquet') %.2f ms, %.2f×", medianMS(res[1]), manyP50/medianMS(res[1]))
 	}
-	r.printf("A location of %d files of %d rows each: the first %d rows by preview.Read, p50 %.2f ms, p90 %.2f ms (%d rounds alternated with DuckDB); %d files listed, %d opened, %d bytes read; %s.\n\n",
-		many, perFile, previewLimit, manyP50, pctMS(res[0], 90), manyRounds, manyStats.FilesListed, manyStats.FilesOpened, manyStats.BytesRead, manyDuck)
+	alternated := ""
+	if duck != nil {
+		alternated = ", alternated with DuckDB"
+	}
+	r.printf("A location of %d files of %d rows each: the first %d rows by preview.Read, p50 %.2f ms, p90 %.2f ms (%d rounds%s); %d files listed, %d opened, %d bytes read; %s.\n\n",
+		many, perFile, previewLimit, manyP50, pctMS(res[0], 90), manyRounds, alternated, manyStats.FilesListed, manyStats.FilesOpened, manyStats.BytesRead, manyDuck)
 	r.target(fmt.Sprintf("a %d-file location: first 100 rows, p50; files listed / opened", many), "—", "— (none set; here: 100 rows within preview's default caps)",
 		manyStats.Rows == previewLimit, "%.2f ms; %d / %d (%s)", manyP50, manyStats.FilesListed, manyStats.FilesOpened, manyDuck)
 
