@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -59,5 +60,17 @@ func TestFromReaderBoundsForgedFooters(t *testing.T) {
 				t.Fatalf("got %v, want ErrTooLarge saying %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// A file whose stored Arrow schema was forged (one base64 character of a
+// real file's ARROW:schema changed, found by preview's fuzzing) is refused
+// as invalid: before, the bounded decode's failure fell through to
+// pqarrow, which decoded the same bytes unchecked and asked for about
+// 70 GB.
+func TestForgedStoredSchemaIsRefused(t *testing.T) {
+	_, err := parquetschema.FromFile("testdata/forged-arrow-schema.parquet")
+	if !errors.Is(err, parquetschema.ErrInvalid) || !strings.Contains(err.Error(), "ARROW:schema") {
+		t.Fatalf("got %v, want ErrInvalid naming the stored schema", err)
 	}
 }

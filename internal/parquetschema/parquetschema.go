@@ -76,11 +76,19 @@ func FromReader(r parquet.ReaderAtSeeker) (s *arrow.Schema, err error) {
 		return nil, err
 	}
 	if stored := pf.MetaData().KeyValueMetadata().FindValue("ARROW:schema"); stored != nil {
-		if raw, err := base64.StdEncoding.DecodeString(*stored); err == nil {
-			if s, err := catalog.DecodeSchema(raw); err == nil {
-				return s, nil
-			}
+		// A stored schema that does not decode under catalog's bounded
+		// checks is refused: falling through to pqarrow would decode the
+		// same bytes again, unchecked (a forged one made it ask for tens
+		// of gigabytes).
+		raw, err := base64.StdEncoding.DecodeString(*stored)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the stored Arrow schema (ARROW:schema) is not base64: %v", ErrInvalid, err)
 		}
+		s, err := catalog.DecodeSchema(raw)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the stored Arrow schema (ARROW:schema) does not decode: %v", ErrInvalid, err)
+		}
+		return s, nil
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
