@@ -306,13 +306,14 @@ func declareTable(s *arrow.Schema) string {
 }
 
 // sqliteType is the declared type a registered column's values have in
-// SQLite: integers (booleans, dates, times, timestamps and durations as
-// their stored integer), reals, texts (decimals as their decimal text,
-// nested values as JSON), blobs.
+// SQLite: integers (booleans as 0 and 1, durations as their count of the
+// unit), reals, texts (dates, times and timestamps as SQLite's own date
+// and time text, temporalText; decimals as their decimal text, nested
+// values as JSON), blobs.
 func sqliteType(t arrow.DataType) string {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.BOOL, arrow.DATE32, arrow.DATE64, arrow.TIMESTAMP, arrow.TIME32, arrow.TIME64, arrow.DURATION:
+		arrow.BOOL, arrow.DURATION:
 		return "INTEGER"
 	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
 		return "REAL"
@@ -439,8 +440,8 @@ var constraintOps = map[uint8]preview.Op{
 
 // bestIndex plans a scan: the columns used, the comparisons against
 // values (argv; none is omitted, SQLite checks every row itself), and the
-// LIMIT and OFFSET when they are the only constraints (the scan is lazy,
-// so they only size the first read). Its idxNum indexes d.plans.
+// LIMIT and OFFSET when they bound the scan itself (the scan is lazy, so
+// they only size the first read). Its idxNum indexes d.plans.
 func (d *dataTables) bestIndex(tls *libc.TLS, pVtab, pInfo uintptr) int32 {
 	t := d.vtabs[pVtab]
 	if t == nil {
@@ -457,11 +458,18 @@ func (d *dataTables) bestIndex(tls *libc.TLS, pVtab, pInfo uintptr) int32 {
 			p.columns = append(p.columns, i)
 		}
 	}
+	// The LIMIT and OFFSET count the scan's own rows only when nothing
+	// comes between the scan and them: no other constraint (SQLite checks
+	// every one itself), no ORDER BY (never consumed here) and no
+	// DISTINCT. SQLite hands them over with an ORDER BY too.
 	others := 0
 	for _, c := range constraints {
 		if c.Fop != sqlite3.SQLITE_INDEX_CONSTRAINT_LIMIT && c.Fop != sqlite3.SQLITE_INDEX_CONSTRAINT_OFFSET {
 			others++
 		}
+	}
+	if info.FnOrderBy > 0 || sqlite3.Xsqlite3_vtab_distinct(tls, pInfo) != 0 {
+		others++
 	}
 	arg := int32(0)
 	for i, c := range constraints {
@@ -750,15 +758,18 @@ func resultValue(tls *libc.TLS, ctx uintptr, a arrow.Array, i int) {
 			resultInt(0)
 		}
 	case *array.Date32:
-		resultInt(int64(a.Value(i)))
+		resultBytes(a.Value(i).ToTime().AppendFormat(nil, dateLayout), false)
 	case *array.Date64:
-		resultInt(int64(a.Value(i)))
+		resultBytes(a.Value(i).ToTime().AppendFormat(nil, dateLayout), false)
 	case *array.Timestamp:
-		resultInt(int64(a.Value(i)))
+		unit := a.DataType().(*arrow.TimestampType).Unit
+		resultBytes(a.Value(i).ToTime(unit).UTC().AppendFormat(nil, timestampLayouts[unit]), false)
 	case *array.Time32:
-		resultInt(int64(a.Value(i)))
+		unit := a.DataType().(*arrow.Time32Type).Unit
+		resultBytes(a.Value(i).ToTime(unit).AppendFormat(nil, timeLayouts[unit]), false)
 	case *array.Time64:
-		resultInt(int64(a.Value(i)))
+		unit := a.DataType().(*arrow.Time64Type).Unit
+		resultBytes(a.Value(i).ToTime(unit).AppendFormat(nil, timeLayouts[unit]), false)
 	case *array.Duration:
 		resultInt(int64(a.Value(i)))
 	case *array.Float16:
@@ -787,4 +798,25 @@ func resultValue(tls *libc.TLS, ctx uintptr, a arrow.Array, i int) {
 		}
 		resultBytes(b, false)
 	}
+}
+
+// Dates, times and timestamps reach SQLite as the text its own date and
+// time functions use and answer (date('now'), datetime(…)): YYYY-MM-DD,
+// HH:MM:SS and YYYY-MM-DD HH:MM:SS, with as many fraction digits as the
+// unit has, always. Text of one layout sorts as the instants do, so
+// WHERE at >= '2024-06-01' and ORDER BY at mean what they say, and
+// date(at), strftime(…, at) work. A timestamp with a time zone is an
+// instant, shown in UTC; one without is a wall-clock time, shown as it
+// is. A result column that is such a column as it is gets its registered
+// type back (typed.go).
+const dateLayout = "2006-01-02"
+
+var timestampLayouts = map[arrow.TimeUnit]string{
+	arrow.Second: "2006-01-02 15:04:05", arrow.Millisecond: "2006-01-02 15:04:05.000",
+	arrow.Microsecond: "2006-01-02 15:04:05.000000", arrow.Nanosecond: "2006-01-02 15:04:05.000000000",
+}
+
+var timeLayouts = map[arrow.TimeUnit]string{
+	arrow.Second: "15:04:05", arrow.Millisecond: "15:04:05.000",
+	arrow.Microsecond: "15:04:05.000000", arrow.Nanosecond: "15:04:05.000000000",
 }

@@ -159,6 +159,14 @@ func TestDataStatementsReadRegisteredTables(t *testing.T) {
 		{"SELECT o.id, p.name FROM sales.orders o JOIN hr.people p ON o.id = length(p.name) ORDER BY 1", "id,name|3,ada|5,grace|5,linus"},
 		{"SELECT id FROM sales_eu.orders WHERE amount IS NULL", "id|3"},
 		{"SELECT table_name FROM information_schema.tables WHERE table_schema = 'hr'", "table_name|people"},
+		// A LIMIT over an aggregate, a sort, DISTINCT, GROUP BY or a join
+		// bounds their rows, not the scan's.
+		{"SELECT count(*) FROM sales.orders LIMIT 1", "count(*)|10"},
+		{"SELECT id FROM sales.orders ORDER BY id DESC LIMIT 2", "id|10|9"},
+		{"SELECT DISTINCT id % 3 AS r FROM sales.orders ORDER BY r LIMIT 3", "r|0|1|2"},
+		{"SELECT id % 4 AS r, count(*) AS n FROM sales.orders GROUP BY r LIMIT 2", "r,n|0,2|1,3"},
+		{"SELECT max(o.id) AS m FROM sales.orders o, sales_eu.orders p WHERE o.id = p.id + 9 LIMIT 1", "m|10"},
+		{"SELECT id FROM sales.orders LIMIT 2 OFFSET 8", "id|9|10"},
 	} {
 		res, err := e.Query(context.Background(), tc.sql, nil)
 		if err != nil {
@@ -354,4 +362,81 @@ func FuzzSQLOverRows(f *testing.F) {
 			t.Fatalf("after %q: %v %v", sql, after, err)
 		}
 	})
+}
+
+// Dates, times and timestamps are SQLite's date and time text inside a
+// statement (so comparisons with literals, ORDER BY and date functions
+// work) and their registered types again in the result.
+func TestDataTemporalValues(t *testing.T) {
+	c, err := NewChecker()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := arrow.NewSchema([]arrow.Field{
+		{Name: "d", Type: arrow.FixedWidthTypes.Date32},
+		{Name: "t", Type: arrow.FixedWidthTypes.Time32ms},
+		{Name: "n", Type: arrow.FixedWidthTypes.Time64ns},
+		{Name: "naive", Type: &arrow.TimestampType{Unit: arrow.Second}},
+		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "Europe/Paris"}},
+	}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, s)
+	defer b.Release()
+	base := time.Date(2024, 6, 1, 12, 30, 15, 123456789, time.UTC)
+	for day := range 5 {
+		at := base.AddDate(0, 0, day)
+		b.Field(0).(*array.Date32Builder).Append(arrow.Date32FromTime(at))
+		b.Field(1).(*array.Time32Builder).Append(arrow.Time32((12*3600+30*60+15)*1000 + 123 + day))
+		b.Field(2).(*array.Time64Builder).Append(arrow.Time64((12*3600+30*60+15)*1_000_000_000 + 123456789 + day))
+		b.Field(3).(*array.TimestampBuilder).Append(arrow.Timestamp(at.Unix()))
+		b.Field(4).(*array.TimestampBuilder).Append(arrow.Timestamp(at.UnixNano()))
+	}
+	d := &memData{batchRows: 2, schemas: map[string]*arrow.Schema{"ev.log": s}, rows: map[string]arrow.RecordBatch{"ev.log": b.NewRecordBatch()}}
+	e, err := Build(context.Background(), Tenant{Catalog: "acme", Schemas: []*arrow.Schema{s},
+		Tables: tableList{{Namespace: "ev", Name: "log", Type: "TABLE", Schema: 0}}, Data: d}, c, Limits{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, tc := range []struct{ sql, want string }{
+		{"SELECT count(*) FROM ev.log WHERE at >= '2024-06-03'", "count(*)|3"},
+		{"SELECT count(*) FROM ev.log WHERE d BETWEEN '2024-06-02' AND '2024-06-03'", "count(*)|2"},
+		{"SELECT date(at), strftime('%H:%M', naive), typeof(t) FROM ev.log ORDER BY at DESC LIMIT 1", "date(at),strftime('%H:%M', naive),typeof(t)|2024-06-05,12:30,text"},
+		{"SELECT at || '' AS a, t || '' AS b, n || '' AS c FROM ev.log LIMIT 1", "a,b,c|2024-06-01 12:30:15.123456789,12:30:15.123,12:30:15.123456789"},
+	} {
+		res, err := e.Query(context.Background(), tc.sql, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if got := render(res); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.sql, got, tc.want)
+		}
+	}
+	res, err := e.Query(context.Background(), "SELECT * FROM ev.log WHERE d = '2024-06-02'", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range s.Fields() {
+		if got := res.Schema.Field(i).Type; !arrow.TypeEqual(got, f.Type) {
+			t.Errorf("column %s: %s, want the registered %s", f.Name, got, f.Type)
+		}
+	}
+	rec := res.Batches()[0]
+	defer rec.Release()
+	want := base.AddDate(0, 0, 1)
+	if got := rec.Column(4).(*array.Timestamp).Value(0); int64(got) != want.UnixNano() {
+		t.Errorf("at %d, want %d", got, want.UnixNano())
+	}
+	if got := rec.Column(3).(*array.Timestamp).Value(0); int64(got) != want.Unix() {
+		t.Errorf("naive %d, want %d", got, want.Unix())
+	}
+	if got := rec.Column(2).(*array.Time64).Value(0); int64(got) != (12*3600+30*60+15)*1_000_000_000+123456789+1 {
+		t.Errorf("n %d", got)
+	}
+	if got := rec.Column(1).(*array.Time32).Value(0); int64(got) != (12*3600+30*60+15)*1000+123+1 {
+		t.Errorf("t %d", got)
+	}
+	if got := rec.Column(0).(*array.Date32).Value(0); got != arrow.Date32FromTime(want) {
+		t.Errorf("d %d", got)
+	}
 }

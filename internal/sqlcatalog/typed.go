@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -209,35 +210,42 @@ func appendConverted(b array.Builder, a arrow.Array, i int) error {
 		}
 		b.Append(v == 1)
 	case *array.Date32Builder:
-		v, ok := intOf(a, i)
-		if !ok || !inRange(v, 32) {
+		t, ok := timeOf(a, i, dateLayout)
+		if !ok {
 			return errNoFit
 		}
-		b.Append(arrow.Date32(v))
+		b.Append(arrow.Date32FromTime(t))
 	case *array.Date64Builder:
-		v, ok := intOf(a, i)
+		t, ok := timeOf(a, i, dateLayout)
 		if !ok {
 			return errNoFit
 		}
-		b.Append(arrow.Date64(v))
+		b.Append(arrow.Date64FromTime(t))
 	case *array.TimestampBuilder:
-		v, ok := intOf(a, i)
+		unit := b.Type().(*arrow.TimestampType).Unit
+		t, ok := timeOf(a, i, timestampLayouts[unit])
 		if !ok {
 			return errNoFit
 		}
-		b.Append(arrow.Timestamp(v))
+		v, err := arrow.TimestampFromTime(t, unit)
+		if err != nil {
+			return errNoFit
+		}
+		b.Append(v)
 	case *array.Time32Builder:
-		v, ok := intOf(a, i)
-		if !ok || !inRange(v, 32) {
-			return errNoFit
-		}
-		b.Append(arrow.Time32(v))
-	case *array.Time64Builder:
-		v, ok := intOf(a, i)
+		unit := b.Type().(*arrow.Time32Type).Unit
+		t, ok := timeOf(a, i, timeLayouts[unit])
 		if !ok {
 			return errNoFit
 		}
-		b.Append(arrow.Time64(v))
+		b.Append(arrow.Time32(sinceMidnight(t) / unit.Multiplier()))
+	case *array.Time64Builder:
+		unit := b.Type().(*arrow.Time64Type).Unit
+		t, ok := timeOf(a, i, timeLayouts[unit])
+		if !ok {
+			return errNoFit
+		}
+		b.Append(arrow.Time64(sinceMidnight(t) / unit.Multiplier()))
 	case *array.DurationBuilder:
 		v, ok := intOf(a, i)
 		if !ok {
@@ -312,4 +320,20 @@ func appendConverted(b array.Builder, a arrow.Array, i int) error {
 		return errNoFit
 	}
 	return nil
+}
+
+// timeOf is row i of a (text in layout, in UTC) as a time.
+func timeOf(a arrow.Array, i int, layout string) (time.Time, bool) {
+	s, ok := a.(*array.String)
+	if !ok || layout == "" {
+		return time.Time{}, false
+	}
+	t, err := time.ParseInLocation(layout, s.Value(i), time.UTC)
+	return t, err == nil
+}
+
+// sinceMidnight is t's time of day.
+func sinceMidnight(t time.Time) time.Duration {
+	return time.Duration(t.Hour())*time.Hour + time.Duration(t.Minute())*time.Minute +
+		time.Duration(t.Second())*time.Second + time.Duration(t.Nanosecond())
 }
