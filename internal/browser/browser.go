@@ -468,14 +468,8 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c *flightclien
 		writeJSON(w, HistoryAnswer{Versions: []HistoryVersion{}, Note: "this browser reads discovery only; the history is kept by the registration API: lake history"})
 		return
 	}
-	page, err := c.ListNamespaces(r.Context(), 0, 1)
-	if err != nil {
-		discoveryError(w, err)
-		return
-	}
-	ref := catalog.TableRef{Tenant: page.Tenant, Namespace: ns, Name: name}
-	if err := ref.Validate(); err != nil {
-		badRequest(w, err.Error())
+	ref, ok := callerTable(w, r, c, ns, name)
+	if !ok {
 		return
 	}
 	vs, err := h.opts.History(r.Context(), ref)
@@ -503,6 +497,23 @@ func (h *Handler) history(w http.ResponseWriter, r *http.Request, c *flightclien
 	writeJSON(w, out)
 }
 
+// callerTable is table ns.name of the caller's tenant: the tenant as
+// discovery authenticates the page's token (a list call answers it). It
+// answers the error itself and returns false when there is none.
+func callerTable(w http.ResponseWriter, r *http.Request, c *flightclient.Client, ns, name string) (catalog.TableRef, bool) {
+	page, err := c.ListNamespaces(r.Context(), 0, 1)
+	if err != nil {
+		discoveryError(w, err)
+		return catalog.TableRef{}, false
+	}
+	ref := catalog.TableRef{Tenant: page.Tenant, Namespace: ns, Name: name}
+	if err := ref.Validate(); err != nil {
+		badRequest(w, err.Error())
+		return catalog.TableRef{}, false
+	}
+	return ref, true
+}
+
 // preview answers GET /api/preview?namespace=&name=&limit=&columns= with
 // Options.PreviewAPI's answer to the table's preview route, as the caller:
 // the rows (wire.Preview) or the API's error envelope, status included,
@@ -519,14 +530,8 @@ func (h *Handler) preview(w http.ResponseWriter, r *http.Request, c *flightclien
 			"this browser reads discovery only; preview the table's rows with lake preview (the registration API's GET …/preview)")
 		return
 	}
-	page, err := c.ListNamespaces(r.Context(), 0, 1)
-	if err != nil {
-		discoveryError(w, err)
-		return
-	}
-	ref := catalog.TableRef{Tenant: page.Tenant, Namespace: ns, Name: name}
-	if err := ref.Validate(); err != nil {
-		badRequest(w, err.Error())
+	ref, ok := callerTable(w, r, c, ns, name)
+	if !ok {
 		return
 	}
 	q := url.Values{}

@@ -166,11 +166,6 @@ func (h *Handler) preview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	settings, err := h.cat.TenantSettings(r.Context(), ref.Tenant)
-	if err != nil {
-		h.fail(w, r, ref, err)
-		return
-	}
 	if h.opts.Door == nil {
 		h.fail(w, r, ref, &apiError{http.StatusNotImplemented, wire.CodeVendingNotConfigured, ref.String() + ": " + vending.ErrNotConfigured.Error()})
 		return
@@ -185,13 +180,8 @@ func (h *Handler) preview(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	ctx, cancel := context.WithTimeout(r.Context(), po.Timeout)
 	defer cancel()
-	access, err := h.opts.Door.Credentials(ctx, vending.TableRequest{Who: caller, Tenant: ref.Tenant, Namespace: ref.Namespace,
-		Table: ref.Name, Location: reg.Location(), Allowed: settings.AllowedPrefixes})
-	if err != nil {
-		h.fail(w, r, ref, vendError(ref, err))
-		if vending.Code(err) == wire.CodeVendingFailed {
-			h.opts.Log.ErrorContext(r.Context(), "register api: preview: vending failed", slog.String("table", ref.String()), slog.String("error", err.Error()))
-		}
+	access, ok := h.access(ctx, w, r, caller, ref, reg, "")
+	if !ok {
 		return
 	}
 	files, err := preview.FilesFor(access, po.S3Config, po.S3PathStyle)

@@ -1,6 +1,7 @@
 package registerapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -65,11 +66,6 @@ func (h *Handler) credentials(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	settings, err := h.cat.TenantSettings(r.Context(), ref.Tenant)
-	if err != nil {
-		h.fail(w, r, ref, err)
-		return
-	}
 	if h.opts.Door == nil {
 		h.fail(w, r, ref, &apiError{http.StatusNotImplemented, wire.CodeVendingNotConfigured, ref.String() + ": " + vending.ErrNotConfigured.Error()})
 		return
@@ -79,17 +75,34 @@ func (h *Handler) credentials(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, ref, err)
 		return
 	}
-	creds, err := h.opts.Door.Credentials(r.Context(), vending.TableRequest{Who: caller, Tenant: ref.Tenant, Namespace: ref.Namespace,
+	creds, ok := h.access(r.Context(), w, r, caller, ref, reg, meta)
+	if !ok {
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, http.StatusOK, creds)
+}
+
+// access is the Door's answer for the table (metadata: its synced Iceberg
+// metadata prefix, or ""), under the tenant's allowed prefixes: the one
+// way the credentials and preview routes reach a table's files. It
+// answers the error itself and returns false when there is none.
+func (h *Handler) access(ctx context.Context, w http.ResponseWriter, r *http.Request, caller string, ref catalog.TableRef, reg catalog.Registration, meta string) (wire.Credentials, bool) {
+	settings, err := h.cat.TenantSettings(ctx, ref.Tenant)
+	if err != nil {
+		h.fail(w, r, ref, err)
+		return wire.Credentials{}, false
+	}
+	creds, err := h.opts.Door.Credentials(ctx, vending.TableRequest{Who: caller, Tenant: ref.Tenant, Namespace: ref.Namespace,
 		Table: ref.Name, Location: reg.Location(), Allowed: settings.AllowedPrefixes, Metadata: meta})
 	if err != nil {
 		h.fail(w, r, ref, vendError(ref, err))
 		if vending.Code(err) == wire.CodeVendingFailed {
 			h.opts.Log.ErrorContext(r.Context(), "register api: vending failed", slog.String("table", ref.String()), slog.String("error", err.Error()))
 		}
-		return
+		return wire.Credentials{}, false
 	}
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, creds)
+	return creds, true
 }
 
 // syncedMetadata is the Iceberg metadata prefix the table's credentials
