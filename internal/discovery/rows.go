@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -26,8 +27,10 @@ import (
 // read a file. A read is bounded by preview's caps (Options.Rows.Limits:
 // 64 MiB read by default), the statement's time budget and result caps,
 // the batches it holds are charged to the budget of results in flight,
-// and Options.Rows.Gate bounds the reads in progress per tenant and in
-// all. Without a Door a statement over a table's rows is refused, saying
+// Options.Rows.Gate bounds the reads in progress per tenant, and
+// Options.Rows.Reads the reads running at once in the process (the
+// others wait their turn within their statement's budget), so that reads
+// neither starve the catalog's answers of cores nor outgrow memory. Without a Door a statement over a table's rows is refused, saying
 // where the data is.
 
 // RowsOptions configure reading tables' rows.
@@ -39,9 +42,21 @@ type RowsOptions struct {
 	S3PathStyle bool
 	// Limits bound each read (zero fields: preview's defaults).
 	Limits preview.Limits
-	// Gate bounds reads in progress; nil: preview.NewGate(0, 0).
+	// Gate bounds reads in progress per tenant, refusing past it at once;
+	// nil: preview.NewGate(0, 0).
 	Gate *preview.Gate
+	// Reads is how many reads run at once in the whole process; one more
+	// waits for a turn, within its statement's budget. Reading and
+	// decoding a file's pages takes a core and tens of megabytes while it
+	// lasts (a 20-column file of 1 MiB pages: ~35 ms and ~45 MiB), so
+	// more at once than half the cores would starve the catalog's own
+	// answers and outgrow the memory budget. 0 means DefaultRowsReads().
+	Reads int
 }
+
+// DefaultRowsReads is RowsOptions.Reads' default: half the cores
+// (GOMAXPROCS), at least one.
+func DefaultRowsReads() int { return max(1, runtime.GOMAXPROCS(0)/2) }
 
 // sqlData is a tenant's registered tables as its SQL engine reads them.
 type sqlData struct {
@@ -92,6 +107,19 @@ func (d *sqlData) Open(ctx context.Context, ns, name string, req preview.Request
 	release, err := d.s.rowsGate.Enter(d.tenant)
 	if err != nil {
 		return nil, err
+	}
+	// A turn among the process's reads (the tenant's own cap first: a
+	// tenant past it is refused at once, not queued).
+	select {
+	case d.s.rowsTurns <- struct{}{}:
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
+	gateRelease := release
+	release = func() {
+		<-d.s.rowsTurns
+		gateRelease()
 	}
 	access, err := d.s.opts.Door.Credentials(ctx, vending.TableRequest{Who: "sql:" + d.tenant, Tenant: d.tenant, Namespace: ns, Table: name,
 		Location: d.ts.cols.Location.Value(i), Allowed: d.ts.settings().AllowedPrefixes})

@@ -187,8 +187,10 @@ type Service struct {
 	// streams.
 	sqlBudget  *sqlcatalog.Budget
 	sqlStreams *streamLimiter
-	// rowsGate bounds reads of tables' rows in progress (rows.go).
-	rowsGate *preview.Gate
+	// rowsGate bounds reads of tables' rows in progress per tenant;
+	// rowsTurns holds a token per read running (rows.go).
+	rowsGate  *preview.Gate
+	rowsTurns chan struct{}
 }
 
 // NewService returns a Service with no view: requests get UNAVAILABLE until
@@ -236,6 +238,10 @@ func NewService(opts Options) *Service {
 		// Rows read, not rows out: an aggregate reads more than it answers.
 		s.opts.Rows.Limits.MaxRows = int64(max(opts.SQLLimits.MaxRows, sqlcatalog.DefaultMaxRows))
 	}
+	if s.opts.Rows.Reads <= 0 {
+		s.opts.Rows.Reads = DefaultRowsReads()
+	}
+	s.rowsTurns = make(chan struct{}, s.opts.Rows.Reads)
 	if s.rowsGate == nil {
 		s.rowsGate = preview.NewGate(0, 0)
 	}
