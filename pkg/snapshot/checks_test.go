@@ -108,7 +108,7 @@ func TestErrorsSayThePackageOnce(t *testing.T) {
 			copy(b, snapshot.Magic)
 			b[8] = 2
 			return b
-		}(), snapshot.ErrVersion, "snapshot: unsupported blob version: version 2, this build reads 4 to 9"},
+		}(), snapshot.ErrVersion, "snapshot: unsupported blob version: version 2, this build reads 4 to 10"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -30,7 +30,7 @@
 // A caller that fetches segments on its own terms gives them with
 // Reader.Attach (discovery, before it serves, so serving does no I/O).
 //
-// # Format version 9
+// # Format version 10
 //
 // A blob is a manifest and one segment per tenant. The manifest is
 // self-contained and checksummed without the segments; each segment is
@@ -45,7 +45,7 @@
 //
 //	offset size  field (little endian)
 //	0      8     magic "LAKESNAP"
-//	8      2     format version: 9
+//	8      2     format version: 10
 //	10     2     codec: 1 = zstd
 //	12     8     generation
 //	20     8     created at, Unix nanoseconds
@@ -80,8 +80,9 @@
 // a tenant uncompressed, of which the address is the only part that does
 // not compress.
 //
-// Version 8 is version 9 without the Iceberg state in its segments'
-// tables (below). Version 7 is version 8 without the creation ids and
+// Version 9 is version 10 without the earlier versions in its segments'
+// tables (below). Version 8 is version 9 without the Iceberg state in its
+// segments' tables. Version 7 is version 8 without the creation ids and
 // field ids in its segments' tables. Version 6 is version 7 without the settings in
 // its segments.
 // Version 5 is version 6 without the published columns in its segments.
@@ -89,7 +90,8 @@
 // 120 (no size field) and published in the one-file form only. The reader
 // reads a segment of any of these forms whatever the manifest's version,
 // so a writer carries an older segment over as it is; its rows read with
-// no Iceberg state (before version 9), an empty creation id and no field
+// no earlier versions (before version 10), no Iceberg state (before
+// version 9), an empty creation id and no field
 // ids (before version 8), as published
 // at the tenant's generation (its index entry's; before version 6), and
 // it carries no settings (before version 7).
@@ -109,10 +111,12 @@
 //     catalog.IcebergKey, exactly as the catalog stored them, at most
 //     MaxIcebergStateBytes, 256 KiB, catalog.MaxIcebergStateBytes; opaque
 //     here, discovery decodes them with catalog.DecodeIcebergState and
-//     serves them to Iceberg REST's loadTable); sorted by (namespace,
-//     name). No tenant column: the index names the tenant.
+//     serves them to Iceberg REST's loadTable), earlier (version 10;
+//     binary, null when the table has none: its earlier kept versions,
+//     below); sorted by (namespace, name). No tenant column: the index
+//     names the tenant.
 //   - schemas (SchemasSchema): each distinct Arrow IPC schema message of
-//     the tenant's tables, once.
+//     the tenant's tables and of their earlier versions, once.
 //   - tombstones (TombstonesSchema): the tenant's dropped tables still in
 //     retention: namespace, name, version, creation_id, dropped_at,
 //     dropped_by, expires_at, published; sorted by (namespace, name,
@@ -141,6 +145,21 @@
 // truncated, has bytes left over or leaves the int32 range is corrupt.
 // The format does not check the ids against the schema.
 //
+// earlier (version 10) are the table's earlier kept versions that had a
+// schema (the catalog's history of its registration below the row's
+// version), oldest first, in one value per row: uvarint count (at least
+// 1), then per version its difference from the version before (the first
+// from 0; uvarint; versions ascend from 1 to below the row's version),
+// its schema as a reference into the segment's schemas (uvarint), and
+// its field ids: a byte 0 when they are the version before's, else a byte
+// 1 and the field_ids encoding above. A schema the tenant holds already
+// costs its reference alone, so a version that changed only the
+// description takes three bytes, and a table of one version none (null).
+// A value that is truncated, has bytes left over, has versions out of
+// that order or references a schema out of range is corrupt. Iceberg
+// REST lists these schemas before the current one (discovery builds a
+// never-synced table's metadata from them).
+//
 // published (u64) is the generation of the blob in which the row last
 // changed, at most its tenant's generation: the change feed's order. A
 // writer stamps a row new or changed in its blob with the blob's
@@ -158,24 +177,27 @@
 //
 // # Versions and the deploy order
 //
-// The writer writes version 9 only. The reader reads versions 4 to 9, so
+// The writer writes version 10 only. The reader reads versions 4 to 10, so
 // a discovery of this release serves what the previous refresh published
 // (a segment before version 7 carries no settings: nothing may be vended
 // for its tenant until refresh republishes it; one before version 8 no
 // creation ids or field ids; one before version 9 no Iceberg state, so
-// loadTable answers metadata built from the schema, without snapshots).
+// loadTable answers metadata built from the schema, without snapshots;
+// one before version 10 no earlier versions, so that metadata lists the
+// current schema alone).
 // Deploy discovery first, then refresh (the CDK stack orders the refresh
 // function after the discovery service): an older discovery that meets a
-// version 9 manifest rejects it as an unknown version and keeps serving
+// version 10 manifest rejects it as an unknown version and keeps serving
 // its last good snapshot (it never serves a blob it cannot read), so
 // deploying refresh first is safe but stalls discovery at the last
-// version 8 snapshot until it is upgraded too. A refresh of this release
+// version 9 snapshot until it is upgraded too. A refresh of this release
 // that finds a blob of an older version republishes it from a full scan
-// as version 9. A row that gains a creation id or field ids is a changed
+// as version 10. A row that gains a creation id or field ids is a changed
 // row, published again at the new generation, so a change feed follower
 // is given it again (never fewer); refresh reads an older manifest alone
 // as no base at all, so every row of it is. A row's Iceberg state is not
 // part of its publication: a row that gains, changes or loses one keeps
 // its Published (a new sync is not a change of the table's
-// registration), though its tenant's segment is written again.
+// registration), though its tenant's segment is written again; nor are
+// its earlier versions (derived from the registration's history).
 package snapshot

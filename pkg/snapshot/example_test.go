@@ -54,5 +54,5 @@ func Example() {
 	fmt.Println("version:", r.Header().Version, r.Form(), "tables:", seg.NumTables(), seg.Tables.Namespace.Value(0)+"."+seg.Tables.Name.Value(0),
 		"exact schema:", catalog.SchemaEqual(got, schema))
 	// Output:
-	// version: 9 manifest alone tables: 1 sales.orders exact schema: true
+	// version: 10 manifest alone tables: 1 sales.orders exact schema: true
 }

@@ -15,11 +15,11 @@ import (
 	"github.com/lake-catalog/lake/pkg/snapshot/snapshottest"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/v9.lakesnap with the writer, from the fixture catalog's rows (fixtureRows)")
+var update = flag.Bool("update", false, "rewrite testdata/v10.lakesnap with the writer, from the fixture catalog's rows (fixtureRows)")
 
 func TestFixturesOpen(t *testing.T) {
-	// Not parallel: with -update it rewrites testdata/v9.lakesnap, which other tests read.
-	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version6, snapshot.Version7, snapshot.Version8, snapshot.Version} {
+	// Not parallel: with -update it rewrites testdata/v10.lakesnap, which other tests read.
+	for _, v := range []uint16{snapshot.Version4, snapshot.Version5, snapshot.Version6, snapshot.Version7, snapshot.Version8, snapshot.Version9, snapshot.Version} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			t.Parallel()
 			fixtureOpens(t, v)
@@ -86,7 +86,7 @@ func fixtureOpens(t *testing.T, version uint16) {
 	// Iceberg state from version 9: orders' as stored, none for the others.
 	for i, name := range snapshottest.Names(acme) {
 		var want []byte
-		if version >= snapshot.Version {
+		if version >= snapshot.Version9 {
 			want = fixtureIcebergState(t, name)
 		}
 		if got := acme.Tables.IcebergStateOf(i); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
@@ -94,6 +94,29 @@ func fixtureOpens(t *testing.T, version uint16) {
 		}
 		if got := acme.Table(i).IcebergState; !bytes.Equal(got, want) {
 			t.Fatalf("acme %s: Table's iceberg state %q, want %q", name, got, want)
+		}
+	}
+	// Earlier versions from version 10: orders' two (as fixtureEarlier
+	// gives them), none for the others; their schemas are ones the
+	// segment holds once.
+	for i, name := range snapshottest.Names(acme) {
+		got := acme.Table(i).Earlier
+		if name != "sales.orders" || version < snapshot.Version {
+			if got != nil {
+				t.Fatalf("acme %s: earlier versions %+v, want none", name, got)
+			}
+			continue
+		}
+		customers := acme.Table(1)
+		want := []snapshot.Earlier{
+			{Version: 1, SchemaIPC: customers.SchemaIPC, FieldIDs: customers.FieldIDs, LastColumnID: customers.LastColumnID},
+			{Version: 2, SchemaIPC: orders.SchemaIPC, FieldIDs: orders.FieldIDs, LastColumnID: orders.LastColumnID},
+		}
+		if orders.Version != 3 || !equalEarlier(got, want) {
+			t.Fatalf("acme orders at version %d: earlier versions %+v, want version 3 and %+v", orders.Version, got, want)
+		}
+		if acme.Schemas.Len() != 2 {
+			t.Fatalf("acme's segment holds %d distinct schemas, want 2 (earlier versions reference them)", acme.Schemas.Len())
 		}
 	}
 	if initech := snapshottest.Tenant(t, r, "initech"); initech.NumTables() != 0 || initech.Tombstones.Name.Len() != 1 {

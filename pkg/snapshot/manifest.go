@@ -19,9 +19,12 @@ const (
 	// Magic opens every blob.
 	Magic = "LAKESNAP"
 	// Version is the format version the writer writes.
-	Version = 9
-	// Version8 is the previous format: version 9 without the Iceberg
-	// state in its segments' tables. Still read.
+	Version = 10
+	// Version9 is the previous format: version 10 without the earlier
+	// versions in its segments' tables. Still read.
+	Version9 = 9
+	// Version8 is version 9 without the Iceberg state in its segments'
+	// tables. Still read.
 	Version8 = 8
 	// Version7 is version 8 without the creation ids and field ids in its
 	// segments' tables. Still read.
@@ -37,12 +40,12 @@ const (
 	// HeaderSize is the fixed header's size.
 	HeaderSize = 104
 	// MarkerPrefix is how many bytes hold the header and the change
-	// marker (versions 4 to 9).
+	// marker (versions 4 to 10).
 	MarkerPrefix = HeaderSize + markerBytes
 	// DefaultMaxSegmentBytes bounds one tenant's uncompressed segment.
 	DefaultMaxSegmentBytes = 1 << 30
 
-	// MaxIndexBytes bounds a version 5 to 9 manifest's uncompressed index: 64
+	// MaxIndexBytes bounds a version 5 to 10 manifest's uncompressed index: 64
 	// MiB, several hundred thousand tenants.
 	MaxIndexBytes = 64 << 20
 
@@ -100,7 +103,7 @@ type Header struct {
 }
 
 // Entry is a tenant's index entry: what the manifest says of its segment.
-// Entries are the same in versions 4 to 9.
+// Entries are the same in versions 4 to 10.
 type Entry struct {
 	Tenant            string
 	Tables            int
@@ -128,7 +131,7 @@ const (
 	OneFile Form = iota + 1
 	// ManifestAlone is the manifest without its segments, each stored apart
 	// under its address: HeaderSize+Header.ManifestBytes bytes. Refresh
-	// publishes it (versions 5 to 9).
+	// publishes it (versions 5 to 10).
 	ManifestAlone
 )
 
@@ -183,7 +186,7 @@ func corrupt(format string, args ...any) error {
 // ReadHeader parses and checks a blob's header from its first HeaderSize
 // bytes or more (b may be just a prefix), and its change marker when b
 // holds MarkerPrefix bytes. It verifies no checksum. Versions other than
-// 4 to 9 wrap ErrVersion.
+// 4 to 10 wrap ErrVersion.
 func ReadHeader(b []byte) (Header, error) {
 	if len(b) < HeaderSize {
 		if len(b) < len(Magic) && string(b) != Magic[:len(b)] || len(b) >= len(Magic) && string(b[:len(Magic)]) != Magic {
@@ -247,7 +250,7 @@ func putHeader(b []byte, h Header) {
 	le.PutUint64(b[HeaderSize+8:], at)
 }
 
-// encodeManifest lays out a version 9 manifest of entries (sorted, checked
+// encodeManifest lays out a version 10 manifest of entries (sorted, checked
 // by the writer) with h's fields; it fills in the counts' tables, the
 // sizes and the content hash, and returns the manifest and its header.
 // enc compresses the index.
@@ -277,7 +280,7 @@ func encodeManifest(h Header, entries []Entry, enc *zstd.Encoder) ([]byte, Heade
 	return sealManifest(h, idx, stored, enc)
 }
 
-// sealManifest lays out a version 9 manifest of h and an index: the index
+// sealManifest lays out a version 10 manifest of h and an index: the index
 // compressed after the change marker, the sizes (stored: the segments'
 // bytes) and the CRC.
 func sealManifest(h Header, idx []byte, stored int, enc *zstd.Encoder) ([]byte, Header) {
@@ -308,9 +311,9 @@ func contentHash(entries []Entry) [32]byte {
 	return sum
 }
 
-// parseManifest checks a version 4 to 9 manifest (b holds at least its
+// parseManifest checks a version 4 to 10 manifest (b holds at least its
 // HeaderSize+ManifestBytes bytes; what follows is not read): the CRC, the
-// index's size before and after decompression (versions 5 to 9), every entry's
+// index's size before and after decompression (versions 5 to 10), every entry's
 // bounds and order, the counts and the content hash.
 func parseManifest(b []byte, opts Options) (Header, []Entry, error) {
 	h, err := ReadHeader(b)
@@ -395,7 +398,7 @@ func parseManifest(b []byte, opts Options) (Header, []Entry, error) {
 	return h, slices.Clip(entries), nil
 }
 
-// inflateIndex decompresses a version 5 to 9 index (u32 uncompressed size, then
+// inflateIndex decompresses a version 5 to 10 index (u32 uncompressed size, then
 // one zstd frame), refusing a size over MaxIndexBytes or a frame that
 // inflates to another size before it allocates more.
 func inflateIndex(b []byte) ([]byte, error) {

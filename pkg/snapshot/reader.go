@@ -47,7 +47,7 @@ type ReaderOptions struct {
 // Open verifies a blob in either form, as Header.FormOf tells them apart:
 // its manifest (checksum, index and content hash) and, in the one-file
 // form, every segment against its address, without decompressing any
-// segment. It reads versions 4 to 9. Every failure wraps ErrCorrupt or
+// segment. It reads versions 4 to 10. Every failure wraps ErrCorrupt or
 // ErrVersion; no input panics. The reader keeps b; do not modify it.
 func Open(b []byte, opts ReaderOptions) (*Reader, error) {
 	h, err := ReadHeader(b)

@@ -41,6 +41,7 @@ var TablesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "creation_id", Type: arrow.BinaryTypes.String},
 	{Name: "field_ids", Type: arrow.BinaryTypes.Binary, Nullable: true},
 	{Name: "iceberg_state", Type: arrow.BinaryTypes.Binary, Nullable: true},
+	{Name: "earlier", Type: arrow.BinaryTypes.Binary, Nullable: true},
 }, nil)
 
 // SchemasSchema is the schema of a segment's distinct table schemas.
@@ -60,16 +61,18 @@ var TombstonesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "published", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
 
-// tablesSchema8 is a segment's tables schema in format version 8:
-// TablesSchema without its last column, iceberg_state. tablesSchema7 is
-// the one of versions 6 and 7: version 8's without its last two columns,
-// creation_id and field_ids. tablesSchema5 and tombstonesSchema5 are a
-// segment's schemas before version 6: those of version 7 without their
-// last column, published.
+// tablesSchema9 is a segment's tables schema in format version 9:
+// TablesSchema without its last column, earlier. tablesSchema8 is the one
+// of version 8: version 9's without its last column, iceberg_state.
+// tablesSchema7 is the one of versions 6 and 7: version 8's without its
+// last two columns, creation_id and field_ids. tablesSchema5 and
+// tombstonesSchema5 are a segment's schemas before version 6: those of
+// version 7 without their last column, published.
 var (
-	tablesSchema8     = withoutLast(TablesSchema, 1)
-	tablesSchema7     = withoutLast(TablesSchema, 3)
-	tablesSchema5     = withoutLast(TablesSchema, 4)
+	tablesSchema9     = withoutLast(TablesSchema, 1)
+	tablesSchema8     = withoutLast(TablesSchema, 2)
+	tablesSchema7     = withoutLast(TablesSchema, 4)
+	tablesSchema5     = withoutLast(TablesSchema, 5)
 	tombstonesSchema5 = withoutLast(TombstonesSchema, 1)
 )
 
@@ -115,6 +118,28 @@ type Table struct {
 	// MaxIcebergStateBytes; nil when the table has none, and for a row of
 	// a segment before version 9.
 	IcebergState []byte
+	// Earlier are the table's earlier kept versions (the catalog's
+	// history of its registration below Version) that had a schema,
+	// oldest first: what Iceberg REST lists before the current schema.
+	// Versions ascend, each at least 1 and below Version, and each has a
+	// schema (SchemaIPC, checked to decode as the table's is). Nil for a
+	// table of one version, and for a row of a segment before version 10.
+	Earlier []Earlier
+}
+
+// Earlier is one earlier kept version of a table as its row carries it.
+type Earlier struct {
+	// Version is the catalog version that registered it: Iceberg REST's
+	// schema id for it.
+	Version int64
+	// SchemaIPC is its Arrow IPC schema message. In a segment it is one of
+	// the segment's distinct schemas (Segment.Schemas), stored once
+	// however many rows and versions share it.
+	SchemaIPC []byte
+	// FieldIDs and LastColumnID are the Iceberg field ids the catalog
+	// recorded for it, as Table.FieldIDs and Table.LastColumnID.
+	FieldIDs     []int32
+	LastColumnID int32
 }
 
 // MaxIcebergStateBytes bounds a row's Iceberg state, what the writer
@@ -167,6 +192,108 @@ type TableColumns struct {
 	// IcebergStateOf reads it). A segment written before version 9 has no
 	// such column: its rows read with none.
 	IcebergState *array.Binary
+	// Earlier is each row's Table.Earlier, encoded with references into
+	// the segment's schemas (null when none; EarlierOf reads it). A
+	// segment written before version 10 has no such column: its rows read
+	// with none.
+	Earlier *array.Binary
+}
+
+// EarlierOf returns row i's earlier kept versions (Table.Earlier; nil
+// when none), a new slice the caller owns, each SchemaIPC the bytes of
+// schemas (the segment's Schemas, which the references index) in place:
+// do not modify them. The segment's reader checked every row's encoding
+// and references against its schemas.
+func (c TableColumns) EarlierOf(i int, schemas *array.Binary) []Earlier {
+	if c.Earlier.IsNull(i) {
+		return nil
+	}
+	refs, _ := decodeEarlier(c.Earlier.Value(i), schemas.Len(), c.Version.Value(i))
+	out := make([]Earlier, len(refs))
+	for k, r := range refs {
+		out[k] = Earlier{Version: r.version, SchemaIPC: schemas.Value(int(r.schema)), FieldIDs: r.ids, LastColumnID: r.last}
+	}
+	return out
+}
+
+// earlierRef is one entry of a row's encoded earlier versions.
+type earlierRef struct {
+	version int64
+	schema  int32
+	ids     []int32
+	last    int32
+}
+
+// appendEarlier appends the encoding of a row's earlier versions, their
+// schemas given as references (refs[k] indexes the segment's schemas for
+// es[k]): the count (uvarint), then per version its difference from the
+// version before (the first from 0; uvarint), its schema reference
+// (uvarint) and its field ids: a byte 0 when they are the version
+// before's, else 1 and appendFieldIDs's encoding. A version of a schema
+// unchanged since the one before takes three bytes.
+func appendEarlier(b []byte, es []Earlier, refs []int32) []byte {
+	b = binary.AppendUvarint(b, uint64(len(es)))
+	prev := int64(0)
+	for k, e := range es {
+		b = binary.AppendUvarint(b, uint64(e.Version-prev))
+		prev = e.Version
+		b = binary.AppendUvarint(b, uint64(refs[k]))
+		if k > 0 && slices.Equal(e.FieldIDs, es[k-1].FieldIDs) && e.LastColumnID == es[k-1].LastColumnID {
+			b = append(b, 0)
+			continue
+		}
+		b = append(b, 1)
+		b = appendFieldIDs(b, e.FieldIDs, e.LastColumnID)
+	}
+	return b
+}
+
+// decodeEarlier reads appendEarlier's encoding of a row of version
+// version in a segment of schemas distinct schemas, refusing one that is
+// truncated, has bytes left over, lists no version, has versions that do
+// not ascend from 1 to below version, or references a schema out of
+// range.
+func decodeEarlier(b []byte, schemas int, version int64) ([]earlierRef, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n == 0 || n > uint64(len(b)) { // each version takes three bytes at least
+		return nil, fmt.Errorf("earlier versions: bad count")
+	}
+	b = b[k:]
+	out := make([]earlierRef, 0, n)
+	prev := int64(0)
+	for range n {
+		d, k := binary.Uvarint(b)
+		if k <= 0 || d == 0 || d >= uint64(version-prev) {
+			return nil, fmt.Errorf("earlier versions: a version after %d that is not below %d", prev, version)
+		}
+		b = b[k:]
+		prev += int64(d)
+		r, k := binary.Uvarint(b)
+		if k <= 0 || r >= uint64(schemas) {
+			return nil, fmt.Errorf("earlier versions: version %d: schema reference out of range", prev)
+		}
+		b = b[k:]
+		e := earlierRef{version: prev, schema: int32(r)}
+		switch {
+		case len(b) == 0:
+			return nil, fmt.Errorf("earlier versions: truncated")
+		case b[0] == 0 && len(out) > 0:
+			e.ids, e.last = out[len(out)-1].ids, out[len(out)-1].last
+			b = b[1:]
+		case b[0] == 1:
+			var err error
+			if e.ids, e.last, b, err = readFieldIDs(b[1:]); err != nil {
+				return nil, fmt.Errorf("earlier versions: version %d: %v", prev, err)
+			}
+		default:
+			return nil, fmt.Errorf("earlier versions: version %d: bad field ids marker", prev)
+		}
+		out = append(out, e)
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("earlier versions: %d bytes after the last version", len(b))
+	}
+	return out, nil
 }
 
 // IcebergStateOf returns row i's Iceberg state item as stored (nil when
@@ -207,9 +334,23 @@ func appendFieldIDs(b []byte, ids []int32, last int32) []byte {
 // decodeFieldIDs reads appendFieldIDs's encoding, refusing one that is
 // truncated, runs past its bytes or leaves the int32 range.
 func decodeFieldIDs(b []byte) ([]int32, int32, error) {
+	ids, last, rest, err := readFieldIDs(b)
+	switch {
+	case err != nil:
+		return nil, 0, err
+	case len(rest) != 0:
+		return nil, 0, fmt.Errorf("field ids: %d bytes after the last column id", len(rest))
+	}
+	return ids, last, nil
+}
+
+// readFieldIDs reads appendFieldIDs's encoding from the start of b and
+// returns the bytes after it, refusing one that is truncated, runs past
+// b or leaves the int32 range.
+func readFieldIDs(b []byte) ([]int32, int32, []byte, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n >= uint64(len(b)) { // each id and the last take a byte at least
-		return nil, 0, fmt.Errorf("field ids: bad count")
+		return nil, 0, nil, fmt.Errorf("field ids: bad count")
 	}
 	b = b[k:]
 	ids := make([]int32, 0, n)
@@ -230,21 +371,18 @@ func decodeFieldIDs(b []byte) ([]int32, int32, error) {
 	for range n {
 		id, err := next()
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		ids = append(ids, id)
 	}
 	last, err := next()
-	switch {
-	case err != nil:
-		return nil, 0, err
-	case len(b) != 0:
-		return nil, 0, fmt.Errorf("field ids: %d bytes after the last column id", len(b))
+	if err != nil {
+		return nil, 0, nil, err
 	}
 	if n == 0 {
 		ids = nil
 	}
-	return ids, last, nil
+	return ids, last, b, nil
 }
 
 // TombstoneColumns are the columns of a segment's tombstones record batch
@@ -307,6 +445,10 @@ func (s *Segment) Table(i int) Table {
 		Properties: s.Properties(i), UpdatedBy: strings.Clone(c.UpdatedBy.Value(i)), Op: strings.Clone(c.Op.Value(i)),
 		Published: c.Published.Value(i), CreationID: strings.Clone(c.CreationID.Value(i)), IcebergState: bytes.Clone(c.IcebergStateOf(i))}
 	t.FieldIDs, t.LastColumnID = c.FieldIDsOf(i)
+	t.Earlier = c.EarlierOf(i, s.Schemas)
+	for k := range t.Earlier {
+		t.Earlier[k].SchemaIPC = bytes.Clone(t.Earlier[k].SchemaIPC)
+	}
 	if !s.Tables.SchemaRef.IsNull(i) && t.SchemaIPC == nil {
 		t.SchemaIPC = []byte{}
 	}
@@ -413,10 +555,23 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone,
 	desc, props := tb.Field(8).(*array.StringBuilder), tb.Field(9).(*array.MapBuilder)
 	by, op, pub := tb.Field(10).(*array.StringBuilder), tb.Field(11).(*array.StringBuilder), tb.Field(12).(*array.Uint64Builder)
 	cid, fids, ice := tb.Field(13).(*array.StringBuilder), tb.Field(14).(*array.BinaryBuilder), tb.Field(15).(*array.BinaryBuilder)
+	earlier := tb.Field(16).(*array.BinaryBuilder)
 	keys, items := props.KeyBuilder().(*array.StringBuilder), props.ItemBuilder().(*array.StringBuilder)
 	schemas := sb.Field(0).(*array.BinaryBuilder)
-	var idBuf []byte
+	var (
+		idBuf []byte
+		refs  []int32
+	)
 	seen := map[string]int32{}
+	schemaRef := func(ipc []byte) int32 {
+		r, ok := seen[string(ipc)]
+		if !ok {
+			r = int32(len(seen))
+			seen[string(ipc)] = r
+			schemas.Append(ipc)
+		}
+		return r
+	}
 	unavailable := 0
 	for i := range tables {
 		t := &tables[i]
@@ -427,13 +582,7 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone,
 			ref.AppendNull()
 			unavailable++
 		} else {
-			r, ok := seen[string(t.SchemaIPC)]
-			if !ok {
-				r = int32(len(seen))
-				seen[string(t.SchemaIPC)] = r
-				schemas.Append(t.SchemaIPC)
-			}
-			ref.Append(r)
+			ref.Append(schemaRef(t.SchemaIPC))
 		}
 		loc.Append(t.Location)
 		ver.Append(t.Version)
@@ -463,6 +612,16 @@ func encodePayload(mem memory.Allocator, tables []Table, tombstones []Tombstone,
 			ice.AppendNull()
 		} else {
 			ice.Append(t.IcebergState)
+		}
+		if len(t.Earlier) == 0 {
+			earlier.AppendNull()
+		} else {
+			refs = refs[:0]
+			for _, e := range t.Earlier {
+				refs = append(refs, schemaRef(e.SchemaIPC))
+			}
+			idBuf = appendEarlier(idBuf[:0], t.Earlier, refs)
+			earlier.Append(idBuf)
 		}
 	}
 	if err := stream(tb.NewRecordBatch()); err != nil {
@@ -548,11 +707,12 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		recs  [3]arrow.RecordBatch
 		forms [3]int // which of its schemas each stream has
 	)
-	// The tables of version 9, of version 8 (without iceberg_state), of
-	// versions 6 and 7 (without creation_id and field_ids too) or of the
-	// versions before (without published too), and the tombstones of
-	// version 6 on or of the versions before (without published).
-	for k, want := range [][]*arrow.Schema{{TablesSchema, tablesSchema8, tablesSchema7, tablesSchema5}, {SchemasSchema}, {TombstonesSchema, tombstonesSchema5}} {
+	// The tables of version 10, of version 9 (without earlier), of version
+	// 8 (without iceberg_state too), of versions 6 and 7 (without
+	// creation_id and field_ids too) or of the versions before (without
+	// published too), and the tombstones of version 6 on or of the
+	// versions before (without published).
+	for k, want := range [][]*arrow.Schema{{TablesSchema, tablesSchema9, tablesSchema8, tablesSchema7, tablesSchema5}, {SchemasSchema}, {TombstonesSchema, tombstonesSchema5}} {
 		if len(rest) < 8 {
 			return seg, fmt.Errorf("stream %d truncated", k)
 		}
@@ -570,7 +730,7 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		seg.Bytes += int64(n)
 		rest = rest[n:]
 	}
-	before6 := forms[0] == 3
+	before6 := forms[0] == 4
 	// Before version 7 the streams end the segment; from it, the settings
 	// (u64 length, then the bytes) follow them and end it.
 	if len(rest) != 0 {
@@ -599,7 +759,7 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 	case before6:
 		// Every row as published at the tenant's generation.
 		recs[0] = withPublished(recs[0], tablesSchema7, e.Generation, mem)
-		forms[0] = 2
+		forms[0] = 3
 		recs[2] = withPublished(recs[2], TombstonesSchema, e.Generation, mem)
 		seg.recs[0], seg.recs[2] = recs[0], recs[2]
 		seg.Bytes += 8 * (recs[0].NumRows() + recs[2].NumRows())
@@ -607,7 +767,7 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 	if forms[0] != 0 {
 		// Every row without the columns its version lacks: no creation
 		// id or field ids (before version 8), no Iceberg state (before
-		// version 9).
+		// version 9), no earlier versions (before version 10).
 		var added int64
 		recs[0], added = widened(recs[0], mem)
 		seg.recs[0] = recs[0]
@@ -618,7 +778,8 @@ func readPayload(e Entry, payload []byte, mem memory.Allocator) (seg *Segment, e
 		SchemaRef: tc[3].(*array.Int32), Location: tc[4].(*array.String), Version: tc[5].(*array.Int64),
 		CreatedAt: tc[6].(*array.Timestamp), UpdatedAt: tc[7].(*array.Timestamp), Description: tc[8].(*array.String),
 		Properties: tc[9].(*array.Map), UpdatedBy: tc[10].(*array.String), Op: tc[11].(*array.String), Published: tc[12].(*array.Uint64),
-		CreationID: tc[13].(*array.String), FieldIDs: tc[14].(*array.Binary), IcebergState: tc[15].(*array.Binary)}
+		CreationID: tc[13].(*array.String), FieldIDs: tc[14].(*array.Binary), IcebergState: tc[15].(*array.Binary),
+		Earlier: tc[16].(*array.Binary)}
 	seg.Schemas = recs[1].Column(0).(*array.Binary)
 	dc := recs[2].Columns()
 	seg.Tombstones = TombstoneColumns{Namespace: dc[0].(*array.String), Name: dc[1].(*array.String), Version: dc[2].(*array.Int64),
@@ -643,10 +804,11 @@ func withPublished(rec arrow.RecordBatch, schema *arrow.Schema, gen uint64, mem 
 	return array.NewRecordBatch(schema, append(slices.Clone(rec.Columns()), pub), rec.NumRows())
 }
 
-// widened returns rec (the tables of a segment before version 9, with
+// widened returns rec (the tables of a segment before version 10, with
 // published) with the columns of TablesSchema it lacks after its own:
 // creation_id empty, field_ids null (before version 8), iceberg_state null
-// in every row, as TablesSchema, and the bytes they add; it releases rec.
+// (before version 9), earlier null in every row, as TablesSchema, and the
+// bytes they add; it releases rec.
 func widened(rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, int64) {
 	defer rec.Release()
 	n := int(rec.NumRows())
@@ -771,6 +933,11 @@ func checkSegment(e Entry, s *Segment) error {
 		if c.IcebergState.IsValid(i) {
 			if n := c.IcebergState.ValueLen(i); n == 0 || n > MaxIcebergStateBytes {
 				return fmt.Errorf("table %s.%s: iceberg state of %d bytes, want 1 to %d", ns, name, n, MaxIcebergStateBytes)
+			}
+		}
+		if c.Earlier.IsValid(i) {
+			if _, err := decodeEarlier(c.Earlier.Value(i), s.Schemas.Len(), c.Version.Value(i)); err != nil {
+				return fmt.Errorf("table %s.%s: %v", ns, name, err)
 			}
 		}
 	}

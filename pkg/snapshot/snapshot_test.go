@@ -33,7 +33,8 @@ type rows struct {
 // a schema, and initech's tombstone alone; as the version 7 fixture holds
 // them, acme's settings (fixtureSettings; the others have none); and, as
 // the version 8 fixture holds them, each table's creation id and field ids
-// (fixtureIDs).
+// (fixtureIDs); and, as the version 10 fixture holds them, orders at
+// version 3 with two earlier versions (fixtureEarlier).
 // They are unpublished (Published zero), so a writer stamps them with its
 // generation. Each call returns rows of their own.
 func fixtureRows(tb testing.TB) map[string]rows {
@@ -55,6 +56,9 @@ func fixtureRows(tb testing.TB) map[string]rows {
 			t.IcebergState = fixtureIcebergState(tb, t.Namespace+"."+t.Name)
 			rs.tables = append(rs.tables, t)
 		}
+		if e.Tenant == "acme" {
+			fixtureEarlier(rs.tables)
+		}
 		for i := range seg.Tombstones.Name.Len() {
 			d := seg.Tombstone(i)
 			d.Published = 0
@@ -66,6 +70,27 @@ func fixtureRows(tb testing.TB) map[string]rows {
 		out[e.Tenant] = rs
 	}
 	return out
+}
+
+// fixtureEarlier gives acme's orders (in tables, acme's rows) version 3
+// and its two earlier versions: version 1 of customers' schema and ids
+// (a schema the segment holds already), version 2 of its own schema and
+// ids (the current one's, also held).
+func fixtureEarlier(tables []snapshot.Table) {
+	var customers, orders *snapshot.Table
+	for i := range tables {
+		switch tables[i].Namespace + "." + tables[i].Name {
+		case "sales.customers":
+			customers = &tables[i]
+		case "sales.orders":
+			orders = &tables[i]
+		}
+	}
+	orders.Version = 3
+	orders.Earlier = []snapshot.Earlier{
+		{Version: 1, SchemaIPC: customers.SchemaIPC, FieldIDs: customers.FieldIDs, LastColumnID: customers.LastColumnID},
+		{Version: 2, SchemaIPC: orders.SchemaIPC, FieldIDs: orders.FieldIDs, LastColumnID: orders.LastColumnID},
+	}
 }
 
 // fixtureSettings are acme's settings item in the fixtures, as the
@@ -198,7 +223,7 @@ func fixtureCarriesOver(t *testing.T, name string) {
 func TestOldAndUnknownVersionsAreRefused(t *testing.T) {
 	t.Parallel()
 	b := write(t, snapshot.WriterOptions{Generation: 1, CreatedAt: t0}, fixtureRows(t)).Blob
-	for _, v := range []uint16{1, 2, 3, 10, 0xffff} {
+	for _, v := range []uint16{1, 2, 3, 11, 0xffff} {
 		bad := slices.Clone(b)
 		bad[8], bad[9] = byte(v), byte(v>>8)
 		if _, err := snapshot.Open(bad, snapshot.ReaderOptions{}); !errors.Is(err, snapshot.ErrVersion) || errors.Is(err, snapshot.ErrCorrupt) {

@@ -34,7 +34,7 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 }
 
-// Writer writes a version 9 blob, one tenant at a time in strictly
+// Writer writes a version 10 blob, one tenant at a time in strictly
 // ascending name order: every blob, whether built from a full scan or from
 // a previous blob and a batch of changes, is written by it. Its first error
 // sticks, as pebble's sstable.Writer's does: every later AddTenant,
@@ -106,7 +106,10 @@ func (w *Writer) AddTenant(tenant string, tables []Table, tombstones []Tombstone
 // been checked to decode; their creation ids and field ids are written as
 // given (the writer does not check the ids against the schema), and so is
 // each table's Iceberg state (opaque here; empty: none), at most
-// MaxIcebergStateBytes (more is an error). The
+// MaxIcebergStateBytes (more is an error). Each table's earlier versions
+// must ascend from 1 to below its Version and each have a schema (checked
+// to decode, as the table's); their schemas join the segment's distinct
+// schemas. The
 // settings are the bytes of the tenant's
 // settings item as stored, carried verbatim (the writer does not read
 // them; nil or empty: none), at most MaxSettingsBytes (more is an error).
@@ -139,6 +142,9 @@ func (w *Writer) AddTenantWithSettings(tenant string, tables []Table, tombstones
 			return w.fail(fmt.Errorf("snapshot: write tenant %q: table %s.%s: iceberg state of %d bytes, the limit is %d", tenant, t.Namespace, t.Name,
 				len(t.IcebergState), MaxIcebergStateBytes))
 		}
+		if err := checkEarlier(t); err != nil {
+			return w.fail(fmt.Errorf("snapshot: write tenant %q: table %s.%s: %w", tenant, t.Namespace, t.Name, err))
+		}
 	}
 	for i := range tombstones {
 		d := &tombstones[i]
@@ -165,6 +171,23 @@ func (w *Writer) AddTenantWithSettings(tenant string, tables []Table, tombstones
 	}
 	w.entries = append(w.entries, e)
 	w.segs = append(w.segs, stored)
+	return nil
+}
+
+// checkEarlier checks a table's earlier versions as the format holds
+// them: ascending from 1 to below the table's version, each with a
+// schema.
+func checkEarlier(t *Table) error {
+	prev := int64(0)
+	for _, e := range t.Earlier {
+		switch {
+		case e.Version <= prev || e.Version >= t.Version:
+			return fmt.Errorf("earlier version %d after %d: versions ascend from 1 to below the table's %d", e.Version, prev, t.Version)
+		case e.SchemaIPC == nil:
+			return fmt.Errorf("earlier version %d has no schema", e.Version)
+		}
+		prev = e.Version
+	}
 	return nil
 }
 

@@ -43,5 +43,5 @@ func ExampleBuild() {
 	fmt.Println("version:", r.Header().Version, "tables:", seg.NumTables(), seg.Tables.Namespace.Value(0)+"."+seg.Tables.Name.Value(0),
 		"exact schema:", catalog.SchemaEqual(got, schema))
 	// Output:
-	// version: 9 tables: 1 sales.orders exact schema: true
+	// version: 10 tables: 1 sales.orders exact schema: true
 }
