@@ -171,7 +171,8 @@ func NewLambdaHandler(ctx context.Context, cfg LambdaConfig, log *slog.Logger, m
 		return nil, err
 	}
 	p := &Publisher{Store: store, Blobs: blobs, Reconcile: cfg.Reconcile, MaxIncremental: cfg.MaxIncremental,
-		History: catalog.New(store, catalog.Options{HistoryVersions: cfg.HistoryVersions}), HistoryBudget: cfg.HistoryBudget}
+		History: catalog.New(store, catalog.Options{HistoryVersions: cfg.HistoryVersions}), HistoryBudget: cfg.HistoryBudget,
+		HistoryVersions: cfg.HistoryVersions}
 	if cfg.EventBus != "" {
 		p.Events = &EventBridge{Client: eventbridge.NewFromConfig(awsCfg), Bus: cfg.EventBus}
 	}

@@ -117,6 +117,11 @@ type Publisher struct {
 	// invocation (a batch's purges, a sweep). Default
 	// DefaultHistoryBudget.
 	HistoryBudget int
+	// HistoryVersions is how many versions of each registration the
+	// catalog keeps (catalog.Options.HistoryVersions; zero is its
+	// default, negative none): each snapshot row carries its kept
+	// versions below its own (scan.BuildOptions.HistoryVersions).
+	HistoryVersions int
 }
 
 // Outcome says what a run did.
@@ -314,7 +319,7 @@ func (p *Publisher) publish(ctx context.Context, opts runOptions) (Result, error
 		store = seen
 	}
 	build, err := scan.Build(ctx, store, scan.BuildOptions{Generation: gen, CreatedAt: scanAt, Previous: prevTenants,
-		Base: prevIndex, Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}})
+		Base: prevIndex, Marker: snapshot.Marker{Changes: res.Changes, FullScanAt: scanAt}, HistoryVersions: p.HistoryVersions})
 	if err != nil {
 		return res, fmt.Errorf("refresh: %w", err)
 	}
@@ -471,7 +476,8 @@ func (p *Publisher) apply(ctx context.Context, keys []string) (Result, error) {
 		// The new blob's marker is the old one plus the writes this batch
 		// accounts for, never the live counter, which may count a write
 		// whose batch failed (pkg/catalog/changes.go).
-		applied, err := scan.Apply(ctx, p.Store, base, keys, scan.ApplyOptions{Generation: gen, CreatedAt: now()})
+		applied, err := scan.Apply(ctx, p.Store, base, keys, scan.ApplyOptions{Generation: gen, CreatedAt: now(),
+			HistoryVersions: p.HistoryVersions})
 		switch {
 		case apart && (errors.Is(err, snapshot.ErrCorrupt) || errors.Is(err, blobstore.ErrNotFound)):
 			// A segment of the batch's tenants is not stored as the

@@ -23,6 +23,9 @@ type ApplyOptions struct {
 	// of the tenants written again.
 	Generation uint64
 	CreatedAt  time.Time
+	// HistoryVersions is as BuildOptions.HistoryVersions: how many
+	// versions of a registration the catalog keeps.
+	HistoryVersions int
 }
 
 // Applied is what one Apply read and wrote.
@@ -32,9 +35,10 @@ type Applied struct {
 	Written *snapshot.Written
 	// Tenants is how many tenants' segments were written again; Reads how
 	// many keys were read (each registration, tombstone and Iceberg state
-	// key, each such tenant's settings item once, and the state key of
-	// each row new in the batch); Fetched how many segments base
-	// did not hold and fetched.
+	// key, each such tenant's settings item once, the state key of
+	// each row new in the batch, and the version records read for rows'
+	// earlier versions); Fetched how many segments base did not hold and
+	// fetched.
 	Tenants, Reads, Fetched int
 	// Writes is how many writes of registrations the batch accounts for,
 	// none of them in base: per table added, its version (its registration
@@ -106,6 +110,16 @@ type Change struct {
 // tenant's table keys refreshes its settings too, and a settings change
 // alone rewrites its tenant's segment and no other (no Changes).
 // Counts.Skipped is carried from base: it is known only to a full scan.
+//
+// A row written again from its registration key carries its
+// registration's kept versions below its own that have a schema
+// (snapshot.Table.Earlier, as Build gives them): the row's list in base,
+// and its row in base, when base holds an older version of the same
+// registration (with a Get of each version record between the two: none
+// for one update), the list as it was when base holds the same version,
+// else a Get of each kept version record (a new row at version 1 reads
+// none). A version record the catalog deleted since base's list was made
+// (its HistoryMaxAge) stays in the list until the next full scan.
 //
 // The new blob's change marker keeps base's full-scan time and adds the
 // batch's Applied.Writes to base's count, never the live counter (see
@@ -231,6 +245,9 @@ func Apply(ctx context.Context, store metastore.Store, base *snapshot.Reader, ke
 			}
 			out.Reads++
 			t.IcebergState = st.of(t.CreationID)
+		}
+		if t.Earlier, err = earlierAfter(ctx, store, ref, &t, before, had, keptVersions(opts.HistoryVersions), &out.Reads); err != nil {
+			return out, err
 		}
 		if n := writesSince(before, had, &t); n > 0 {
 			out.Writes += n

@@ -42,6 +42,12 @@ type BuildOptions struct {
 	Base *snapshot.Reader
 	// Marker is the change marker the blob records.
 	Marker snapshot.Marker
+	// HistoryVersions is how many versions of a registration the catalog
+	// keeps (catalog.Options.HistoryVersions): each row carries the kept
+	// versions below its own, at most HistoryVersions-1 of them. Zero is
+	// catalog.DefaultHistoryVersions; negative keeps none, and the version
+	// records are not scanned.
+	HistoryVersions int
 }
 
 // ErrSegmentMissing is what Base's Fetch wraps when the store holds no
@@ -88,6 +94,15 @@ const maxSkippedKeys = 16
 // skipped and counted, and one whose table has no row, or a row of
 // another creation id (a stale state of a table dropped or registered
 // again), is left out, uncounted.
+//
+// The version records (catalog.VersionPrefix) are scanned once as well
+// and grouped by registration: each row carries its registration's kept
+// versions below its own that have a schema (snapshot.Table.Earlier),
+// oldest first, at most HistoryVersions-1 of them, each schema checked
+// and kept once with the others. A record that is malformed, of another
+// registration of the name or without a schema is left out, uncounted;
+// one past the catalog's HistoryMaxAge but not yet deleted is carried
+// (Catalog.History would skip it).
 func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built, error) {
 	var out Built
 	tenants := map[string]*tenantRows{}
@@ -170,6 +185,29 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 	if err != nil {
 		return out, fmt.Errorf("scan: iceberg states: %w", err)
 	}
+	keep := keptVersions(opts.HistoryVersions)
+	versions := map[registration][]snapshot.Earlier{}
+	if keep > 1 {
+		stats, err = metastore.Visit(ctx, store, catalog.VersionPrefix, func(e metastore.Entry) error {
+			ref, creationID, v, ok := catalog.ParseVersionKey(e.Key)
+			if !ok {
+				return nil
+			}
+			reg, err := catalog.DecodeRegistration(e.Value)
+			if err != nil {
+				return nil
+			}
+			if ev, ok := rc.earlier(v, reg); ok {
+				k := registration{ref, creationID}
+				versions[k] = append(versions[k], ev)
+			}
+			return nil
+		})
+		addStats(&out.Stats, stats)
+		if err != nil {
+			return out, fmt.Errorf("scan: version records: %w", err)
+		}
+	}
 	slices.Sort(out.SkippedKeys)
 	out.DistinctSchemas = len(rc.schemas)
 	rc = nil
@@ -190,6 +228,19 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 				ref := catalog.TableRef{Tenant: name, Namespace: t.Namespace, Name: t.Name}
 				t.IcebergState = states[ref].of(t.CreationID)
 				delete(states, ref)
+			}
+		}
+		if len(versions) > 0 {
+			for i := range r.tables {
+				t := &r.tables[i]
+				if t.CreationID == "" {
+					continue
+				}
+				k := registration{catalog.TableRef{Tenant: name, Namespace: t.Namespace, Name: t.Name}, t.CreationID}
+				es := versions[k]
+				slices.SortFunc(es, func(a, b snapshot.Earlier) int { return cmp.Compare(a.Version, b.Version) })
+				t.Earlier = keptBelow(es, t.Version, keep)
+				delete(versions, k)
 			}
 		}
 		if opts.Base != nil {
@@ -373,27 +424,51 @@ func (c *rowCache) table(ref catalog.TableRef, reg catalog.Registration) snapsho
 	if !reg.HasSchema() {
 		return t
 	}
-	raw := reg.SchemaIPC()
-	if c == nil {
-		if _, err := catalog.DecodeSchema(raw); err == nil {
-			t.SchemaIPC = raw
-		}
-	} else {
-		kept, ok := c.schemas[string(raw)]
-		if !ok {
-			if _, err := catalog.DecodeSchema(raw); err == nil {
-				kept = raw
-			}
-			c.schemas[string(raw)] = kept
-		}
-		t.SchemaIPC = kept
-	}
+	t.SchemaIPC = c.schema(reg.SchemaIPC())
 	if t.SchemaIPC != nil {
 		if ids, ok := reg.FieldIDs(); ok {
 			t.FieldIDs, t.LastColumnID = c.fieldIDs(ids.IDs), ids.LastColumnID
 		}
 	}
 	return t
+}
+
+// schema returns raw when it decodes (checked once per distinct bytes),
+// the bytes kept first when it was checked before; nil when it does not.
+func (c *rowCache) schema(raw []byte) []byte {
+	if c == nil {
+		if _, err := catalog.DecodeSchema(raw); err != nil {
+			return nil
+		}
+		return raw
+	}
+	kept, ok := c.schemas[string(raw)]
+	if !ok {
+		if _, err := catalog.DecodeSchema(raw); err == nil {
+			kept = raw
+		}
+		c.schemas[string(raw)] = kept
+	}
+	return kept
+}
+
+// earlier is reg, the registration of a version record at version, as an
+// earlier version of a row: its schema (checked as a row's) and field ids
+// (catalog.Registration.FieldIDs); false when it has no schema that
+// decodes.
+func (c *rowCache) earlier(version int64, reg catalog.Registration) (snapshot.Earlier, bool) {
+	if !reg.HasSchema() {
+		return snapshot.Earlier{}, false
+	}
+	raw := c.schema(reg.SchemaIPC())
+	if raw == nil {
+		return snapshot.Earlier{}, false
+	}
+	ids, ok := reg.FieldIDs()
+	if !ok {
+		return snapshot.Earlier{}, false
+	}
+	return snapshot.Earlier{Version: version, SchemaIPC: raw, FieldIDs: c.fieldIDs(ids.IDs), LastColumnID: ids.LastColumnID}, true
 }
 
 // fieldIDs returns ids, or an equal list it returned before (most tables
@@ -490,7 +565,8 @@ type Registered struct {
 
 // WriteRegistrations writes a blob of registrations already in hand (in
 // any order; a tool or a test that has them without a metastore), through
-// a Writer as Build does.
+// a Writer as Build does, without their earlier versions (no history is
+// at hand).
 func WriteRegistrations(regs []Registered, opts snapshot.WriterOptions) (*snapshot.Written, error) {
 	byTenant := map[string][]snapshot.Table{}
 	rc := newRowCache()

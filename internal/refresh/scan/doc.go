@@ -1,6 +1,6 @@
 // Package scan reads the catalog out of a metastore into snapshot blobs,
 // for refresh: a full scan of the registrations, tombstones, tables'
-// Iceberg states and tenant settings (Build), a batch of changed keys read again and applied to the
+// Iceberg states, tenant settings and version records (Build), a batch of changed keys read again and applied to the
 // blob before (Apply),
 // and registrations already in hand (WriteRegistrations). It turns the
 // catalog's records into the format's rows (snapshot.Table,
