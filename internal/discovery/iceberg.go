@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +10,13 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
 
 	"github.com/lake-catalog/lake/internal/icebergrest"
 	"github.com/lake-catalog/lake/internal/vending"
 	"github.com/lake-catalog/lake/pkg/catalog"
 	"github.com/lake-catalog/lake/pkg/icebergschema"
+	"github.com/lake-catalog/lake/pkg/snapshot"
 	"github.com/lake-catalog/lake/pkg/wire"
 )
 
@@ -197,9 +200,9 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 		return icebergrest.Table{}, false, fmt.Errorf("%s.%s: name mapping: %w", namespace, name, err)
 	}
 	t := icebergrest.Table{
-		Location: c.Location.Value(i), Schema: schema, LastColumnID: int(fids.LastColumnID), Properties: ts.properties(i),
-		Description: c.Description.Value(i), UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(), Version: version,
-		NameMapping: mapping,
+		Location: c.Location.Value(i), Schema: schema, Earlier: earlierSchemas(ts.earlier(i)), LastColumnID: int(fids.LastColumnID),
+		Properties: ts.properties(i), Description: c.Description.Value(i), UpdatedAt: c.UpdatedAt.Value(i).ToTime(arrow.Microsecond).UTC(),
+		Version: version, NameMapping: mapping,
 	}
 	if id := ts.creationID(i); id != "" {
 		t.UUID = icebergrest.TableUUID(tenant, namespace, name, id)
@@ -213,6 +216,41 @@ func (src icebergSource) Table(ctx context.Context, tenant, namespace, name stri
 		t = src.keep(key, ts, i, loc, md, t)
 	}
 	return t, true, nil
+}
+
+// earlierSchemas returns the Iceberg schemas of a row's earlier kept
+// versions (tenantState.earlier), oldest first, each with its version as
+// schema id and the field ids it recorded: icebergrest.Table.Earlier, the
+// list tablesync.EarlierSchemas makes from the catalog's history for a
+// sync, made here from the snapshot's row without I/O. As there, a version
+// whose schema bytes are the version before's is left out (Iceberg lists
+// a schema once), and so is one whose schema does not decode or Iceberg
+// cannot represent (its table could not be served then either).
+func earlierSchemas(es []snapshot.Earlier) []*iceberg.Schema {
+	var (
+		out  []*iceberg.Schema
+		last []byte
+	)
+	for _, e := range es {
+		if bytes.Equal(e.SchemaIPC, last) {
+			continue
+		}
+		last = e.SchemaIPC
+		sc, err := catalog.DecodeSchema(e.SchemaIPC)
+		if err != nil {
+			continue
+		}
+		fids := icebergschema.FieldIDs{IDs: e.FieldIDs, LastColumnID: e.LastColumnID}
+		if len(e.FieldIDs) == 0 {
+			fids = icebergschema.Assign(nil, icebergschema.FieldIDs{}, sc)
+		}
+		isc, err := icebergschema.ToIceberg(sc, fids, int(e.Version))
+		if err != nil {
+			continue
+		}
+		out = append(out, isc)
+	}
+	return out
 }
 
 // synced returns row i as its Iceberg state describes it: its metadata

@@ -29,7 +29,9 @@ import (
 // (SchemaRef indexes Schemas per row and is null where the schema is
 // unavailable). They include each row's creation id and encoded Iceberg
 // field ids (CreationID, FieldIDs: empty and null in a segment before
-// format version 8), read by creationID and fieldIDs.
+// format version 8), read by creationID and fieldIDs, and its earlier kept
+// versions (Earlier, referencing Schemas: null in a segment before format
+// version 10), read by earlier.
 type segmentColumns struct {
 	snapshot.TableColumns
 	Schemas *array.Binary
@@ -222,6 +224,17 @@ func (ts *tenantState) fieldIDs(i int) (ids []int32, last int32) { return ts.col
 // are read-only memory of the segment's column, valid for as long as the
 // state, and counted in its size (snapshot.Segment.Bytes).
 func (ts *tenantState) icebergState(i int) []byte { return ts.cols.IcebergStateOf(i) }
+
+// earlier returns row i's earlier kept versions (the catalog's history of
+// its registration below its version, those with a schema), oldest
+// first: what Iceberg REST lists before its current schema. None for a
+// table of one version, and for every row of a segment before snapshot
+// format version 10. The list is decoded from the segment's column on
+// each call, the caller's own; each schema is read-only memory of the
+// segment's distinct schemas, valid for as long as the state.
+func (ts *tenantState) earlier(i int) []snapshot.Earlier {
+	return ts.cols.EarlierOf(i, ts.cols.Schemas)
+}
 
 // schemaLen is row i's schema IPC length, or -1 when unavailable.
 func (ts *tenantState) schemaLen(i int) int {
