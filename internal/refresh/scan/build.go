@@ -45,8 +45,8 @@ type BuildOptions struct {
 	// HistoryVersions is how many versions of a registration the catalog
 	// keeps (catalog.Options.HistoryVersions): each row carries the kept
 	// versions below its own, at most HistoryVersions-1 of them. Zero is
-	// catalog.DefaultHistoryVersions; negative keeps none, and the version
-	// records are not scanned.
+	// catalog.DefaultHistoryVersions; negative keeps none (the version
+	// records are passed over).
 	HistoryVersions int
 }
 
@@ -62,8 +62,8 @@ type Built struct {
 	// Counts are the blob's; Tombstones how many tombstones it holds.
 	Counts     catalog.Counts
 	Tombstones int
-	// Stats is what the metastore reported of its scans (registrations
-	// and tombstones, summed).
+	// Stats is what the metastore reported of its one pass over the
+	// store (every item, the ones Build does not read among them).
 	Stats metastore.ScanStats
 	// SkippedKeys holds some of the malformed entries' keys (up to 16,
 	// sorted), for the log.
@@ -76,9 +76,13 @@ type Built struct {
 // maxSkippedKeys bounds Built.SkippedKeys.
 const maxSkippedKeys = 16
 
-// Build scans the registrations (catalog.KeyPrefix), the tombstones
-// (catalog.TombstonePrefix), the tenant settings (catalog.TenantPrefix)
-// and the tables' Iceberg states (catalog.IcebergPrefix) once each and writes a blob of them. Each entry is decoded into its row
+// Build reads the registrations (catalog.KeyPrefix), the tombstones
+// (catalog.TombstonePrefix), the tenant settings (catalog.TenantPrefix),
+// the tables' Iceberg states (catalog.IcebergPrefix) and the version
+// records (catalog.VersionPrefix) in one pass over the store (one
+// metastore.Visit of every key: on DynamoDB one paginated Scan, which
+// reads the whole table whatever the prefix) and writes a blob of them;
+// items under other prefixes are passed over. Each entry is decoded into its row
 // as the scan hands it over and then dropped; identical schema bytes are
 // checked and kept once. A malformed key or value is skipped and counted
 // (Counts.Skipped), never fatal; a table whose schema bytes are missing or
@@ -95,14 +99,14 @@ const maxSkippedKeys = 16
 // another creation id (a stale state of a table dropped or registered
 // again), is left out, uncounted.
 //
-// The version records (catalog.VersionPrefix) are scanned once as well
-// and grouped by registration: each row carries its registration's kept
+// The version records are grouped by registration: each row carries its registration's kept
 // versions below its own that have a schema (snapshot.Table.Earlier),
 // oldest first, at most HistoryVersions-1 of them, each schema checked
-// and kept once with the others. A record that is malformed, of another
-// registration of the name or without a schema is left out, uncounted;
-// one past the catalog's HistoryMaxAge but not yet deleted is carried
-// (Catalog.History would skip it).
+// and kept once with the others (with HistoryVersions negative, or 1,
+// none). A record that is malformed, of another registration of the name
+// or without a schema is left out, uncounted; one past the catalog's
+// HistoryMaxAge but not yet deleted is carried (Catalog.History would
+// skip it).
 func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built, error) {
 	var out Built
 	tenants := map[string]*tenantRows{}
@@ -121,92 +125,88 @@ func Build(ctx context.Context, store metastore.Store, opts BuildOptions) (Built
 		}
 	}
 	rc := newRowCache()
-	stats, err := metastore.Visit(ctx, store, catalog.KeyPrefix, func(e metastore.Entry) error {
+	settings := map[string][]byte{}
+	states := map[catalog.TableRef]icebergState{}
+	keep := keptVersions(opts.HistoryVersions)
+	versions := map[registration][]snapshot.Earlier{}
+	registrations := func(e metastore.Entry) {
 		ref, err := catalog.ParseKey(e.Key)
 		if err != nil {
 			skip(catalog.KeyPrefix + e.Key)
-			return nil
+			return
 		}
 		reg, err := catalog.DecodeRegistration(e.Value)
 		if err != nil {
 			skip(catalog.KeyPrefix + e.Key)
-			return nil
+			return
 		}
 		r := rowsOf(ref.Tenant)
 		r.tables = append(r.tables, rc.table(ref, reg))
-		return nil
-	})
-	addStats(&out.Stats, stats)
-	if err != nil {
-		return out, fmt.Errorf("scan: registrations: %w", err)
 	}
-	stats, err = metastore.Visit(ctx, store, catalog.TombstonePrefix, func(e metastore.Entry) error {
+	tombstones := func(e metastore.Entry) {
 		d, err := catalog.DecodeTombstone(e.Key, e.Value)
 		if err != nil {
 			skip(catalog.TombstonePrefix + e.Key)
-			return nil
+			return
 		}
 		if d.Expired(opts.CreatedAt) {
-			return nil
+			return
 		}
 		r := rowsOf(d.Ref.Tenant)
 		r.tombstones = append(r.tombstones, rc.tombstone(d))
-		return nil
-	})
-	addStats(&out.Stats, stats)
-	if err != nil {
-		return out, fmt.Errorf("scan: tombstones: %w", err)
 	}
-	settings := map[string][]byte{}
-	stats, err = metastore.Visit(ctx, store, catalog.TenantPrefix, func(e metastore.Entry) error {
+	tenantItems := func(e metastore.Entry) {
 		raw, err := tenantSettings(e.Key, e.Value)
 		if err != nil {
 			skip(catalog.TenantPrefix + e.Key)
-			return nil
+			return
 		}
 		settings[e.Key] = raw
-		return nil
-	})
-	addStats(&out.Stats, stats)
-	if err != nil {
-		return out, fmt.Errorf("scan: tenant settings: %w", err)
 	}
-	states := map[catalog.TableRef]icebergState{}
-	stats, err = metastore.Visit(ctx, store, catalog.IcebergPrefix, func(e metastore.Entry) error {
+	icebergStates := func(e metastore.Entry) {
 		ref, st, err := readIcebergState(e.Key, e.Value)
 		if err != nil {
 			skip(catalog.IcebergPrefix + e.Key)
-			return nil
+			return
 		}
 		states[ref] = st
+	}
+	versionRecords := func(e metastore.Entry) {
+		if keep < 2 {
+			return
+		}
+		ref, creationID, v, ok := catalog.ParseVersionKey(e.Key)
+		if !ok {
+			return
+		}
+		reg, err := catalog.DecodeRegistration(e.Value)
+		if err != nil {
+			return
+		}
+		if ev, ok := rc.earlier(v, reg); ok {
+			k := registration{ref, creationID}
+			versions[k] = append(versions[k], ev)
+		}
+	}
+	// One pass over the store: on DynamoDB a Scan reads the whole table
+	// whatever the prefix, so a pass per prefix would read it once each.
+	parts := []struct {
+		prefix string
+		visit  func(metastore.Entry)
+	}{{catalog.KeyPrefix, registrations}, {catalog.TombstonePrefix, tombstones}, {catalog.TenantPrefix, tenantItems},
+		{catalog.IcebergPrefix, icebergStates}, {catalog.VersionPrefix, versionRecords}}
+	stats, err := metastore.Visit(ctx, store, "", func(e metastore.Entry) error {
+		for _, p := range parts {
+			if rest, ok := strings.CutPrefix(e.Key, p.prefix); ok {
+				p.visit(metastore.Entry{Key: rest, Value: e.Value})
+				return nil
+			}
+		}
 		return nil
 	})
 	addStats(&out.Stats, stats)
 	if err != nil {
-		return out, fmt.Errorf("scan: iceberg states: %w", err)
-	}
-	keep := keptVersions(opts.HistoryVersions)
-	versions := map[registration][]snapshot.Earlier{}
-	if keep > 1 {
-		stats, err = metastore.Visit(ctx, store, catalog.VersionPrefix, func(e metastore.Entry) error {
-			ref, creationID, v, ok := catalog.ParseVersionKey(e.Key)
-			if !ok {
-				return nil
-			}
-			reg, err := catalog.DecodeRegistration(e.Value)
-			if err != nil {
-				return nil
-			}
-			if ev, ok := rc.earlier(v, reg); ok {
-				k := registration{ref, creationID}
-				versions[k] = append(versions[k], ev)
-			}
-			return nil
-		})
-		addStats(&out.Stats, stats)
-		if err != nil {
-			return out, fmt.Errorf("scan: version records: %w", err)
-		}
+		return out, fmt.Errorf("scan: the catalog: %w", err)
 	}
 	slices.Sort(out.SkippedKeys)
 	out.DistinctSchemas = len(rc.schemas)
