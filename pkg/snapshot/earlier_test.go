@@ -81,6 +81,10 @@ func TestEarlierRoundTrip(t *testing.T) {
 				if !equalEarlier(got, want) {
 					t.Fatalf("people's earlier versions %+v, want %+v", got, want)
 				}
+				// Table copies the row's schema once for its versions of it.
+				if tb := seg.Table(i); &tb.Earlier[1].SchemaIPC[0] != &tb.SchemaIPC[0] || &tb.Earlier[2].SchemaIPC[0] != &tb.SchemaIPC[0] {
+					t.Fatalf("people's Table holds a copy of its schema per earlier version of it")
+				}
 			case "sales.orders":
 				if len(got) != 2 {
 					t.Fatalf("orders' earlier versions %+v, want 2", got)

@@ -435,7 +435,9 @@ func (s *Segment) Schema(i int) []byte {
 	return s.Schemas.Value(int(s.Tables.SchemaRef.Value(i)))
 }
 
-// Table returns row i as a Table, its strings and bytes copied.
+// Table returns row i as a Table, its strings and bytes copied (an
+// earlier version of the row's schema, or of the version before's, shares
+// that copy).
 func (s *Segment) Table(i int) Table {
 	c := s.Tables
 	t := Table{Namespace: strings.Clone(c.Namespace.Value(i)), Name: strings.Clone(c.Name.Value(i)),
@@ -447,7 +449,17 @@ func (s *Segment) Table(i int) Table {
 	t.FieldIDs, t.LastColumnID = c.FieldIDsOf(i)
 	t.Earlier = c.EarlierOf(i, s.Schemas)
 	for k := range t.Earlier {
-		t.Earlier[k].SchemaIPC = bytes.Clone(t.Earlier[k].SchemaIPC)
+		// One copy of a schema per row: an earlier version of the row's
+		// schema, or of the version before's, shares its copy.
+		e := &t.Earlier[k]
+		switch {
+		case t.SchemaIPC != nil && bytes.Equal(e.SchemaIPC, t.SchemaIPC):
+			e.SchemaIPC = t.SchemaIPC
+		case k > 0 && bytes.Equal(e.SchemaIPC, t.Earlier[k-1].SchemaIPC):
+			e.SchemaIPC = t.Earlier[k-1].SchemaIPC
+		default:
+			e.SchemaIPC = bytes.Clone(e.SchemaIPC)
+		}
 	}
 	if !s.Tables.SchemaRef.IsNull(i) && t.SchemaIPC == nil {
 		t.SchemaIPC = []byte{}
