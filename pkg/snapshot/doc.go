@@ -153,8 +153,10 @@
 // its schema as a reference into the segment's schemas (uvarint), and
 // its field ids: a byte 0 when they are the version before's, else a byte
 // 1 and the field_ids encoding above. A schema the tenant holds already
-// costs its reference alone, so a version that changed only the
-// description takes three bytes, and a table of one version none (null).
+// costs its reference alone, so a version after the first that kept the
+// schema and ids of the one before (an update of the description, the
+// location) takes three bytes, and a table of one version nothing stored
+// (null: the column's offsets, 4 bytes a row, once decoded).
 // A value that is truncated, has bytes left over, has versions out of
 // that order or references a schema out of range is corrupt. Iceberg
 // REST lists these schemas before the current one (discovery builds a
