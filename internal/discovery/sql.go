@@ -196,7 +196,8 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 			return nil, rerr
 		}
 		defer rh.release()
-		res, err = rh.value().(*sqlcatalog.Engine).Query(ctx, query, r)
+		// At a lower CPU priority than the catalog's answers.
+		lowPriority(func() { res, err = rh.value().(*sqlcatalog.Engine).Query(ctx, query, r) })
 	}
 	if err != nil {
 		outcome = sqlOutcome(ctx, err)

@@ -1,0 +1,28 @@
+package discovery
+
+import (
+	"runtime"
+	"syscall"
+)
+
+// rowsNice is the nice value of the threads that read tables' rows.
+const rowsNice = 10
+
+// lowPriority runs f on an OS thread of its own whose CPU priority is
+// lowered to nice rowsNice, and waits for it: reading and decoding a
+// table's files is CPU work a request for rows asked for, and the
+// catalog's own answers (GetTables, information_schema) must not queue
+// behind it for a core. The thread is never unlocked, so it ends with f's
+// goroutine and its lowered priority with it (raising a priority back
+// needs CAP_SYS_NICE, which a container rarely has). If the priority
+// cannot be lowered, f runs all the same.
+func lowPriority(f func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), rowsNice)
+		f()
+	}()
+	<-done
+}
