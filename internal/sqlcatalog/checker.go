@@ -253,7 +253,7 @@ func failure(text, msg string, at int, tables map[string][]string) error {
 			return &Error{Kind: ErrTableData, Namespace: ns, Table: table, Offset: at, Msg: fmt.Sprintf("sql: %s is a registered table", name)}
 		}
 		return &Error{Kind: ErrInvalid, Offset: at, Msg: "sql: " + msg + position(text, at) +
-			"; lake answers information_schema.schemata, information_schema.tables and information_schema.columns"}
+			"; lake answers your registered tables and information_schema.schemata, information_schema.tables and information_schema.columns"}
 	}
 	return &Error{Kind: ErrInvalid, Offset: at, Msg: "sql: " + msg + position(text, at)}
 }

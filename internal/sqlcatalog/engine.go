@@ -442,7 +442,7 @@ func refused(action sqlite.AuthorizerActionCode, arg2 string) string {
 
 // readOnlyMessage is the answer to a refused statement.
 func readOnlyMessage(what string) string {
-	return fmt.Sprintf("lake is read-only: %s refused; lake answers SELECT over information_schema (schemata, tables, columns), SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t", what)
+	return fmt.Sprintf("lake is read-only: %s refused; lake answers SELECT over your tables and information_schema (schemata, tables, columns), SHOW TABLES, SHOW COLUMNS FROM t and DESCRIBE t", what)
 }
 
 // acquire takes the engine for one statement, or gives up with ctx.
