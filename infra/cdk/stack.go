@@ -750,6 +750,9 @@ func NewLakeStack(scope constructs.Construct, id string, props *LakeProps) (awsc
 		{"/v1/tenants/{tenant}/dropped", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
 		// Table-scoped read credentials (issue 40): 501 without vending.
 		{tables + "/{table}/credentials", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
+		// A table's first rows (issue 42), read through the same Door as
+		// its credentials: 501 without vending.
+		{tables + "/{table}/preview", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_GET}},
 		// A table's files into Iceberg metadata (issue 41): 501 until the
 		// register function syncs.
 		{tables + "/{table}/sync", []awsapigatewayv2.HttpMethod{awsapigatewayv2.HttpMethod_POST}},
