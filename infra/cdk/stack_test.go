@@ -289,6 +289,7 @@ func TestResources(t *testing.T) {
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/credentials",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/diff",
+		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/preview",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions",
 		"GET /v1/tenants/{tenant}/namespaces/{namespace}/tables/{table}/versions/{version}",
 		"POST /v1/admin/tenants/{tenant}/allowed-prefixes",
