@@ -103,7 +103,7 @@ func rowsEnv(t *testing.T) *env {
 	writeOrders(t, filepath.Join(root, "acme/orders/part-1.parquet"), "acme", 31, 50, 10)
 	writeOrders(t, filepath.Join(root, "globex/orders/part-0.parquet"), "globex", 1, 5, 10)
 	writeSkewed(t, filepath.Join(root, "acme/skewed/part-0.parquet"))
-	e := newEnv(t, discovery.Options{ServerName: "lake", Version: "9.9.9", Door: &vending.Door{DataRoot: root}})
+	e := newEnv(t, discovery.Options{ServerName: "lake", Version: "9.9.9", Door: &vending.Door{DataRoot: root}, Rows: discovery.RowsOptions{Reads: 1}})
 	for _, r := range []struct{ tenant, name, dir string }{
 		{"acme", "orders", "acme/orders"}, {"globex", "orders", "globex/orders"}, {"acme", "skewed", "acme/skewed"},
 	} {
@@ -230,6 +230,13 @@ func TestRowsIsolationAndFailures(t *testing.T) {
 		if codeOf(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "part-0.parquet") {
 			t.Fatalf("= %v", err)
 		}
+	})
+	t.Run("a join's inner scans share the statement's one turn", func(t *testing.T) {
+		// One read at a time in the process (the default on 2 cores):
+		// a join scans its inner table once per outer row, all within
+		// the statement's turn.
+		expectAnswer(t, func(s string) (string, error) { return statement(e, as(t, "acme"), s) },
+			"SELECT count(*) FROM sales.orders a JOIN sales.orders b ON a.id = b.id", "count(*)|50")
 	})
 	t.Run("writes stay refused", func(t *testing.T) {
 		_, err := statement(e, as(t, "acme"), "DELETE FROM sales.orders")

@@ -16,13 +16,22 @@ const rowsNice = 10
 // goroutine and its lowered priority with it (raising a priority back
 // needs CAP_SYS_NICE, which a container rarely has). If the priority
 // cannot be lowered, f runs all the same.
+//
+// A panic in f is raised again on the caller's goroutine, where the
+// server's recovery catches it (a goroutine's own panic would end the
+// process).
 func lowPriority(f func()) {
 	done := make(chan struct{})
+	var panicked any
 	go func() {
 		defer close(done)
+		defer func() { panicked = recover() }()
 		runtime.LockOSThread()
 		_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), rowsNice)
 		f()
 	}()
 	<-done
+	if panicked != nil {
+		panic(panicked)
+	}
 }

@@ -7,6 +7,9 @@ import (
 	"runtime"
 	"sync"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/aws/aws-sdk-go-v2/aws"
 
@@ -104,51 +107,36 @@ func (d *sqlData) Open(ctx context.Context, ns, name string, req preview.Request
 	if !ok {
 		return nil, fmt.Errorf("no table %s.%s", ns, name)
 	}
-	release, err := d.s.rowsGate.Enter(d.tenant)
-	if err != nil {
-		return nil, err
-	}
-	// A turn among the process's reads (the tenant's own cap first: a
-	// tenant past it is refused at once, not queued).
-	select {
-	case d.s.rowsTurns <- struct{}{}:
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
-	gateRelease := release
-	release = func() {
-		<-d.s.rowsTurns
-		gateRelease()
-	}
 	access, err := d.s.opts.Door.Credentials(ctx, vending.TableRequest{Who: "sql:" + d.tenant, Tenant: d.tenant, Namespace: ns, Table: name,
 		Location: d.ts.cols.Location.Value(i), Allowed: d.ts.settings().AllowedPrefixes})
 	if err != nil {
-		release()
 		return nil, fmt.Errorf("%s.%s: %w", ns, name, err)
 	}
 	files, err := preview.FilesFor(access, d.s.opts.Rows.S3Config, d.s.opts.Rows.S3PathStyle)
 	if err != nil {
-		release()
 		return nil, fmt.Errorf("%s.%s: %w", ns, name, err)
 	}
-	r, err := preview.Open(ctx, files, req, d.s.opts.Rows.Limits, d.s.mem)
+	return preview.Open(ctx, files, req, d.s.opts.Rows.Limits, d.s.mem)
+}
+
+// enterRows admits one statement over tables' rows of tenant's: a place
+// under the tenant's gate (refused at once past it), then a turn among
+// the process's reads (waited for within ctx). A statement holds both
+// for its whole run, whatever number of tables and scans it reads (a
+// join's inner scans wait for no one). release gives them back.
+func (s *Service) enterRows(ctx context.Context, tenant string) (release func(), err error) {
+	leave, err := s.rowsGate.Enter(tenant)
 	if err != nil {
-		release()
-		return nil, err
+		return nil, status.Errorf(codes.ResourceExhausted, "sql: %v: at most %d statements over tables' rows at once per tenant; retry shortly", err, preview.DefaultPerTenant)
 	}
-	return &gatedRows{Reader: r, release: release}, nil
-}
-
-// gatedRows is a read that leaves the gate when closed.
-type gatedRows struct {
-	*preview.Reader
-	release func()
-	once    sync.Once
-}
-
-func (g *gatedRows) Close() error {
-	err := g.Reader.Close()
-	g.once.Do(g.release)
-	return err
+	select {
+	case s.rowsTurns <- struct{}{}:
+	case <-ctx.Done():
+		leave()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	return func() {
+		<-s.rowsTurns
+		leave()
+	}, nil
 }

@@ -196,6 +196,12 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 			return nil, rerr
 		}
 		defer rh.release()
+		leave, rerr := s.enterRows(ctx, tenant)
+		if rerr != nil {
+			outcome = "busy"
+			return nil, rerr
+		}
+		defer leave()
 		// At a lower CPU priority than the catalog's answers.
 		lowPriority(func() { res, err = rh.value().(*sqlcatalog.Engine).Query(ctx, query, r) })
 	}

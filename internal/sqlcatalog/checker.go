@@ -249,6 +249,15 @@ func failure(text, msg string, at int, tables map[string][]string) error {
 		return &Error{Kind: ErrReadOnly, Msg: readOnlyMessage("writes"), Offset: -1}
 	}
 	if name, ok := strings.CutPrefix(msg, "no such table: "); ok {
+		if regs := tables[strings.ToLower(name)]; !strings.Contains(name, ".") && len(regs) > 1 {
+			var nss []string
+			for _, r := range regs {
+				ns, _, _ := strings.Cut(r, "\x00")
+				nss = append(nss, ns+"."+name)
+			}
+			return &Error{Kind: ErrInvalid, Offset: at, Msg: fmt.Sprintf("sql: table %s is in more than one namespace%s; qualify it: %s",
+				name, position(text, at), strings.Join(nss, " or "))}
+		}
 		if ns, table, found := registered(name, tables); found {
 			return &Error{Kind: ErrTableData, Namespace: ns, Table: table, Offset: at, Msg: fmt.Sprintf("sql: %s is a registered table", name)}
 		}

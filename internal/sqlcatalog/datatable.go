@@ -126,6 +126,40 @@ type dataTables struct {
 	// closures SQLite holds the addresses of.
 	module    uintptr
 	callbacks []any
+	// scratch is C memory each text or blob value is copied into before
+	// SQLite copies it (SQLITE_TRANSIENT): a Go slice's address is no
+	// pointer SQLite may read through, since the stack it may live on
+	// moves when a call grows it (scratchCap bytes at scratch).
+	scratch    uintptr
+	scratchCap int
+	// opens counts the statement's scans (xFilter calls).
+	opens int
+}
+
+// maxScans is how many scans of registered tables one statement may
+// start: a nested loop join or an IN list scans the inner table once per
+// outer row or value, each a read of its files.
+const maxScans = 256
+
+// bytes hands SQLite b as a text or blob value, copied through the
+// scratch buffer.
+func (d *dataTables) bytes(tls *libc.TLS, ctx uintptr, b []byte, blob bool) {
+	if len(b) > d.scratchCap {
+		p := sqlite3.Xsqlite3_realloc64(tls, d.scratch, uint64(len(b)))
+		if p == 0 {
+			sqlite3.Xsqlite3_result_error_nomem(tls, ctx)
+			return
+		}
+		d.scratch, d.scratchCap = p, len(b)
+	}
+	if len(b) > 0 {
+		copy(cSlice[byte](d.scratch, len(b)), b)
+	}
+	if blob {
+		sqlite3.Xsqlite3_result_blob64(tls, ctx, d.scratch, uint64(len(b)), transient)
+	} else {
+		sqlite3.Xsqlite3_result_text64(tls, ctx, d.scratch, uint64(len(b)), transient, sqlite3.SQLITE_UTF8)
+	}
 }
 
 // newDataTables registers the module on db.
@@ -166,12 +200,16 @@ func (d *dataTables) free(tls *libc.TLS) {
 		sqlite3.Xsqlite3_free(tls, d.module)
 		d.module = 0
 	}
+	if d != nil && d.scratch != 0 {
+		sqlite3.Xsqlite3_free(tls, d.scratch)
+		d.scratch, d.scratchCap = 0, 0
+	}
 }
 
 // begin and end bracket a statement: its context and reservation, a fresh
 // plan list and failure.
 func (d *dataTables) begin(ctx context.Context, r *Reservation) {
-	d.ctx, d.r, d.err, d.plans = ctx, r, nil, d.plans[:0]
+	d.ctx, d.r, d.err, d.plans, d.opens = ctx, r, nil, d.plans[:0], 0
 }
 
 func (d *dataTables) end() {
@@ -250,15 +288,22 @@ func (e *Engine) mount(tls *libc.TLS, ns, name string) error {
 			}
 		}
 		if err := e.exec(tls, "ATTACH ':memory:' AS "+quoteIdent(ns)); err != nil {
-			return fmt.Errorf("sqlcatalog: attach %s: %w", ns, err)
+			return &Error{Kind: ErrData, Msg: fmt.Sprintf("sql: the rows of %s.%s cannot be read through SQL: namespace %s: %v", ns, name, ns, err), Offset: -1, Err: err}
 		}
 		d.schemas = append(d.schemas, ns)
 	}
 	d.pending = t
 	defer func() { d.pending = nil }()
 	if err := e.exec(tls, "PRAGMA query_only = 0; CREATE VIRTUAL TABLE "+quoteIdent(ns)+"."+quoteIdent(name)+" USING "+dataModuleName+"; PRAGMA query_only = 1"); err != nil {
-		e.exec(tls, "PRAGMA query_only = 1") //nolint:errcheck // best effort; the statement fails anyway
-		return fmt.Errorf("sqlcatalog: mount %s.%s: %w", ns, name, err)
+		if rerr := e.exec(tls, "PRAGMA query_only = 1"); rerr != nil {
+			// The connection would stay writable: close it; later
+			// statements fail (errClosed) until the engine is rebuilt.
+			sqlite3.Xsqlite3_close_v2(tls, e.handle)
+			e.handle = 0
+		}
+		// SQLite's reason: two columns of one name (SQL names ignore
+		// case), more columns than it takes, and the like.
+		return &Error{Kind: ErrData, Msg: fmt.Sprintf("sql: the rows of %s.%s cannot be read through SQL: %v", ns, name, err), Offset: -1, Err: err}
 	}
 	d.tables[key] = t
 	d.touch(ns)
@@ -307,9 +352,9 @@ func declareTable(s *arrow.Schema) string {
 
 // sqliteType is the declared type a registered column's values have in
 // SQLite: integers (booleans as 0 and 1, durations as their count of the
-// unit), reals, texts (dates, times and timestamps as SQLite's own date
-// and time text, temporalText; decimals as their decimal text, nested
-// values as JSON), blobs.
+// unit), reals, numerics (decimal128, see resultValue), texts (dates,
+// times and timestamps as SQLite's own date and time text; decimal256 as
+// its text, nested values as JSON), blobs.
 func sqliteType(t arrow.DataType) string {
 	switch t.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
@@ -317,6 +362,8 @@ func sqliteType(t arrow.DataType) string {
 		return "INTEGER"
 	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
 		return "REAL"
+	case arrow.DECIMAL128:
+		return "NUMERIC"
 	case arrow.BINARY, arrow.LARGE_BINARY, arrow.FIXED_SIZE_BINARY, arrow.BINARY_VIEW:
 		return "BLOB"
 	default:
@@ -451,7 +498,8 @@ func (d *dataTables) bestIndex(tls *libc.TLS, pVtab, pInfo uintptr) int32 {
 	n := int(info.FnConstraint)
 	constraints := cSlice[sqlite3.Tsqlite3_index_constraint](info.FaConstraint, n)
 	usage := cSlice[sqlite3.Tsqlite3_index_constraint_usage](info.FaConstraintUsage, n)
-	p := dataPlan{limit: -1, offset: -1}
+	// No column used (count(*), SELECT 1 FROM t) reads none, not all.
+	p := dataPlan{columns: []int{}, limit: -1, offset: -1}
 	used := uint64(info.FcolUsed)
 	for i := range t.schema.NumFields() {
 		if i >= 63 && used&(1<<63) != 0 || i < 63 && used&(1<<i) != 0 {
@@ -494,8 +542,19 @@ func (d *dataTables) bestIndex(tls *libc.TLS, pVtab, pInfo uintptr) int32 {
 		if !ok || c.FiColumn < 0 || int(c.FiColumn) >= t.schema.NumFields() {
 			continue
 		}
+		nullTest := op == preview.OpIsNull || op == preview.OpIsNotNull
+		switch {
+		case nullTest && isFloat(t.schema.Field(int(c.FiColumn)).Type):
+			// SQLite holds a NaN as NULL: IS NULL is true of rows the
+			// footer counts as not null.
+			continue
+		case !nullTest && !binaryCollation(tls, pInfo, i):
+			// Under NOCASE or RTRIM, bytes that differ compare equal: the
+			// footer's byte-ordered bounds cannot rule a row group out.
+			continue
+		}
 		f := planFilter{column: int(c.FiColumn), op: op, arg: -1}
-		if op != preview.OpIsNull && op != preview.OpIsNotNull {
+		if !nullTest {
 			arg++
 			usage[i].FargvIndex = arg
 			f.arg = int(arg - 1)
@@ -589,6 +648,10 @@ func (d *dataTables) filter(tls *libc.TLS, pCursor uintptr, idxNum int32, _ uint
 	if c == nil || idxNum < 0 || int(idxNum) >= len(d.plans) || d.ctx == nil {
 		return sqlite3.SQLITE_ERROR
 	}
+	if d.opens++; d.opens > maxScans {
+		return d.fail(tls, pVtab, &Error{Kind: ErrLimit, Offset: -1, Msg: fmt.Sprintf(
+			"sql: the statement scans registered tables more than %d times (a join or an IN list reads the inner table once per outer row or value, each a read of its files); join on fewer rows, or read each table once in a CTE", maxScans)})
+	}
 	c.closeRows(d)
 	p := d.plans[idxNum]
 	req := preview.Request{Table: c.t.ns + "." + c.t.name, Schema: c.t.schema, Columns: p.columns}
@@ -607,8 +670,11 @@ func (d *dataTables) filter(tls *libc.TLS, pCursor uintptr, idxNum int32, _ uint
 	for _, f := range p.filters {
 		pf := preview.Filter{Column: f.column, Op: f.op}
 		if f.arg >= 0 {
-			if pf.Value = argValue(tls, argv, argc, f.arg); pf.Value == nil {
-				continue // a comparison with NULL matches nothing; SQLite sees to it
+			if pf.Value = argValue(tls, argv, argc, f.arg); pf.Value == nil || !sameClass(c.t.schema.Field(f.column).Type, pf.Value) {
+				// A comparison with NULL matches nothing, and one between
+				// storage classes (SQLite orders numbers < texts < blobs)
+				// is not the footer's order: SQLite sees to both.
+				continue
 			}
 		}
 		req.Filters = append(req.Filters, pf)
@@ -708,28 +774,18 @@ func (d *dataTables) column(tls *libc.TLS, pCursor, ctx uintptr, col int32) int3
 		sqlite3.Xsqlite3_result_null(tls, ctx)
 		return sqlite3.SQLITE_OK
 	}
-	resultValue(tls, ctx, c.rec.Column(c.index[col]), c.row)
+	d.resultValue(tls, ctx, c.rec.Column(c.index[col]), c.row)
 	return sqlite3.SQLITE_OK
 }
 
 // resultValue hands SQLite row i of a.
-func resultValue(tls *libc.TLS, ctx uintptr, a arrow.Array, i int) {
+func (d *dataTables) resultValue(tls *libc.TLS, ctx uintptr, a arrow.Array, i int) {
 	if a.IsNull(i) {
 		sqlite3.Xsqlite3_result_null(tls, ctx)
 		return
 	}
 	resultInt := func(v int64) { sqlite3.Xsqlite3_result_int64(tls, ctx, v) }
-	resultBytes := func(b []byte, blob bool) {
-		p := uintptr(0)
-		if len(b) > 0 {
-			p = uintptr(unsafe.Pointer(&b[0]))
-		}
-		if blob {
-			sqlite3.Xsqlite3_result_blob64(tls, ctx, p, uint64(len(b)), transient)
-		} else {
-			sqlite3.Xsqlite3_result_text64(tls, ctx, p, uint64(len(b)), transient, sqlite3.SQLITE_UTF8)
-		}
-	}
+	resultBytes := func(b []byte, blob bool) { d.bytes(tls, ctx, b, blob) }
 	switch a := a.(type) {
 	case *array.Int8:
 		resultInt(int64(a.Value(i)))
@@ -779,7 +835,7 @@ func resultValue(tls *libc.TLS, ctx uintptr, a arrow.Array, i int) {
 	case *array.Float64:
 		sqlite3.Xsqlite3_result_double(tls, ctx, a.Value(i))
 	case *array.String:
-		resultBytes(unsafe.Slice(unsafe.StringData(a.Value(i)), len(a.Value(i))), false)
+		resultBytes([]byte(a.Value(i)), false)
 	case *array.LargeString:
 		resultBytes([]byte(a.Value(i)), false)
 	case *array.Binary:
@@ -788,7 +844,20 @@ func resultValue(tls *libc.TLS, ctx uintptr, a arrow.Array, i int) {
 		resultBytes(a.Value(i), true)
 	case *array.FixedSizeBinary:
 		resultBytes(a.Value(i), true)
-	case *array.Decimal128, *array.Decimal256:
+	case *array.Decimal128:
+		t := a.DataType().(*arrow.Decimal128Type)
+		n := a.Value(i)
+		switch abs := n.Abs(); {
+		case t.Scale == 0 && (n.HighBits() == 0 && n.LowBits() <= math.MaxInt64 || n.HighBits() == -1 && n.LowBits() >= 1<<63):
+			resultInt(int64(n.LowBits()))
+		case abs.HighBits() == 0 && abs.LowBits() < 1e15:
+			// Up to 15 significant digits: a double holds it and rounds
+			// back to it (typed.go).
+			sqlite3.Xsqlite3_result_double(tls, ctx, n.ToFloat64(t.Scale))
+		default:
+			resultBytes([]byte(a.ValueStr(i)), false)
+		}
+	case *array.Decimal256:
 		resultBytes([]byte(a.ValueStr(i)), false)
 	default:
 		// Nested and other values as JSON.
@@ -819,4 +888,39 @@ var timestampLayouts = map[arrow.TimeUnit]string{
 var timeLayouts = map[arrow.TimeUnit]string{
 	arrow.Second: "15:04:05", arrow.Millisecond: "15:04:05.000",
 	arrow.Microsecond: "15:04:05.000000", arrow.Nanosecond: "15:04:05.000000000",
+}
+
+// A decimal128 reaches SQLite as a number where one holds it exactly: an
+// integer when it has no fraction and fits 64 bits, a real when it has up
+// to 15 significant digits (53 bits hold every such decimal, and it
+// rounds back to it), so that comparisons, ORDER BY, min() and sum() are
+// numeric; a wider value as its decimal text (which sorts after every
+// number). A decimal256 is always its text.
+
+func isFloat(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
+		return true
+	}
+	return false
+}
+
+// sameClass reports whether a filter's value v is of the storage class a
+// column of type t reaches SQLite as (sqliteType): a comparison across
+// classes is SQLite's, not the footer's.
+func sameClass(t arrow.DataType, v any) bool {
+	switch sqliteType(t) {
+	case "INTEGER", "REAL", "NUMERIC":
+		switch v.(type) {
+		case int64, float64:
+			return true
+		}
+	case "BLOB":
+		_, ok := v.([]byte)
+		return ok
+	default:
+		_, ok := v.(string)
+		return ok
+	}
+	return false
 }

@@ -440,3 +440,73 @@ func TestDataTemporalValues(t *testing.T) {
 		t.Errorf("d %d", got)
 	}
 }
+
+// Review findings of the read path, each a statement whose answer was
+// wrong: decimals compared as text, a NOCASE comparison's row groups
+// skipped by bytes, count(*) reading every column, an unqualified name
+// in two namespaces read from either, a statement scanning a table once
+// per outer row without end.
+func TestDataReviewFindings(t *testing.T) {
+	e, d := newDataEngine(t, Limits{})
+	last := func() preview.Request { return d.asked[len(d.asked)-1] }
+	for _, tc := range []struct{ sql, want string }{
+		// amount is decimal128(38, 10): id.5, NULL for id 3.
+		{"SELECT count(*) FROM sales.orders WHERE amount > 5", "count(*)|6"},
+		{"SELECT id FROM sales.orders ORDER BY amount DESC LIMIT 1", "id|10"},
+		{"SELECT max(amount) AS m FROM sales.orders", "m|10.5"},
+	} {
+		res, err := e.Query(context.Background(), tc.sql, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.sql, err)
+		}
+		if got := render(res); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.sql, got, tc.want)
+		}
+	}
+	res, err := e.Query(context.Background(), "SELECT amount FROM sales.orders WHERE id = 4", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Schema.Field(0).Type; !arrow.TypeEqual(got, testTenant().Schemas[0].Field(1).Type) {
+		t.Errorf("amount comes back as %s", got)
+	}
+	if got := render(res); got != "amount|4.5" && got != "amount|4.5000000000" {
+		t.Errorf("amount = %s", got)
+	}
+
+	if _, err := e.Query(context.Background(), "SELECT count(*) FROM hr.people WHERE name = 'ADA' COLLATE NOCASE", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := last(); len(r.Filters) != 0 {
+		t.Errorf("a NOCASE comparison was handed over as %v", r.Filters)
+	}
+	if _, err := e.Query(context.Background(), "SELECT count(*) FROM hr.people WHERE name > x'00'", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := last(); len(r.Filters) != 0 {
+		t.Errorf("a blob compared with a text column was handed over as %v", r.Filters)
+	}
+	if _, err := e.Query(context.Background(), "SELECT count(*) FROM sales.orders WHERE score IS NULL", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := last(); len(r.Filters) != 0 || r.Columns == nil || len(r.Columns) != 1 {
+		t.Errorf("IS NULL on a float column handed over as %v, columns %v", r.Filters, r.Columns)
+	}
+	if _, err := e.Query(context.Background(), "SELECT count(*) FROM sales.orders", nil); err != nil {
+		t.Fatal(err)
+	}
+	if r := last(); r.Columns == nil || len(r.Columns) != 0 {
+		t.Errorf("count(*) asked columns %#v, want none", r.Columns)
+	}
+
+	_, err = e.Query(context.Background(), "SELECT count(*) FROM orders", nil)
+	var se *Error
+	if !errors.As(err, &se) || se.Kind != ErrInvalid || !strings.Contains(se.Msg, "sales.orders or sales_eu.orders") {
+		t.Errorf("an unqualified name in two namespaces: %v", err)
+	}
+
+	_, err = e.Query(context.Background(), "SELECT count(*) FROM sales.orders a, sales_eu.orders b, sales.orders c, sales_eu.orders d WHERE a.id + b.id + c.id = d.id + random() * 0", nil)
+	if !errors.As(err, &se) || se.Kind != ErrLimit || !strings.Contains(se.Msg, "more than 256 times") {
+		t.Errorf("a correlated scan per outer row: %v", err)
+	}
+}

@@ -295,12 +295,22 @@ func appendConverted(b array.Builder, a arrow.Array, i int) error {
 		}
 		b.Append(v.Value(i))
 	case *array.Decimal128Builder:
-		s, ok := a.(*array.String)
-		if !ok {
+		t := b.Type().(*arrow.Decimal128Type)
+		var n decimal128.Num
+		var err error
+		switch a := a.(type) {
+		case *array.String:
+			n, err = decimal128.FromString(a.Value(i), t.Precision, t.Scale)
+		case *array.Int64:
+			n = decimal128.FromI64(a.Value(i)).IncreaseScaleBy(t.Scale)
+			if !n.FitsInPrecision(t.Precision) {
+				return errNoFit
+			}
+		case *array.Float64:
+			n, err = decimal128.FromFloat64(a.Value(i), t.Precision, t.Scale)
+		default:
 			return errNoFit
 		}
-		t := b.Type().(*arrow.Decimal128Type)
-		n, err := decimal128.FromString(s.Value(i), t.Precision, t.Scale)
 		if err != nil {
 			return errNoFit
 		}
@@ -329,7 +339,13 @@ func timeOf(a arrow.Array, i int, layout string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	t, err := time.ParseInLocation(layout, s.Value(i), time.UTC)
-	return t, err == nil
+	// Parse accepts a fraction its layout lacks: a text of another
+	// unit's layout (a compound SELECT's) does not fit, rather than lose
+	// digits.
+	if err != nil || t.Format(layout) != s.Value(i) {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // sinceMidnight is t's time of day.
