@@ -42,7 +42,7 @@ func TestPreview(t *testing.T) {
 	if err := pqarrow.WriteTable(tbl, &buf, 1024, nil, pqarrow.DefaultWriterProps()); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(root, "orders")
+	dir := filepath.Join(root, "acme", "orders")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}

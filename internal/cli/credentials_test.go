@@ -150,13 +150,13 @@ func evalExport(t *testing.T, script string, names ...string) []string {
 func TestCredentialsCommand(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(root, "local", "t"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(root, "acme", "local", "t"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	l := startVending(t, root, true)
 	l.registerAt("orders", "s3://data/acme/orders/")
 	l.registerAt("outside", "s3://elsewhere/x/")
-	l.registerAt("local", "file://"+filepath.Join(root, "local", "t")+"/")
+	l.registerAt("local", "file://"+filepath.Join(root, "acme", "local", "t")+"/")
 	ref := []string{"--tenant", "acme", "-n", "sales"}
 
 	// Nothing is allowed yet: the 403's reason and what to do.
@@ -196,7 +196,7 @@ func TestCredentialsCommand(t *testing.T) {
 	// A local path under the data root is its own access.
 	script = l.must(append(ref, "credentials", "-t", "local", "--export")...)
 	got = evalExport(t, script, "LAKE_TABLE_PATH", "AWS_SECRET_ACCESS_KEY")
-	if want := []string{filepath.Join(root, "local", "t") + "/", ""}; !slices.Equal(got, want) {
+	if want := []string{filepath.Join(root, "acme", "local", "t") + "/", ""}; !slices.Equal(got, want) {
 		t.Fatalf("eval of a path's --export set %q, want %q\n%s", got, want, script)
 	}
 	if out := l.must(append(ref, "credentials", "-t", "local")...); !strings.Contains(out, "  access    path\n") || !strings.Contains(out, "  note      the path is the access") {

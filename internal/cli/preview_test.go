@@ -71,7 +71,7 @@ func TestPreviewCommand(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	l := startLocalWith(t, local.Config{DataDir: filepath.Join(t.TempDir(), "data"), DataRoot: root})
-	file := filepath.Join(root, "orders", "part-0.parquet")
+	file := filepath.Join(root, "acme", "orders", "part-0.parquet")
 	writeOrders(t, file)
 	ref := []string{"--tenant", "acme", "-n", "sales", "-t", "orders"}
 	l.must(append(ref, "register", "--parquet", file)...)

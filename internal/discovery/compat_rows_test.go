@@ -106,6 +106,7 @@ func rowsEnv(t *testing.T) *env {
 	e := newEnv(t, discovery.Options{ServerName: "lake", Version: "9.9.9", Door: &vending.Door{DataRoot: root}, Rows: discovery.RowsOptions{Reads: 1}})
 	for _, r := range []struct{ tenant, name, dir string }{
 		{"acme", "orders", "acme/orders"}, {"globex", "orders", "globex/orders"}, {"acme", "skewed", "acme/skewed"},
+		{"acme", "theirs", "globex/orders"}, // registered over another tenant's folder
 	} {
 		e.registerSpec(r.tenant, "sales", r.name, catalog.TableSpec{Location: "file://" + filepath.Join(root, r.dir) + "/", Schema: ordersSchema})
 	}
@@ -222,6 +223,12 @@ func TestRowsIsolationAndFailures(t *testing.T) {
 	t.Run("another tenant's table does not exist", func(t *testing.T) {
 		_, err := statement(e, as(t, "globex"), "SELECT * FROM sales.skewed")
 		if codeOf(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "no such table") {
+			t.Fatalf("= %v", err)
+		}
+	})
+	t.Run("a table located in another tenant's folder of the data root reads nothing", func(t *testing.T) {
+		_, err := statement(e, as(t, "acme"), "SELECT note FROM sales.theirs LIMIT 2")
+		if codeOf(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "own folder") {
 			t.Fatalf("= %v", err)
 		}
 	})

@@ -111,8 +111,9 @@ type Config struct {
 	// Quota bounds each tenant's tables and registration bytes (zero
 	// fields: the catalog's defaults).
 	Quota catalog.Quota
-	// DataRoot is lake local --data-root: table locations under it
-	// (file:///… or an absolute path) are readable through lake by path,
+	// DataRoot is lake local --data-root: a tenant's table locations under
+	// its own folder of it, DataRoot/<tenant>/ (file:///… or an absolute
+	// path), are readable through lake by path,
 	// and `lake credentials` says so (access "path"); "" refuses every
 	// local path. It must be an existing folder.
 	DataRoot string

@@ -58,7 +58,7 @@ type TableRequest struct {
 func (d *Door) Credentials(ctx context.Context, r TableRequest) (wire.Credentials, error) {
 	out := wire.Credentials{Tenant: r.Tenant, Namespace: r.Namespace, Table: r.Table, Location: r.Location}
 	if p, ok := localPath(r.Location); ok {
-		dir, err := d.underRoot(p)
+		dir, err := d.underRoot(p, r.Tenant)
 		if err != nil {
 			return wire.Credentials{}, &LocationError{Location: r.Location, Err: err}
 		}
@@ -124,8 +124,11 @@ func localPath(loc string) (string, bool) {
 }
 
 // underRoot returns p cleaned, with its symbolic links resolved as far as
-// it exists, when it is DataRoot or under it; otherwise ErrOutsideDataRoot.
-func (d *Door) underRoot(p string) (string, error) {
+// it exists, when it is the tenant's folder of DataRoot (DataRoot/<tenant>)
+// or under it; otherwise ErrOutsideDataRoot, or ErrOtherTenantsFolder for
+// a path elsewhere under DataRoot. Local mode serves several tenants from
+// one data root: each reads its own folder's files, never another's.
+func (d *Door) underRoot(p, tenant string) (string, error) {
 	if d.DataRoot == "" || p == "" || !filepath.IsAbs(p) {
 		return "", ErrOutsideDataRoot
 	}
@@ -137,8 +140,17 @@ func (d *Door) underRoot(p string) (string, error) {
 	if resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator)) {
 		return "", ErrOutsideDataRoot
 	}
+	own := filepath.Join(root, tenant)
+	if tenant == "" || filepath.Base(own) != tenant || resolved != own && !strings.HasPrefix(resolved, own+string(filepath.Separator)) {
+		return "", fmt.Errorf("%w: tenant %q reads %s only", ErrOtherTenantsFolder, tenant, own+string(filepath.Separator))
+	}
 	return resolved, nil
 }
+
+// ErrOtherTenantsFolder is the reason a local path under the data root
+// but outside the tenant's own folder of it (DataRoot/<tenant>/) is
+// refused.
+var ErrOtherTenantsFolder = errors.New("a local path is readable through lake only under the tenant's own folder of --data-root")
 
 // resolveExisting resolves the symbolic links of the longest existing
 // ancestor of p and joins the rest back on.

@@ -70,6 +70,16 @@ func TestDoorRefusals(t *testing.T) {
 			wire.CodeLocationNotAllowed, ErrOutsideDataRoot, "--data-root"},
 		{"a file URL naming a host", &Door{DataRoot: root}, tableRequest("file://server" + root + "/t/"),
 			wire.CodeLocationNotAllowed, ErrOutsideDataRoot, "--data-root"},
+		// Local mode serves several tenants from one root: each reads its
+		// own folder of it alone.
+		{"another tenant's folder of the data root", &Door{DataRoot: root}, tableRequest("file://" + root + "/globex/orders/"),
+			wire.CodeLocationNotAllowed, ErrOtherTenantsFolder, "/acme/"},
+		{"the data root itself", &Door{DataRoot: root}, tableRequest("file://" + root + "/"),
+			wire.CodeLocationNotAllowed, ErrOtherTenantsFolder, "/acme/"},
+		{"a sibling folder that starts like the tenant's", &Door{DataRoot: root}, tableRequest(root + "/acmex/orders"),
+			wire.CodeLocationNotAllowed, ErrOtherTenantsFolder, "/acme/"},
+		{"dot-dot out of the tenant's folder", &Door{DataRoot: root}, tableRequest(root + "/acme/../globex/orders"),
+			wire.CodeLocationNotAllowed, ErrOtherTenantsFolder, "/acme/"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tt.door.Credentials(context.Background(), tt.req)
@@ -90,12 +100,12 @@ func TestDoorLocalPathIsItsOwnAccess(t *testing.T) {
 	root := t.TempDir()
 	d := &Door{DataRoot: root}
 	real, _ := filepath.EvalSymlinks(root)
-	for _, loc := range []string{"file://" + root + "/sales/orders/", root + "/sales/orders", "file://localhost" + root + "/sales/orders"} {
+	for _, loc := range []string{"file://" + root + "/acme/sales/orders/", root + "/acme/sales/orders", "file://localhost" + root + "/acme/sales/orders"} {
 		got, err := d.Credentials(context.Background(), tableRequest(loc))
 		if err != nil {
 			t.Fatalf("%s: %v", loc, err)
 		}
-		if got.Access != wire.AccessPath || got.Location != "file://"+real+"/sales/orders/" || got.AccessKeyID != "" || !strings.Contains(got.Note, "the path is the access") {
+		if got.Access != wire.AccessPath || got.Location != "file://"+real+"/acme/sales/orders/" || got.AccessKeyID != "" || !strings.Contains(got.Note, "the path is the access") {
 			t.Fatalf("%s: Credentials = %+v", loc, got)
 		}
 	}

@@ -202,7 +202,7 @@ func TestDoorPassesMetadata(t *testing.T) {
 	}
 
 	root := t.TempDir()
-	local := tableRequest("file://" + root + "/orders/")
+	local := tableRequest("file://" + root + "/acme/orders/")
 	local.Metadata = metaLocation
 	got, err := (&Door{DataRoot: root}).Credentials(context.Background(), local)
 	if err != nil || got.Access != wire.AccessPath {
