@@ -325,6 +325,18 @@ func (e *Engine) detach(tls *libc.TLS, ns string) error {
 	return nil
 }
 
+// unmountAll detaches every namespace mounted.
+func (e *Engine) unmountAll(tls *libc.TLS) error {
+	e.mounting = true
+	defer func() { e.mounting = false }()
+	for len(e.data.schemas) > 0 {
+		if err := e.detach(tls, e.data.schemas[0]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // touch marks namespace ns as the most recently used.
 func (d *dataTables) touch(ns string) {
 	if i := slices.Index(d.schemas, ns); i >= 0 {
@@ -385,6 +397,12 @@ func (e *Engine) queryData(ctx context.Context, query string, args []any, r *Res
 	}
 	tls := libc.NewTLS()
 	defer tls.Close()
+	// Each statement mounts what it names, from nothing: a namespace left
+	// attached by an earlier statement would resolve an unqualified name
+	// to its table without asking, even one that is in two namespaces.
+	if err := e.unmountAll(tls); err != nil {
+		return nil, err
+	}
 	ns, name := first.Namespace, first.Table
 	c := compiler{tls: tls, db: e.handle, out: &e.out, denied: &e.denied}
 	for mounts := 0; ; mounts++ {

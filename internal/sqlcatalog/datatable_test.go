@@ -499,10 +499,18 @@ func TestDataReviewFindings(t *testing.T) {
 		t.Errorf("count(*) asked columns %#v, want none", r.Columns)
 	}
 
-	_, err = e.Query(context.Background(), "SELECT count(*) FROM orders", nil)
 	var se *Error
-	if !errors.As(err, &se) || se.Kind != ErrInvalid || !strings.Contains(se.Msg, "sales.orders or sales_eu.orders") {
-		t.Errorf("an unqualified name in two namespaces: %v", err)
+	for _, before := range []string{"", "SELECT count(*) FROM sales_eu.orders"} {
+		// Also after a statement that mounted one of the two.
+		if before != "" {
+			if _, err := e.Query(context.Background(), before, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err = e.Query(context.Background(), "SELECT count(*) FROM orders", nil)
+		if !errors.As(err, &se) || se.Kind != ErrInvalid || !strings.Contains(se.Msg, "sales.orders or sales_eu.orders") {
+			t.Errorf("an unqualified name in two namespaces (after %q): %v", before, err)
+		}
 	}
 
 	_, err = e.Query(context.Background(), "SELECT count(*) FROM sales.orders a, sales_eu.orders b, sales.orders c, sales_eu.orders d WHERE a.id + b.id + c.id = d.id + random() * 0", nil)
