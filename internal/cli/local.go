@@ -119,7 +119,7 @@ func localRun(ctx context.Context, opts *LocalOptions) error {
 		fmt.Fprintf(out, "  Iceberg REST      %s  (catalog uri; warehouse = the tenant; token = a dev token)\n", ep.Iceberg)
 	}
 	if opts.Config.DataRoot != "" {
-		fmt.Fprintf(out, "  data root         %s (tables located under it are readable by path)\n", opts.Config.DataRoot)
+		fmt.Fprintf(out, "  data root         %s (a tenant's tables located under its folder, <root>/<tenant>/, are readable by path)\n", opts.Config.DataRoot)
 	}
 	if opts.Config.Vending.RoleARN != "" {
 		fmt.Fprintf(out, "  vending           s3:// tables through %s, under each tenant's allowed prefixes (lake tenant)\n", opts.Config.Vending.RoleARN)
