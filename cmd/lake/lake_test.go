@@ -61,7 +61,10 @@ func newLakeEnv(t *testing.T) *lakeEnv {
 // start runs `lake local` as a real process.
 func (e *lakeEnv) start(extra ...string) {
 	e.t.Helper()
-	args := append([]string{"local", "--data-dir", e.dir, "--api-listen", e.api, "--flight-listen", e.flight, "--http-listen", e.httpAdr, "--browser-listen", "-"}, extra...)
+	// Every listener on a port of its own: the Iceberg listener's default
+	// (127.0.0.1:8184) is one port for every test running lake at once.
+	args := append([]string{"local", "--data-dir", e.dir, "--api-listen", e.api, "--flight-listen", e.flight, "--http-listen", e.httpAdr, "--browser-listen", "-",
+		"--iceberg-listen", "127.0.0.1:" + strconv.Itoa(testenv.FreePort(e.t))}, extra...)
 	e.proc = testenv.Start(e.t, testenv.Binary(e.t, "lake"), args...)
 	e.proc.WaitTCP(e.t, e.api, 60*time.Second)
 	e.proc.WaitTCP(e.t, e.flight, 30*time.Second)
