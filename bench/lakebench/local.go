@@ -57,7 +57,11 @@ func startLocalLake(procs *procSet, tenant string) (*localLake, error) {
 	}
 	l := &localLake{dataDir: dataDir, tenant: tenant,
 		apiAddr: "127.0.0.1:" + strconv.Itoa(freePort()), flightAddr: "127.0.0.1:" + strconv.Itoa(freePort())}
-	l.proc, err = procs.start(nil, lakeBin, "local", "--no-demo", "--data-dir", dataDir, "--api-listen", l.apiAddr, "--flight-listen", l.flightAddr, "--http-listen", "-")
+	l.proc, err = procs.start(nil, lakeBin, "local", "--no-demo", "--data-dir", dataDir, "--api-listen", l.apiAddr, "--flight-listen", l.flightAddr, "--http-listen", "-",
+		// Not measured here, and their default ports are shared with
+		// whatever else runs lake on this machine (CI runs the tests
+		// alongside).
+		"--iceberg-listen", "-", "--browser-listen", "-")
 	if err != nil {
 		os.RemoveAll(dataDir)
 		return nil, err
