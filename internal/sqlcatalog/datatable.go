@@ -63,12 +63,17 @@ type Rows interface {
 	Close() error
 }
 
-// maxDataSchemas is how many namespaces an engine keeps attached at once:
+// maxDataSchemas is how many namespaces an engine may have attached:
 // SQLite's SQLITE_MAX_ATTACHED (10) but information_schema's.
 const maxDataSchemas = sqlite3.SQLITE_MAX_ATTACHED - 1
 
-// maxMounts is how many registered tables one statement may read.
+// maxMounts is how many registered tables one statement may read. Each
+// statement mounts its tables from nothing (queryData), so their
+// namespaces always fit the attached schemas: the constant below does not
+// compile otherwise.
 const maxMounts = 8
+
+const _ = uint(maxDataSchemas - maxMounts)
 
 // dataModuleName is the data tables' module.
 const dataModuleName = "lake_table"
@@ -110,7 +115,7 @@ type dataCursor struct {
 type dataTables struct {
 	src    Data
 	tables map[string]*dataTable // "ns\x00name"
-	// schemas are the attached namespaces, least recently used first.
+	// schemas are the attached namespaces, in the order attached.
 	schemas []string
 	vtabs   map[uintptr]*dataTable
 	cursors map[uintptr]*dataCursor
@@ -257,13 +262,11 @@ func quoteIdent(name string) string { return `"` + strings.ReplaceAll(name, `"`,
 var reservedSchemas = []string{"main", "temp", "information_schema"}
 
 // mount makes registered table ns.name a virtual table of the engine's
-// database, attaching its namespace first (detaching the least recently
-// used one when maxDataSchemas are). It runs with the engine held.
+// database, attaching its namespace first. It runs with the engine held.
 func (e *Engine) mount(tls *libc.TLS, ns, name string) error {
 	d := e.data
 	key := ns + "\x00" + name
-	if t, ok := d.tables[key]; ok {
-		d.touch(t.ns)
+	if _, ok := d.tables[key]; ok {
 		return nil
 	}
 	if slices.ContainsFunc(reservedSchemas, func(r string) bool { return strings.EqualFold(r, ns) }) {
@@ -282,11 +285,6 @@ func (e *Engine) mount(tls *libc.TLS, ns, name string) error {
 	e.mounting = true
 	defer func() { e.mounting = false }()
 	if !slices.Contains(d.schemas, ns) {
-		if len(d.schemas) == maxDataSchemas {
-			if err := e.detach(tls, d.schemas[0]); err != nil {
-				return err
-			}
-		}
 		if err := e.exec(tls, "ATTACH ':memory:' AS "+quoteIdent(ns)); err != nil {
 			return &Error{Kind: ErrData, Msg: fmt.Sprintf("sql: the rows of %s.%s cannot be read through SQL: namespace %s: %v", ns, name, ns, err), Offset: -1, Err: err}
 		}
@@ -306,42 +304,27 @@ func (e *Engine) mount(tls *libc.TLS, ns, name string) error {
 		return &Error{Kind: ErrData, Msg: fmt.Sprintf("sql: the rows of %s.%s cannot be read through SQL: %v", ns, name, err), Offset: -1, Err: err}
 	}
 	d.tables[key] = t
-	d.touch(ns)
 	return nil
 }
 
-// detach detaches namespace ns and forgets its tables.
-func (e *Engine) detach(tls *libc.TLS, ns string) error {
-	d := e.data
-	if err := e.exec(tls, "DETACH "+quoteIdent(ns)); err != nil {
-		return fmt.Errorf("sqlcatalog: detach %s: %w", ns, err)
-	}
-	for k, t := range d.tables {
-		if t.ns == ns {
-			delete(d.tables, k)
-		}
-	}
-	d.schemas = slices.DeleteFunc(d.schemas, func(s string) bool { return s == ns })
-	return nil
-}
-
-// unmountAll detaches every namespace mounted.
+// unmountAll detaches every namespace mounted, and so their tables.
 func (e *Engine) unmountAll(tls *libc.TLS) error {
+	d := e.data
 	e.mounting = true
 	defer func() { e.mounting = false }()
-	for len(e.data.schemas) > 0 {
-		if err := e.detach(tls, e.data.schemas[0]); err != nil {
-			return err
+	for len(d.schemas) > 0 {
+		ns := d.schemas[0]
+		if err := e.exec(tls, "DETACH "+quoteIdent(ns)); err != nil {
+			return fmt.Errorf("sqlcatalog: detach %s: %w", ns, err)
+		}
+		d.schemas = d.schemas[1:]
+		for k, t := range d.tables {
+			if t.ns == ns {
+				delete(d.tables, k)
+			}
 		}
 	}
 	return nil
-}
-
-// touch marks namespace ns as the most recently used.
-func (d *dataTables) touch(ns string) {
-	if i := slices.Index(d.schemas, ns); i >= 0 {
-		d.schemas = append(slices.Delete(d.schemas, i, i+1), ns)
-	}
 }
 
 // declareTable is the CREATE TABLE a registered schema is declared as:
@@ -383,18 +366,10 @@ func sqliteType(t arrow.DataType) string {
 	}
 }
 
-// queryData runs a statement over registered tables: first the one the
-// Checker named.
+// queryData runs a statement over registered tables, first the one the
+// Checker named, for Query: within the statement's budget (ctx), with the
+// engine held and open.
 func (e *Engine) queryData(ctx context.Context, query string, args []any, r *Reservation, first *Error) (*Result, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.limits.Timeout)
-	defer cancel()
-	if err := e.acquire(ctx); err != nil {
-		return nil, e.ctxError(ctx, err)
-	}
-	defer e.release()
-	if e.handle == 0 {
-		return nil, errClosed
-	}
 	tls := libc.NewTLS()
 	defer tls.Close()
 	// Each statement mounts what it names, from nothing: a namespace left

@@ -476,12 +476,13 @@ func (e *Engine) Query(ctx context.Context, text string, r *Reservation) (*Resul
 	if err != nil {
 		return nil, err
 	}
+	// A statement naming a registered table is run over its rows when the
+	// engine has Data (datatable.go): first names the first such table.
+	var first *Error
 	if err := e.checker.check(query, e.tables); err != nil {
-		var se *Error
-		if e.data != nil && errors.As(err, &se) && se.Kind == ErrTableData {
-			return e.queryData(ctx, query, args, r, se)
+		if e.data == nil || !errors.As(err, &first) || first.Kind != ErrTableData {
+			return nil, err
 		}
-		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.limits.Timeout)
 	defer cancel()
@@ -491,6 +492,9 @@ func (e *Engine) Query(ctx context.Context, text string, r *Reservation) (*Resul
 	defer e.release()
 	if e.handle == 0 {
 		return nil, errClosed
+	}
+	if first != nil {
+		return e.queryData(ctx, query, args, r, first)
 	}
 	e.denied = ""
 	res, err := e.run(ctx, query, args, r)
