@@ -162,10 +162,13 @@ func (s *Service) runSQL(ctx context.Context, query string, r *sqlcatalog.Reserv
 	}
 	key := sqlKey(kindResult, v, tenant, query)
 	// A result over tables' rows is kept for keptRowsFor only, under a key
-	// of its own (rowsKey): the files change without the catalog.
-	rowsKey := sqlKey(kindResult, v, tenant, query+"\x00rows@"+strconv.FormatInt(time.Now().UnixNano()/int64(keptRowsFor), 10))
+	// of its own (rowsKey): the files change without the catalog. Only a
+	// service that reads rows (a Door) has such results; the catalog's
+	// kept results are answered without the key being built.
+	var rowsKey cacheKey
 	h, ok := s.cache.lookup(key)
-	if !ok {
+	if !ok && s.opts.Door != nil {
+		rowsKey = sqlKey(kindResult, v, tenant, query+"\x00rows@"+strconv.FormatInt(time.Now().UnixNano()/int64(keptRowsFor), 10))
 		h, ok = s.cache.lookup(rowsKey)
 	}
 	if ok {
