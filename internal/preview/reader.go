@@ -375,7 +375,7 @@ func (r *reader) openFile(ctx context.Context, o icebergsync.Object) (*fileReade
 	props.MaxCompressedPageSize = min(r.lim.MaxBytes, maxPage)
 	props.MaxUncompressedPageSize = maxPage
 	err = r.call(ctx, f, func() error {
-		pf, err := file.NewParquetReader(f.src, file.WithReadProps(props), file.WithMetadata(md))
+		pf, err := file.NewParquetReader(io.NewSectionReader(f.src, 0, f.src.obj.Size), file.WithReadProps(props), file.WithMetadata(md))
 		if err != nil {
 			return err
 		}

@@ -10,8 +10,9 @@ import (
 	"github.com/lake-catalog/lake/internal/icebergsync"
 )
 
-// source is one object as the io.ReaderAt and io.Seeker arrow-go's Parquet
-// reader reads through: every read is charged to the preview's byte budget
+// source is one object as the io.ReaderAt arrow-go's Parquet reader reads
+// through (an io.SectionReader over it gives the reader its Seek): every
+// read is charged to the preview's byte budget
 // before it is made, and made with the context of the reader's call in
 // progress.
 //
@@ -23,7 +24,6 @@ type source struct {
 	ctx   context.Context
 	files icebergsync.Files
 	obj   icebergsync.Object
-	pos   int64
 	// budget is the preview's byte count and cap, shared by its sources.
 	budget *budget
 	// err is the first error of a read: arrow-go may wrap it without %w
@@ -83,31 +83,6 @@ func (s *source) ReadAt(p []byte, off int64) (int, error) {
 		return int(n), io.EOF
 	}
 	return int(n), nil
-}
-
-// Read reads at the position Seek set.
-func (s *source) Read(p []byte) (int, error) {
-	n, err := s.ReadAt(p, s.pos)
-	s.pos += int64(n)
-	return n, err
-}
-
-// Seek implements io.Seeker.
-func (s *source) Seek(off int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		off += s.pos
-	case io.SeekEnd:
-		off += s.obj.Size
-	default:
-		return 0, errors.New("bad whence")
-	}
-	if off < 0 {
-		return 0, errors.New("negative position")
-	}
-	s.pos = off
-	return off, nil
 }
 
 // errNotParquet is a file that does not end like Parquet (the reason says
