@@ -78,56 +78,43 @@ func readTail(ctx context.Context, data Files, o Object, first, maxFooter int64)
 	return tail, read, nil
 }
 
-// footerFile is a Parquet file of which only the end is at hand: reads
-// within it are served, reads below it fail with errNotFooter. It is what
-// parquetschema and iceberg-go's FileToDataFile read, so that neither can
-// fetch data pages.
-type footerFile struct {
-	name string
+// footerTail is the end of a Parquet file of size bytes: reads within it
+// are served, reads below it fail with errNotFooter.
+type footerTail struct {
 	size int64
 	tail []byte
-	pos  int64
 }
 
-var _ iceio.File = (*footerFile)(nil)
-
-func (f *footerFile) ReadAt(p []byte, off int64) (int, error) {
-	start := f.size - int64(len(f.tail))
+func (t footerTail) ReadAt(p []byte, off int64) (int, error) {
+	start := t.size - int64(len(t.tail))
 	if off < start {
 		return 0, errNotFooter
 	}
-	if off >= f.size {
+	if off >= t.size {
 		return 0, io.EOF
 	}
-	n := copy(p, f.tail[off-start:])
+	n := copy(p, t.tail[off-start:])
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
 }
 
-func (f *footerFile) Read(p []byte) (int, error) {
-	n, err := f.ReadAt(p, f.pos)
-	f.pos += int64(n)
-	return n, err
+// footerFile is a Parquet file of which only the end is at hand (an
+// io.SectionReader over its footerTail gives it Read and Seek). It is
+// what parquetschema and iceberg-go's FileToDataFile read, so that
+// neither can fetch data pages.
+type footerFile struct {
+	*io.SectionReader
+	name string
+	tail footerTail
 }
 
-func (f *footerFile) Seek(off int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		off += f.pos
-	case io.SeekEnd:
-		off += f.size
-	default:
-		return 0, errors.New("bad whence")
-	}
-	if off < 0 {
-		return 0, errors.New("negative position")
-	}
-	f.pos = off
-	return off, nil
+func newFooterFile(name string, t footerTail) *footerFile {
+	return &footerFile{SectionReader: io.NewSectionReader(t, 0, t.size), name: name, tail: t}
 }
+
+var _ iceio.File = (*footerFile)(nil)
 
 func (f *footerFile) Close() error               { return nil }
 func (f *footerFile) Stat() (fs.FileInfo, error) { return footerInfo{f}, nil }
@@ -135,7 +122,7 @@ func (f *footerFile) Stat() (fs.FileInfo, error) { return footerInfo{f}, nil }
 type footerInfo struct{ f *footerFile }
 
 func (i footerInfo) Name() string       { return i.f.name }
-func (i footerInfo) Size() int64        { return i.f.size }
+func (i footerInfo) Size() int64        { return i.f.tail.size }
 func (i footerInfo) Mode() fs.FileMode  { return 0o444 }
 func (i footerInfo) ModTime() time.Time { return time.Time{} }
 func (i footerInfo) IsDir() bool        { return false }
@@ -148,9 +135,7 @@ func (o footerIO) Open(name string) (iceio.File, error) {
 	if name != o.f.name {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 	}
-	c := *o.f
-	c.pos = 0
-	return &c, nil
+	return newFooterFile(o.f.name, o.f.tail), nil
 }
 
 func (footerIO) Remove(name string) error {
@@ -163,7 +148,7 @@ func (footerIO) Remove(name string) error {
 // statistics from the footer, mapped to the table's field ids by column
 // name. A file that cannot be in the table is a *skipError.
 func dataFile(ctx context.Context, loc string, o Object, tail []byte, t Table, sc *iceberg.Schema, props iceberg.Properties) (iceberg.DataFile, error) {
-	f := &footerFile{name: loc, size: o.Size, tail: tail}
+	f := newFooterFile(loc, footerTail{size: o.Size, tail: tail})
 	got, err := parquetschema.FromReader(f)
 	if err != nil {
 		// "not a readable Parquet file: …" or "footer or schema over the
